@@ -1,0 +1,46 @@
+import Foundation
+
+/// Where FrameKit's shipped models are (see Models/README.md for the search order).
+public enum ModelCatalog {
+    /// The default face model's file name.
+    public static let defaultFaceModel = "haarcascade_frontalface_default.xml"
+
+    /// The folders searched, in order.
+    public static var searchPath: [URL] {
+        var folders: [URL] = []
+        if let custom = ProcessInfo.processInfo.environment["FRAMEKIT_MODELS"], !custom.isEmpty {
+            folders.append(URL(fileURLWithPath: custom))
+        }
+        folders.append(contentsOf: resourceBundleCandidates)
+        // The source tree this module was built from (a checkout, or a consumer's checkout of
+        // FrameKit): still there when the binary has been copied elsewhere.
+        folders.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent())
+        folders.append(URL(fileURLWithPath: "/usr/share/opencv4/haarcascades"))
+        return folders
+    }
+
+    /// SwiftPM's resource bundle for this module, looked for beside the executable. (Not
+    /// `Bundle.module`, whose accessor ends the process when the bundle has gone.)
+    private static var resourceBundleCandidates: [URL] {
+        var folders = [Bundle.main.bundleURL]
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            folders.append(executable.deletingLastPathComponent())
+        }
+        // The bundle is named "<package identity>_FrameModels.resources"; the identity depends
+        // on how the consumer named the dependency, so match the suffix.
+        return folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .filter { $0.hasSuffix("_FrameModels.resources") }
+                .map { folder.appendingPathComponent($0) }
+        }
+    }
+
+    /// The first readable file called `name` along ``searchPath``.
+    public static func url(forModel name: String) -> URL? {
+        for folder in searchPath {
+            let candidate = folder.appendingPathComponent(name)
+            if FileManager.default.isReadableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,69 @@
+// swift-tools-version: 6.0
+// FrameKit: a real-time frame-processing SDK for Linux. See docs/architecture.md for the module map.
+import PackageDescription
+
+// OpenCV's headers live in /usr/include/opencv4 (Debian's libopencv-dev). pkg-config would bring
+// all 55 OpenCV libraries (0.46 s process start); naming the three we use keeps start-up at 0.01 s.
+// The price: unsafeFlags, so FrameKit is consumed by local path or branch, not by version.
+let openCVHeaders: [CXXSetting] = [.unsafeFlags(["-isystem", "/usr/include/opencv4"])]
+
+let package = Package(
+    name: "FrameKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "FrameKit", targets: ["FrameKit"]),
+        .library(name: "FrameProcessors", targets: ["FrameProcessors"]),
+        .executable(name: "framekit", targets: ["FrameKitCLI"]),
+    ],
+    targets: [
+        // MARK: C shims
+        .target(
+            name: "CV4L2",
+            linkerSettings: [.linkedLibrary("v4l2")]
+        ),
+        .target(
+            name: "CTurboJPEG",
+            linkerSettings: [.linkedLibrary("turbojpeg")]
+        ),
+        .target(
+            name: "COpenCVShim",
+            cxxSettings: openCVHeaders,
+            linkerSettings: [
+                .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"),
+                .linkedLibrary("opencv_core"),
+            ]
+        ),
+        // OpenCV's own filters, for tests and benchmarks to compare against; never in a product.
+        .target(
+            name: "COpenCVBaseline",
+            cxxSettings: openCVHeaders,
+            linkerSettings: [.linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+        ),
+
+        // MARK: Swift modules
+        .target(name: "FrameCore"),
+        .target(name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md"],
+                resources: [.copy("haarcascade_frontalface_default.xml")]),
+        .target(name: "FrameImageIO", dependencies: ["FrameCore", "CTurboJPEG"]),
+        .target(name: "FrameProcessors",
+                dependencies: ["FrameCore", "FrameImageIO", "FrameModels", "COpenCVShim"]),
+        .target(name: "FrameCapture",
+                dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "CV4L2"],
+                resources: [.copy("Resources/virtual-camera-face.jpg")]),
+        .target(name: "FrameStats", dependencies: ["FrameCore"]),
+        .target(name: "FrameKit",
+                dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "FrameCapture", "FrameStats"]),
+        .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKit"]),
+
+        // MARK: Tests
+        .target(name: "FrameTestSupport", dependencies: ["FrameKit"], path: "Tests/FrameTestSupport",
+                exclude: ["Fixtures"]),
+        .testTarget(name: "ShimTests",
+                    dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim"]),
+        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2"]),
+        .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "COpenCVBaseline"]),
+        .testTarget(name: "CLITests", dependencies: ["FrameTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
+)

@@ -1,0 +1,112 @@
+import Dispatch
+import Synchronization
+
+/// A bounded set of same-sized pixel buffers, reused frame after frame.
+///
+/// ``makeBuffer()`` returns `nil` when every buffer is still held by someone: the producer then
+/// reports an `outOfBuffers` drop (or, for sources that wait for their consumer, waits with
+/// ``makeBuffer(waitingUpTo:)``). A buffer returns to the pool when its last ``PixelBuffer``
+/// reference ends.
+public final class BufferPool: Sendable {
+    public let width: Int
+    public let height: Int
+    public let format: PixelFormat
+    public let capacity: Int
+    /// Bytes of one buffer.
+    public let bufferByteCount: Int
+
+    private struct State {
+        var free: [UnsafeMutableRawPointer] = []
+        var allocated = 0
+        var inUse = 0
+        var peakInUse = 0
+    }
+
+    /// Statistics of a pool at one instant.
+    public struct Usage: Sendable, Equatable {
+        public var buffersInUse: Int
+        public var peakBuffersInUse: Int
+        public var bytesInUse: Int
+        public var peakBytesInUse: Int
+        public var bytesAllocated: Int
+    }
+
+    // Raw pointers are not Sendable; the Mutex serialises every access to them.
+    private let state: Mutex<SendableBox<State>>
+    private let available: DispatchSemaphore
+
+    public init(width: Int, height: Int, format: PixelFormat, capacity: Int) throws(PixelBufferError) {
+        precondition(capacity > 0, "a pool needs at least one buffer")
+        try PixelBuffer.validate(width: width, height: height, format: format)
+        self.width = width
+        self.height = height
+        self.format = format
+        self.capacity = capacity
+        self.bufferByteCount = format.byteCount(width: width, height: height)
+        self.state = Mutex(SendableBox(State()))
+        self.available = DispatchSemaphore(value: capacity)
+    }
+
+    deinit {
+        state.withLock { box in
+            assert(box.value.inUse == 0, "a pool cannot end while buffers are out: they hold a reference")
+            for pointer in box.value.free { pointer.deallocate() }
+        }
+    }
+
+    /// A buffer from the pool, or `nil` when all `capacity` buffers are in use.
+    public func makeBuffer() -> PixelBuffer? {
+        guard available.wait(timeout: .now()) == .success else { return nil }
+        return checkout()
+    }
+
+    /// Waits up to `timeout` seconds for a buffer to come back.
+    public func makeBuffer(waitingUpTo timeout: Double) -> PixelBuffer? {
+        guard available.wait(timeout: .now() + timeout) == .success else { return nil }
+        return checkout()
+    }
+
+    public var usage: Usage {
+        state.withLock { box in
+            Usage(buffersInUse: box.value.inUse, peakBuffersInUse: box.value.peakInUse,
+                  bytesInUse: box.value.inUse * bufferByteCount, peakBytesInUse: box.value.peakInUse * bufferByteCount,
+                  bytesAllocated: box.value.allocated * bufferByteCount)
+        }
+    }
+
+    private func checkout() -> PixelBuffer {
+        let memory = state.withLock { box -> UnsafeMutableRawPointer in
+            box.value.inUse += 1
+            box.value.peakInUse = max(box.value.peakInUse, box.value.inUse)
+            if let reused = box.value.free.popLast() { return reused }
+            box.value.allocated += 1
+            let fresh = UnsafeMutableRawPointer.allocate(byteCount: bufferByteCount, alignment: 64)
+            fresh.initializeMemory(as: UInt8.self, repeating: 0, count: bufferByteCount)
+            return fresh
+        }
+        // The closure keeps the pool alive while any of its buffers is out.
+        let storage = PixelStorage(borrowing: memory, byteCount: bufferByteCount) { [self] pointer in
+            giveBack(pointer)
+        }
+        do {
+            return try PixelBuffer(width: width, height: height, format: format, packedStorage: storage)
+        } catch {
+            preconditionFailure("pool layout was validated at init: \(error)")
+        }
+    }
+
+    private func giveBack(_ pointer: UnsafeMutableRawPointer) {
+        state.withLock { box in
+            box.value.inUse -= 1
+            box.value.free.append(pointer)
+        }
+        available.signal()
+    }
+}
+
+/// Carries a non-Sendable value into a `Mutex`, which is what makes access to it safe.
+/// `@unchecked Sendable`: only ever reached through the enclosing `Mutex`'s lock.
+public struct SendableBox<Value>: @unchecked Sendable {
+    public var value: Value
+    public init(_ value: Value) { self.value = value }
+}

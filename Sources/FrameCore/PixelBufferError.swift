@@ -1,0 +1,24 @@
+/// Errors about the shape of pixel data: wrong sizes, strides or formats.
+public enum PixelBufferError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidSize(width: Int, height: Int, format: PixelFormat)
+    case invalidBytesPerRow(plane: Int, bytesPerRow: Int, minimum: Int)
+    case storageTooSmall(needed: Int, available: Int)
+    case unsupportedFormat(PixelFormat, operation: String)
+    case sizeMismatch(expected: String, actual: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidSize(w, h, f):
+            let a = f.sizeAlignment
+            return "invalid size \(w)x\(h) for \(f): both must be positive, width a multiple of \(a.width), height of \(a.height)"
+        case let .invalidBytesPerRow(p, bpr, min):
+            return "plane \(p): bytesPerRow \(bpr) is less than the \(min) bytes a row needs"
+        case let .storageTooSmall(n, a):
+            return "pixel storage holds \(a) bytes; the layout needs \(n)"
+        case let .unsupportedFormat(f, op):
+            return "\(op) does not support \(f)"
+        case let .sizeMismatch(e, a):
+            return "size mismatch: expected \(e), got \(a)"
+        }
+    }
+}

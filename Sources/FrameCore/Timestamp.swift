@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A point on the monotonic clock (`CLOCK_MONOTONIC`, the clock V4L2 stamps buffers with),
+/// in nanoseconds.
+public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public var nanoseconds: UInt64
+
+    @inlinable public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+
+    public init(seconds: Double) { self.nanoseconds = UInt64(max(0, seconds) * 1e9) }
+
+    /// Now, on the monotonic clock.
+    @inlinable public static func now() -> Timestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Timestamp(nanoseconds: UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec))
+    }
+
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+
+    /// Seconds from `earlier` to `self` (negative if `earlier` is later).
+    @inlinable public func seconds(since earlier: Timestamp) -> Double {
+        nanoseconds >= earlier.nanoseconds
+            ? Double(nanoseconds - earlier.nanoseconds) / 1e9
+            : -Double(earlier.nanoseconds - nanoseconds) / 1e9
+    }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }
+
+    public func adding(seconds: Double) -> Timestamp {
+        Timestamp(nanoseconds: UInt64(max(0, Double(nanoseconds) + seconds * 1e9)))
+    }
+
+    public var description: String { "\(seconds)s" }
+
+    /// Sleeps the calling thread until `deadline` (returns at once if it has passed).
+    public static func sleep(until deadline: Timestamp) {
+        let now = Timestamp.now()
+        guard deadline > now else { return }
+        let delta = deadline.nanoseconds - now.nanoseconds
+        var request = timespec(tv_sec: Int(delta / 1_000_000_000), tv_nsec: Int(delta % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+    }
+}

@@ -1,0 +1,179 @@
+import CTurboJPEG
+import FrameCore
+
+/// JPEG through libjpeg-turbo's TurboJPEG API.
+public enum JPEG {
+    /// What a JPEG's header says, read without decoding.
+    public struct Header: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        public var isGrayscale: Bool
+    }
+
+    /// A reusable decoder (one libjpeg-turbo handle). Not for use from two threads at once.
+    public final class Decoder {
+        private let handle: tjhandle
+
+        public init() throws(ImageIOError) {
+            guard let handle = tjInitDecompress() else { throw .jpeg("tjInitDecompress failed") }
+            self.handle = handle
+        }
+
+        deinit { tjDestroy(handle) }
+
+        public func header(of data: UnsafeRawBufferPointer) throws(ImageIOError) -> Header {
+            guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count > 0 else {
+                throw .jpeg("empty data")
+            }
+            var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+            if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
+                throw failure()
+            }
+            return Header(width: Int(width), height: Int(height), isGrayscale: subsampling == Int32(TJSAMP_GRAY.rawValue))
+        }
+
+        /// Decodes into a new buffer of `format` (any FrameKit format). Y'CbCr targets are
+        /// decoded to planes without an RGB round trip. Warnings (damaged data) throw
+        /// ``ImageIOError/jpegWarning(_:)``.
+        public func decode(_ data: UnsafeRawBufferPointer, to format: PixelFormat? = nil) throws(ImageIOError) -> PixelBuffer {
+            let header = try header(of: data)
+            let target = format ?? (header.isGrayscale ? .gray8 : .rgb24)
+            var buffer: PixelBuffer
+            do { buffer = try PixelBuffer(width: header.width, height: header.height, format: target) } catch {
+                throw .pixelBuffer(error)
+            }
+            try decode(data, into: &buffer)
+            return buffer
+        }
+
+        /// Decodes into an existing buffer of the image's size (a pool buffer, say).
+        public func decode(_ data: UnsafeRawBufferPointer, into buffer: inout PixelBuffer) throws(ImageIOError) {
+            let header = try header(of: data)
+            guard header.width == buffer.width, header.height == buffer.height else {
+                throw .pixelBuffer(.sizeMismatch(expected: "\(buffer.width)x\(buffer.height)",
+                                                 actual: "\(header.width)x\(header.height)"))
+            }
+            let base = data.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let flags = Int32(ctj_FLAG_ACCURATEDCT)
+            let packed: TJPF?
+            switch buffer.format {
+            case .rgb24: packed = TJPF_RGB
+            case .bgra32: packed = TJPF_BGRA
+            case .gray8: packed = TJPF_GRAY
+            case .nv12VideoRange, .nv12FullRange, .i420, .yuyv: packed = nil
+            }
+            if let packed {
+                let status = buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
+                    tjDecompress2(handle, base, UInt(data.count), bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                  Int32(header.width), Int32(p.bytesPerRow), Int32(header.height),
+                                  Int32(packed.rawValue), flags)
+                }
+                if status != 0 { throw failure() }
+                return
+            }
+            var subsampling: Int32 = 0, w: Int32 = 0, h: Int32 = 0, colorspace: Int32 = 0
+            _ = tjDecompressHeader3(handle, base, UInt(data.count), &w, &h, &subsampling, &colorspace)
+            let isGray = subsampling == Int32(TJSAMP_GRAY.rawValue)
+            let cw = isGray ? 1 : Int(tjPlaneWidth(1, w, subsampling))
+            let ch = isGray ? 1 : Int(tjPlaneHeight(1, h, subsampling))
+            var planes = PlanarYCbCr(width: header.width, height: header.height, chromaWidth: cw, chromaHeight: ch)
+            let status: Int32 = planes.y.withUnsafeMutableBufferPointer { yp in
+                planes.cb.withUnsafeMutableBufferPointer { cbp in
+                    planes.cr.withUnsafeMutableBufferPointer { crp in
+                        var pointers: [UnsafeMutablePointer<UInt8>?] = [yp.baseAddress, cbp.baseAddress, crp.baseAddress]
+                        var strides: [Int32] = [Int32(header.width), Int32(cw), Int32(cw)]
+                        return pointers.withUnsafeMutableBufferPointer { pp in
+                            tjDecompressToYUVPlanes(handle, base, UInt(data.count), pp.baseAddress, w, &strides, h, flags)
+                        }
+                    }
+                }
+            }
+            if status != 0 { throw failure() }
+            do { try planes.write(into: &buffer) } catch { throw .pixelBuffer(error) }
+        }
+
+        private func failure() -> ImageIOError {
+            let message = String(cString: tjGetErrorStr2(handle))
+            return tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) ? .jpegWarning(message) : .jpeg(message)
+        }
+    }
+
+    /// A reusable encoder (one libjpeg-turbo handle). Not for use from two threads at once.
+    public final class Encoder {
+        private let handle: tjhandle
+
+        public init() throws(ImageIOError) {
+            guard let handle = tjInitCompress() else { throw .jpeg("tjInitCompress failed") }
+            self.handle = handle
+        }
+
+        deinit { tjDestroy(handle) }
+
+        /// Encodes `buffer` (any FrameKit format) at `quality` 1…100. Y'CbCr buffers are encoded
+        /// from their planes (4:2:0 or 4:2:2) without an RGB round trip.
+        public func encode(_ buffer: PixelBuffer, quality: Int = 90) throws(ImageIOError) -> [UInt8] {
+            precondition((1...100).contains(quality), "JPEG quality is 1…100")
+            var output: UnsafeMutablePointer<UInt8>? = nil
+            var size: UInt = 0
+            defer { if let output { tjFree(output) } }
+            let flags = Int32(ctj_FLAG_ACCURATEDCT)
+            let status: Int32
+            switch buffer.format {
+            case .rgb24, .bgra32, .gray8:
+                let (pf, samp): (TJPF, TJSAMP) = switch buffer.format {
+                case .rgb24: (TJPF_RGB, TJSAMP_420)
+                case .bgra32: (TJPF_BGRA, TJSAMP_420)
+                default: (TJPF_GRAY, TJSAMP_GRAY)
+                }
+                status = buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
+                    tjCompress2(handle, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.width),
+                                Int32(p.bytesPerRow), Int32(buffer.height), Int32(pf.rawValue), &output, &size,
+                                Int32(samp.rawValue), Int32(quality), flags)
+                }
+            case .nv12VideoRange, .nv12FullRange, .i420, .yuyv:
+                var planes: PlanarYCbCr
+                do { planes = try PlanarYCbCr(reading: buffer) } catch { throw .pixelBuffer(error) }
+                let samp = buffer.format == .yuyv ? TJSAMP_422 : TJSAMP_420
+                let cw = planes.chromaWidth
+                status = planes.y.withUnsafeBufferPointer { yp in
+                    planes.cb.withUnsafeBufferPointer { cbp in
+                        planes.cr.withUnsafeBufferPointer { crp in
+                            var pointers: [UnsafePointer<UInt8>?] = [yp.baseAddress, cbp.baseAddress, crp.baseAddress]
+                            var strides: [Int32] = [Int32(buffer.width), Int32(cw), Int32(cw)]
+                            return pointers.withUnsafeMutableBufferPointer { pp in
+                                tjCompressFromYUVPlanes(handle, pp.baseAddress, Int32(buffer.width), &strides,
+                                                        Int32(buffer.height), Int32(samp.rawValue), &output, &size,
+                                                        Int32(quality), flags)
+                            }
+                        }
+                    }
+                }
+            }
+            guard status == 0, let output else { throw .jpeg(String(cString: tjGetErrorStr2(handle))) }
+            return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+        }
+    }
+
+    /// Decodes JPEG bytes (convenience over ``Decoder``).
+    public static func decode(_ bytes: [UInt8], to format: PixelFormat? = nil) throws(ImageIOError) -> PixelBuffer {
+        let decoder = try Decoder()
+        do {
+            return try bytes.withUnsafeBytes { raw in try decoder.decode(raw, to: format) }
+        } catch let error as ImageIOError {
+            throw error
+        } catch {
+            preconditionFailure("decode throws only ImageIOError")
+        }
+    }
+
+    /// Encodes a buffer as JPEG bytes (convenience over ``Encoder``).
+    public static func encode(_ buffer: PixelBuffer, quality: Int = 90) throws(ImageIOError) -> [UInt8] {
+        try Encoder().encode(buffer, quality: quality)
+    }
+
+    /// Whether `bytes` start like a JPEG (SOI marker).
+    public static func hasSignature(_ bytes: some Collection<UInt8>) -> Bool {
+        var i = bytes.makeIterator()
+        return i.next() == 0xFF && i.next() == 0xD8
+    }
+}

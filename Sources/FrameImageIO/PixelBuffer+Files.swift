@@ -1,0 +1,44 @@
+import FrameCore
+import Foundation
+
+extension PixelBuffer {
+    /// Reads a JPEG, PGM or PPM file. Colour images come as ``PixelFormat/rgb24``, gray ones as
+    /// ``PixelFormat/gray8``.
+    public init(contentsOf url: URL) throws(ImageIOError) {
+        let bytes = try ImageFile.read(url)
+        if JPEG.hasSignature(bytes) {
+            self = try JPEG.decode(bytes)
+        } else if PNM.hasSignature(bytes) {
+            self = try PNM.decode(bytes)
+        } else {
+            throw .unrecognizedFormat(path: url.path)
+        }
+    }
+
+    /// Writes the buffer as JPEG (`.jpg`/`.jpeg`) or PGM/PPM (`.pgm`/`.ppm`/`.pnm`), by extension.
+    public func write(to url: URL, quality: Int = 90) throws(ImageIOError) {
+        let bytes: [UInt8]
+        switch url.pathExtension.lowercased() {
+        case "jpg", "jpeg": bytes = try JPEG.encode(self, quality: quality)
+        case "pgm", "ppm", "pnm": bytes = try PNM.encode(self)
+        default: throw .unwritableFile(path: url.path, reason: "unknown extension (use .jpg, .pgm or .ppm)")
+        }
+        do { try Data(bytes).write(to: url) } catch {
+            throw .unwritableFile(path: url.path, reason: error.localizedDescription)
+        }
+    }
+}
+
+/// File reading with errors that name the file.
+public enum ImageFile {
+    public static func read(_ url: URL) throws(ImageIOError) -> [UInt8] {
+        do {
+            return try [UInt8](Data(contentsOf: url))
+        } catch {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            let reason = !exists ? "no such file" : isDirectory.boolValue ? "is a directory" : "permission denied or unreadable"
+            throw .unreadableFile(path: url.path, reason: reason)
+        }
+    }
+}

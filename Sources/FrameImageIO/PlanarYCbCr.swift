@@ -1,0 +1,144 @@
+import FrameCore
+
+/// Full-range Y, Cb and Cr planes at some chroma subsampling: the form libjpeg-turbo decodes to
+/// and encodes from, and the bridge to FrameKit's NV12, I420 and YUYV buffers.
+struct PlanarYCbCr {
+    var width: Int
+    var height: Int
+    var chromaWidth: Int
+    var chromaHeight: Int
+    var y: [UInt8]
+    var cb: [UInt8]
+    var cr: [UInt8]
+
+    init(width: Int, height: Int, chromaWidth: Int, chromaHeight: Int) {
+        self.width = width
+        self.height = height
+        self.chromaWidth = chromaWidth
+        self.chromaHeight = chromaHeight
+        y = [UInt8](repeating: 0, count: width * height)
+        cb = [UInt8](repeating: 128, count: chromaWidth * chromaHeight)
+        cr = [UInt8](repeating: 128, count: chromaWidth * chromaHeight)
+    }
+
+    // Video range ↔ full range (BT.601/709 share these): luma 16–235, chroma 16–240.
+    static let lumaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 219 / 255 + 16).rounded()) }
+    static let chromaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 224 / 255 + 16).rounded()) }
+    static let lumaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 219).rounded()))) }
+    static let chromaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 224).rounded()))) }
+
+    /// Chroma sample for output position (cx, cy) of an output chroma grid `ow` x `oh`
+    /// (nearest sample of this grid).
+    @inline(__always)
+    private func chromaIndex(_ cx: Int, _ cy: Int, _ ow: Int, _ oh: Int) -> Int {
+        let sx = ow == chromaWidth ? cx : min(chromaWidth - 1, cx * chromaWidth / ow)
+        let sy = oh == chromaHeight ? cy : min(chromaHeight - 1, cy * chromaHeight / oh)
+        return sy * chromaWidth + sx
+    }
+
+    /// Writes into a NV12, I420 or YUYV buffer of the same size, mapping to video range where
+    /// the format asks for it (NV12 video range; I420 and YUYV are treated as video range too,
+    /// as cameras deliver them).
+    func write(into buffer: inout PixelBuffer) throws(PixelBufferError) {
+        guard buffer.width == width, buffer.height == height else {
+            throw .sizeMismatch(expected: "\(width)x\(height)", actual: "\(buffer.width)x\(buffer.height)")
+        }
+        let video = buffer.format != .nv12FullRange
+        let lumaMap = video ? Self.lumaToVideo : nil
+        let chromaMap = video ? Self.chromaToVideo : nil
+        func mapL(_ v: UInt8) -> UInt8 { lumaMap?[Int(v)] ?? v }
+        func mapC(_ v: UInt8) -> UInt8 { chromaMap?[Int(v)] ?? v }
+        switch buffer.format {
+        case .nv12VideoRange, .nv12FullRange, .i420:
+            buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
+                for row in 0..<height {
+                    for col in 0..<width { bytes[row * p.bytesPerRow + col] = mapL(y[row * width + col]) }
+                }
+            }
+            let ow = width / 2, oh = height / 2
+            if buffer.format == .i420 {
+                for (plane, source) in [(1, cb), (2, cr)] {
+                    buffer.withUnsafeMutableBytes(ofPlane: plane) { bytes, p in
+                        for cy in 0..<oh {
+                            for cx in 0..<ow { bytes[cy * p.bytesPerRow + cx] = mapC(source[chromaIndex(cx, cy, ow, oh)]) }
+                        }
+                    }
+                }
+            } else {
+                buffer.withUnsafeMutableBytes(ofPlane: 1) { bytes, p in
+                    for cy in 0..<oh {
+                        for cx in 0..<ow {
+                            let i = chromaIndex(cx, cy, ow, oh)
+                            bytes[cy * p.bytesPerRow + 2 * cx] = mapC(cb[i])
+                            bytes[cy * p.bytesPerRow + 2 * cx + 1] = mapC(cr[i])
+                        }
+                    }
+                }
+            }
+        case .yuyv:
+            let ow = width / 2, oh = height
+            buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
+                for row in 0..<height {
+                    for pair in 0..<ow {
+                        let i = chromaIndex(pair, row, ow, oh)
+                        let o = row * p.bytesPerRow + 4 * pair
+                        bytes[o] = mapL(y[row * width + 2 * pair])
+                        bytes[o + 1] = mapC(cb[i])
+                        bytes[o + 2] = mapL(y[row * width + 2 * pair + 1])
+                        bytes[o + 3] = mapC(cr[i])
+                    }
+                }
+            }
+        default:
+            throw .unsupportedFormat(buffer.format, operation: "writing Y'CbCr planes")
+        }
+    }
+
+    /// Reads a NV12, I420 or YUYV buffer into full-range planes at its own subsampling.
+    init(reading buffer: PixelBuffer) throws(PixelBufferError) {
+        let w = buffer.width, h = buffer.height
+        let video = buffer.format != .nv12FullRange
+        let lumaMap = video ? Self.lumaToFull : nil
+        let chromaMap = video ? Self.chromaToFull : nil
+        switch buffer.format {
+        case .nv12VideoRange, .nv12FullRange, .i420:
+            self.init(width: w, height: h, chromaWidth: w / 2, chromaHeight: h / 2)
+            buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
+                for row in 0..<h { for col in 0..<w {
+                    let v = bytes[row * p.bytesPerRow + col]
+                    y[row * w + col] = lumaMap?[Int(v)] ?? v
+                } }
+            }
+            for cy in 0..<h / 2 {
+                for cx in 0..<w / 2 {
+                    let (b, r): (UInt8, UInt8)
+                    if buffer.format == .i420 {
+                        b = buffer.withUnsafeBytes(ofPlane: 1) { bytes, p in bytes[cy * p.bytesPerRow + cx] }
+                        r = buffer.withUnsafeBytes(ofPlane: 2) { bytes, p in bytes[cy * p.bytesPerRow + cx] }
+                    } else {
+                        (b, r) = buffer.withUnsafeBytes(ofPlane: 1) { bytes, p in
+                            (bytes[cy * p.bytesPerRow + 2 * cx], bytes[cy * p.bytesPerRow + 2 * cx + 1])
+                        }
+                    }
+                    cb[cy * chromaWidth + cx] = chromaMap?[Int(b)] ?? b
+                    cr[cy * chromaWidth + cx] = chromaMap?[Int(r)] ?? r
+                }
+            }
+        case .yuyv:
+            self.init(width: w, height: h, chromaWidth: w / 2, chromaHeight: h)
+            buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
+                for row in 0..<h {
+                    for pair in 0..<w / 2 {
+                        let o = row * p.bytesPerRow + 4 * pair
+                        y[row * w + 2 * pair] = lumaMap?[Int(bytes[o])] ?? bytes[o]
+                        y[row * w + 2 * pair + 1] = lumaMap?[Int(bytes[o + 2])] ?? bytes[o + 2]
+                        cb[row * chromaWidth + pair] = chromaMap?[Int(bytes[o + 1])] ?? bytes[o + 1]
+                        cr[row * chromaWidth + pair] = chromaMap?[Int(bytes[o + 3])] ?? bytes[o + 3]
+                    }
+                }
+            }
+        default:
+            throw .unsupportedFormat(buffer.format, operation: "reading Y'CbCr planes")
+        }
+    }
+}

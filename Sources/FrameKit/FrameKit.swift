@@ -1,0 +1,7 @@
+// The umbrella: `import FrameKit` brings every FrameKit module.
+@_exported import FrameCapture
+@_exported import FrameCore
+@_exported import FrameImageIO
+@_exported import FrameModels
+@_exported import FrameProcessors
+@_exported import FrameStats

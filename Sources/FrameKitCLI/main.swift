@@ -1,0 +1,2 @@
+import FrameKit
+print("framekit")

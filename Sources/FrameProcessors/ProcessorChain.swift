@@ -1,0 +1,37 @@
+import FrameCore
+
+/// One step of frame processing: filters the pixels and/or adds findings (faces) to the frame.
+public protocol Processor: Sendable {
+    /// The stage's name in stats and reports.
+    var name: String { get }
+    /// Processes one frame in place. Called on one thread at a time per chain.
+    func process(_ frame: inout SampleBuffer) throws
+}
+
+/// Processors run in order on the caller's thread (the output's delegate queue), each timed.
+public struct ProcessorChain: Sendable {
+    public var processors: [any Processor]
+
+    public init(_ processors: [any Processor] = []) { self.processors = processors }
+
+    /// Runs every processor on `frame`, appending each stage's duration to
+    /// `frame.stageDurations`. Stops at the first error.
+    public func run(_ frame: inout SampleBuffer) throws {
+        if frame.stageDurations.capacity < processors.count { frame.stageDurations.reserveCapacity(processors.count) }
+        for processor in processors {
+            let start = Timestamp.now()
+            try processor.process(&frame)
+            frame.stageDurations.append(StageDuration(stage: processor.name, seconds: Timestamp.now().seconds(since: start)))
+        }
+    }
+}
+
+/// Face detection as a chain stage: the faces travel with the frame (`frame.faces`).
+public struct FaceDetectionProcessor: Processor {
+    public let detector: FaceDetector
+    public var name: String { "detect" }
+    public init(detector: FaceDetector) { self.detector = detector }
+    public func process(_ frame: inout SampleBuffer) throws {
+        frame.faces = try detector.detect(in: frame.pixelBuffer)
+    }
+}

@@ -1,0 +1,58 @@
+import FrameCore
+
+/// Rotation by quarter turns and mirroring: what a capture connection applies.
+public enum Transform {
+    public enum Rotation: Int, Sendable, CaseIterable {
+        case none = 0, clockwise90 = 90, rotate180 = 180, clockwise270 = 270
+    }
+
+    /// Whether `format` can be rotated by `rotation` (YUYV shares chroma between horizontal
+    /// pixel pairs, so it only turns by 0 or 180 degrees).
+    public static func supports(_ format: PixelFormat, rotation: Rotation) -> Bool {
+        format != .yuyv || rotation == .none || rotation == .rotate180
+    }
+
+    /// The size of `width` x `height` after `rotation`.
+    public static func size(width: Int, height: Int, rotation: Rotation) -> (width: Int, height: Int) {
+        rotation == .clockwise90 || rotation == .clockwise270 ? (height, width) : (width, height)
+    }
+
+    /// Rotates `source` clockwise by `rotation`, then mirrors left-right if `mirrored`.
+    public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool) throws(PixelBufferError) -> PixelBuffer {
+        guard supports(source.format, rotation: rotation) else {
+            throw .unsupportedFormat(source.format, operation: "rotation by \(rotation.rawValue) degrees")
+        }
+        if rotation == .none && !mirrored { return source }
+        let size = size(width: source.width, height: source.height, rotation: rotation)
+        var out = try PixelBuffer(width: size.width, height: size.height, format: source.format)
+        for index in 0..<source.planeCount {
+            let sp = source.plane(index)
+            let bpp = source.format == .yuyv ? 4 : sp.bytesPerPixel
+            let sw = source.format == .yuyv ? sp.width / 2 : sp.width
+            source.withUnsafeBytes(ofPlane: index) { src, _ in
+                out.withUnsafeMutableBytes(ofPlane: index) { dst, dp in
+                    let dw = rotation == .clockwise90 || rotation == .clockwise270 ? sp.height : sw
+                    for sy in 0..<sp.height {
+                        for sx in 0..<sw {
+                            var (dx, dy): (Int, Int)
+                            switch rotation {
+                            case .none: (dx, dy) = (sx, sy)
+                            case .clockwise90: (dx, dy) = (sp.height - 1 - sy, sx)
+                            case .rotate180: (dx, dy) = (sw - 1 - sx, sp.height - 1 - sy)
+                            case .clockwise270: (dx, dy) = (sy, sw - 1 - sx)
+                            }
+                            if mirrored { dx = dw - 1 - dx }
+                            let s = sy * sp.bytesPerRow + sx * bpp, d = dy * dp.bytesPerRow + dx * bpp
+                            for k in 0..<bpp { dst[d + k] = src[s + k] }
+                            // A reversed YUYV pair must swap its two luma samples.
+                            if source.format == .yuyv && (mirrored != (rotation == .rotate180)) {
+                                dst[d] = src[s + 2]; dst[d + 2] = src[s]
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import FrameKit
+
+/// The committed reference images and helpers shared by the test targets.
+public enum Fixtures {
+    public static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    /// scikit-image's `astronaut` (NASA, public domain): one frontal face. 512x512 JPEG.
+    public static var astronaut: URL { folder.appendingPathComponent("astronaut.jpg") }
+    /// scikit-image's `coffee` (public domain): a cup of coffee, no face. 600x400 JPEG.
+    public static var coffee: URL { folder.appendingPathComponent("coffee.jpg") }
+    /// The astronaut in gray, 256x256, binary PGM.
+    public static var astronautGray: URL { folder.appendingPathComponent("astronaut-gray.pgm") }
+
+    /// The package's root folder (for tests that run the built binaries).
+    public static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A fresh empty folder under the system temporary folder.
+    public static func temporaryFolder(_ label: String = "framekit-test") -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Peak signal-to-noise ratio between two buffers of the same size and format, in dB.
+    public static func psnr(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
+        let x = a.packedBytes(), y = b.packedBytes()
+        precondition(x.count == y.count && a.format == b.format, "PSNR needs buffers of one shape")
+        var sum = 0.0
+        for i in 0..<x.count { let d = Double(x[i]) - Double(y[i]); sum += d * d }
+        let mse = sum / Double(x.count)
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+}

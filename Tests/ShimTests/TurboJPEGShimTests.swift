@@ -1,0 +1,58 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("libjpeg-turbo through CTurboJPEG")
+struct TurboJPEGShimTests {
+    @Test("a real photo survives encode → decode with PSNR above 35 dB")
+    func roundTrip() throws {
+        let original = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        #expect(original.width == 512 && original.height == 512 && original.format == .rgb24)
+        let encoded = try JPEG.encode(original, quality: 95)
+        #expect(JPEG.hasSignature(encoded))
+        let decoded = try JPEG.decode(encoded, to: .rgb24)
+        let psnr = Fixtures.psnr(original, decoded)
+        #expect(psnr > 35, "PSNR \(psnr) dB")
+        // A low quality must cost fidelity: the measurement is not vacuous.
+        let poor = try JPEG.decode(JPEG.encode(original, quality: 5), to: .rgb24)
+        #expect(Fixtures.psnr(original, poor) < psnr - 5)
+    }
+
+    @Test("Y'CbCr formats decode and encode through planes", arguments: [PixelFormat.nv12VideoRange, .nv12FullRange, .i420, .yuyv])
+    func planarRoundTrip(format: PixelFormat) throws {
+        let bytes = try ImageFile.read(Fixtures.astronaut)
+        let yuv = try JPEG.decode(bytes, to: format)
+        #expect(yuv.format == format)
+        let gray = try JPEG.decode(bytes, to: .gray8)
+        var luma = try PixelBuffer(width: 512, height: 512, format: .gray8)
+        try ColorConversion.convertToGray(yuv, into: &luma)
+        if format == .nv12FullRange {
+            #expect(Fixtures.psnr(gray, luma) > 45) // same full-range luma
+        }
+        let again = try JPEG.decode(JPEG.encode(yuv, quality: 95), to: .rgb24)
+        #expect(Fixtures.psnr(try PixelBuffer(contentsOf: Fixtures.astronaut), again) > 33)
+    }
+
+    @Test("truncated and corrupt JPEG data is a thrown error, never a crash")
+    func damagedData() throws {
+        let bytes = try ImageFile.read(Fixtures.astronaut)
+        #expect(throws: ImageIOError.self) { try JPEG.decode(Array(bytes.prefix(bytes.count / 2))) }
+        #expect(throws: ImageIOError.self) { try JPEG.decode(Array(bytes.prefix(10))) }
+        #expect(throws: ImageIOError.self) { try JPEG.decode([0xFF, 0xD8, 0xFF]) }
+        #expect(throws: ImageIOError.self) { try JPEG.decode([]) }
+        var scrambled = bytes
+        for i in stride(from: 2000, to: 6000, by: 7) { scrambled[i] ^= 0x5A }
+        #expect(throws: ImageIOError.self) { try JPEG.decode(scrambled) }
+    }
+
+    @Test("PGM reads and writes back byte for byte")
+    func pnm() throws {
+        let gray = try PixelBuffer(contentsOf: Fixtures.astronautGray)
+        #expect(gray.format == .gray8 && gray.width == 256)
+        let again = try PNM.decode(PNM.encode(gray))
+        #expect(again.packedBytes() == gray.packedBytes())
+        #expect(throws: ImageIOError.self) { try PNM.decode(Array(PNM.encode(gray).dropLast(100))) }
+        #expect(throws: ImageIOError.self) { try PixelBuffer(contentsOf: URL(fileURLWithPath: "/nonexistent.jpg")) }
+    }
+}
