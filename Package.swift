@@ -49,7 +49,7 @@ let package = Package(
                 dependencies: ["FrameCore", "FrameImageIO", "FrameModels", "COpenCVShim"]),
         .target(name: "FrameCapture",
                 dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "CV4L2"],
-                resources: [.copy("Resources/virtual-camera-face.jpg")]),
+                exclude: ["Resources"]),
         .target(name: "FrameStats", dependencies: ["FrameCore"]),
         .target(name: "FrameKit",
                 dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "FrameCapture", "FrameStats"]),

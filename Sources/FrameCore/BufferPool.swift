@@ -29,6 +29,15 @@ public final class BufferPool: Sendable {
         public var bytesInUse: Int
         public var peakBytesInUse: Int
         public var bytesAllocated: Int
+
+        public init(buffersInUse: Int = 0, peakBuffersInUse: Int = 0, bytesInUse: Int = 0, peakBytesInUse: Int = 0,
+                    bytesAllocated: Int = 0) {
+            self.buffersInUse = buffersInUse
+            self.peakBuffersInUse = peakBuffersInUse
+            self.bytesInUse = bytesInUse
+            self.peakBytesInUse = peakBytesInUse
+            self.bytesAllocated = bytesAllocated
+        }
     }
 
     // Raw pointers are not Sendable; the Mutex serialises every access to them.

@@ -171,6 +171,18 @@ public enum JPEG {
         try Encoder().encode(buffer, quality: quality)
     }
 
+    /// Reads the header of JPEG bytes without decoding the pixels.
+    public static func header(of bytes: [UInt8]) throws(ImageIOError) -> Header {
+        let decoder = try Decoder()
+        do {
+            return try bytes.withUnsafeBytes { raw in try decoder.header(of: raw) }
+        } catch let error as ImageIOError {
+            throw error
+        } catch {
+            preconditionFailure("header(of:) throws only ImageIOError")
+        }
+    }
+
     /// Whether `bytes` start like a JPEG (SOI marker).
     public static func hasSignature(_ bytes: some Collection<UInt8>) -> Bool {
         var i = bytes.makeIterator()

@@ -51,3 +51,43 @@ public enum Resize {
         }
     }
 }
+
+extension Resize {
+    /// Bilinear resample of an interleaved 8-bit buffer (gray8, rgb24, bgra32) into
+    /// `destination` of the same format (pixel centres aligned, as OpenCV's `INTER_LINEAR`).
+    public static func bilinear(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
+        guard source.format == destination.format, source.planeCount == 1, source.format != .yuyv else {
+            throw .unsupportedFormat(destination.format, operation: "bilinear resize (gray8, rgb24, bgra32; same format both sides)")
+        }
+        let channels = source.plane(0).bytesPerPixel
+        let sw = source.width, sh = source.height, dw = destination.width, dh = destination.height
+        let fx = Double(sw) / Double(dw), fy = Double(sh) / Double(dh)
+        // Per output column: left source column and its 11-bit weight (OpenCV's precision).
+        let xs: [(Int, Int32)] = (0..<dw).map { x in
+            let s = max(0, (Double(x) + 0.5) * fx - 0.5)
+            let i = min(Int(s), sw - 1)
+            return (i, Int32(((s - Double(i)) * 2048).rounded()))
+        }
+        source.withUnsafeBytes(ofPlane: 0) { src, sp in
+            destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                for y in 0..<dh {
+                    let s = max(0, (Double(y) + 0.5) * fy - 0.5)
+                    let y0 = min(Int(s), sh - 1), y1 = min(y0 + 1, sh - 1)
+                    let wy = Int32(((s - Double(y0)) * 2048).rounded())
+                    let r0 = y0 * sp.bytesPerRow, r1 = y1 * sp.bytesPerRow
+                    for x in 0..<dw {
+                        let (x0, wx) = xs[x]
+                        let x1 = min(x0 + 1, sw - 1)
+                        for c in 0..<channels {
+                            let a = Int32(src[r0 + x0 * channels + c]), b = Int32(src[r0 + x1 * channels + c])
+                            let cc = Int32(src[r1 + x0 * channels + c]), d = Int32(src[r1 + x1 * channels + c])
+                            let top = a &* (2048 &- wx) &+ b &* wx, bottom = cc &* (2048 &- wx) &+ d &* wx
+                            let v = (top &* (2048 &- wy) &+ bottom &* wy &+ (1 << 21)) >> 22
+                            dst[y * dp.bytesPerRow + x * channels + c] = UInt8(clamping: v)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,17 +1,15 @@
-import FrameCore
-
 /// Full-range Y, Cb and Cr planes at some chroma subsampling: the form libjpeg-turbo decodes to
 /// and encodes from, and the bridge to FrameKit's NV12, I420 and YUYV buffers.
-struct PlanarYCbCr {
-    var width: Int
-    var height: Int
-    var chromaWidth: Int
-    var chromaHeight: Int
-    var y: [UInt8]
-    var cb: [UInt8]
-    var cr: [UInt8]
+public struct PlanarYCbCr: Sendable {
+    public var width: Int
+    public var height: Int
+    public var chromaWidth: Int
+    public var chromaHeight: Int
+    public var y: [UInt8]
+    public var cb: [UInt8]
+    public var cr: [UInt8]
 
-    init(width: Int, height: Int, chromaWidth: Int, chromaHeight: Int) {
+    public init(width: Int, height: Int, chromaWidth: Int, chromaHeight: Int) {
         self.width = width
         self.height = height
         self.chromaWidth = chromaWidth
@@ -22,10 +20,10 @@ struct PlanarYCbCr {
     }
 
     // Video range ↔ full range (BT.601/709 share these): luma 16–235, chroma 16–240.
-    static let lumaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 219 / 255 + 16).rounded()) }
-    static let chromaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 224 / 255 + 16).rounded()) }
-    static let lumaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 219).rounded()))) }
-    static let chromaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 224).rounded()))) }
+    public static let lumaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 219 / 255 + 16).rounded()) }
+    public static let chromaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 224 / 255 + 16).rounded()) }
+    public static let lumaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 219).rounded()))) }
+    public static let chromaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 224).rounded()))) }
 
     /// Chroma sample for output position (cx, cy) of an output chroma grid `ow` x `oh`
     /// (nearest sample of this grid).
@@ -39,7 +37,7 @@ struct PlanarYCbCr {
     /// Writes into a NV12, I420 or YUYV buffer of the same size, mapping to video range where
     /// the format asks for it (NV12 video range; I420 and YUYV are treated as video range too,
     /// as cameras deliver them).
-    func write(into buffer: inout PixelBuffer) throws(PixelBufferError) {
+    public func write(into buffer: inout PixelBuffer) throws(PixelBufferError) {
         guard buffer.width == width, buffer.height == height else {
             throw .sizeMismatch(expected: "\(width)x\(height)", actual: "\(buffer.width)x\(buffer.height)")
         }
@@ -94,8 +92,9 @@ struct PlanarYCbCr {
         }
     }
 
-    /// Reads a NV12, I420 or YUYV buffer into full-range planes at its own subsampling.
-    init(reading buffer: PixelBuffer) throws(PixelBufferError) {
+    /// Reads a NV12, I420 or YUYV buffer into full-range planes at its own subsampling; RGB24,
+    /// BGRA and GRAY8 buffers become full-range BT.601 planes at 4:4:4.
+    public init(reading buffer: PixelBuffer) throws(PixelBufferError) {
         let w = buffer.width, h = buffer.height
         let video = buffer.format != .nv12FullRange
         let lumaMap = video ? Self.lumaToFull : nil
@@ -137,8 +136,23 @@ struct PlanarYCbCr {
                     }
                 }
             }
-        default:
-            throw .unsupportedFormat(buffer.format, operation: "reading Y'CbCr planes")
+        case .rgb24, .bgra32, .gray8:
+            self.init(width: w, height: h, chromaWidth: w, chromaHeight: h)
+            let stride = buffer.format == .rgb24 ? 3 : buffer.format == .bgra32 ? 4 : 1
+            let (ri, bi) = buffer.format == .bgra32 ? (2, 0) : (0, 2)
+            buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
+                for row in 0..<h {
+                    for col in 0..<w {
+                        let o = row * p.bytesPerRow + col * stride
+                        if stride == 1 { y[row * w + col] = bytes[o]; continue }
+                        let r = Int32(bytes[o + ri]), g = Int32(bytes[o + 1]), b = Int32(bytes[o + bi])
+                        // JFIF (full-range BT.601) in 16-bit fixed point.
+                        y[row * w + col] = UInt8(clamping: (19595 &* r &+ 38470 &* g &+ 7471 &* b &+ 32768) >> 16)
+                        cb[row * w + col] = UInt8(clamping: ((-11059 &* r &- 21709 &* g &+ 32768 &* b &+ 32768) >> 16) &+ 128)
+                        cr[row * w + col] = UInt8(clamping: ((32768 &* r &- 27439 &* g &- 5329 &* b &+ 32768) >> 16) &+ 128)
+                    }
+                }
+            }
         }
     }
 }

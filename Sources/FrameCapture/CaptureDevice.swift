@@ -1,0 +1,165 @@
+import Foundation
+import FrameCore
+import Synchronization
+
+/// A source of video frames: a V4L2 camera, the built-in virtual camera, or a file.
+///
+/// As `AVCaptureDevice`: find devices with ``DiscoverySession`` or ``default(for:)``, look at
+/// their ``formats``, set ``activeVideoMinFrameDuration``, and wrap one in a
+/// ``CaptureDeviceInput`` to add it to a ``CaptureSession``.
+public final class CaptureDevice: Sendable, CustomStringConvertible {
+    public enum DeviceType: String, Sendable, CaseIterable, Codable {
+        /// A V4L2 camera (USB webcam, CSI camera, or a kernel driver such as vivid).
+        case external
+        /// FrameKit's built-in virtual camera: always present.
+        case virtual
+        /// A Y4M or MJPEG file, or JPEG/PGM/PPM images.
+        case file
+    }
+
+    public enum Position: String, Sendable, Codable { case unspecified, front, back }
+    public enum MediaType: String, Sendable { case video }
+
+    enum Backend: Sendable {
+        case v4l2(path: String, kernel: any V4L2Kernel)
+        case virtual
+        case file(FileSourceDescription)
+    }
+
+    public let uniqueID: String
+    public let localizedName: String
+    public let deviceType: DeviceType
+    public let position: Position
+    /// The driver (V4L2) or kind of source.
+    public let modelID: String
+    /// Every format, size and frame rate on offer, enumerated when the device was found.
+    public let formats: [CaptureDeviceFormat]
+    let backend: Backend
+    private let frameDuration = Mutex<Double?>(nil)
+
+    init(uniqueID: String, localizedName: String, deviceType: DeviceType, position: Position = .unspecified,
+         modelID: String, formats: [CaptureDeviceFormat], backend: Backend) {
+        self.uniqueID = uniqueID
+        self.localizedName = localizedName
+        self.deviceType = deviceType
+        self.position = position
+        self.modelID = modelID
+        self.formats = formats
+        self.backend = backend
+    }
+
+    /// The shortest time between frames the session should ask for (1 / max fps); nil lets the
+    /// session pick the highest rate the chosen format offers (30 fps when that is available).
+    /// Checked against the active format when the session starts.
+    public var activeVideoMinFrameDuration: Double? {
+        get { frameDuration.withLock { $0 } }
+        set {
+            precondition(newValue.map { $0 > 0 } ?? true, "frame duration must be positive")
+            frameDuration.withLock { $0 = newValue }
+        }
+    }
+
+    /// The distinct frame sizes the device offers, smallest first.
+    public var supportedSizes: [FrameSize] {
+        Array(Set(formats.map(\.size))).sorted { ($0.area, $0.width) < ($1.area, $1.width) }
+    }
+
+    /// Whether `preset` resolves to a size this device offers.
+    public func supportsSessionPreset(_ preset: SessionPreset) -> Bool { preset.resolve(among: supportedSizes) != nil }
+
+    /// The presets this device supports.
+    public var supportedPresets: [SessionPreset] { SessionPreset.allCases.filter(supportsSessionPreset) }
+
+    public var description: String { "\(localizedName) [\(uniqueID)]" }
+
+    // MARK: Finding devices
+
+    /// The V4L2 camera at `path` (e.g. /dev/video0), its formats enumerated now.
+    public static func v4l2(path: String, kernel: any V4L2Kernel = SystemV4L2Kernel()) throws(CaptureError) -> CaptureDevice {
+        let handle = try V4L2Handle(path: path, kernel: kernel)
+        let formats = try V4L2FormatCatalog.enumerate(handle)
+        let cap = handle.capability
+        return CaptureDevice(uniqueID: path, localizedName: cap.card.isEmpty ? path : cap.card, deviceType: .external,
+                             modelID: cap.driver, formats: formats, backend: .v4l2(path: path, kernel: kernel))
+    }
+
+    /// FrameKit's built-in virtual camera.
+    public static let virtualCamera = CaptureDevice(
+        uniqueID: "virtual", localizedName: "FrameKit Virtual Camera", deviceType: .virtual, modelID: "framekit-virtual",
+        formats: VirtualCameraSource.offeredSizes.map {
+            CaptureDeviceFormat(fourCC: "NV12", pixelFormat: .nv12VideoRange, isCompressed: false, size: $0,
+                                frameRates: VirtualCameraSource.offeredRates)
+        }, backend: .virtual)
+
+    /// A file source: a Y4M or MJPEG file, a JPEG/PGM/PPM image, or a folder of images.
+    /// Throws if the file's header cannot be read.
+    /// - Parameter realTime: pace frames at the file's frame rate and drop late ones like a
+    ///   camera; otherwise every frame is delivered as fast as the consumer takes it.
+    public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil) throws(CaptureError) -> CaptureDevice {
+        let description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate)
+        return CaptureDevice(uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
+                             modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
+    }
+
+    /// The first V4L2 camera, or else the virtual camera.
+    public static func `default`(for mediaType: MediaType = .video, kernel: any V4L2Kernel = SystemV4L2Kernel()) -> CaptureDevice {
+        DiscoverySession(deviceTypes: [.external], kernel: kernel).devices.first ?? virtualCamera
+    }
+
+    // MARK: Authorization
+
+    public enum AuthorizationStatus: String, Sendable { case notDetermined, restricted, denied, authorized }
+
+    /// Whether this user may open the video device nodes. On Linux that is the nodes'
+    /// permissions (usually the `video` group); with no camera node, the virtual camera is all
+    /// there is and access is authorized.
+    public static func authorizationStatus(for mediaType: MediaType = .video,
+                                           kernel: any V4L2Kernel = SystemV4L2Kernel()) -> AuthorizationStatus {
+        let nodes = kernel.deviceNodes()
+        if nodes.isEmpty { return .authorized }
+        return nodes.contains(where: kernel.isAccessible) ? .authorized : .denied
+    }
+
+    /// Linux cannot prompt: returns whether access is authorized now. When denied,
+    /// ``authorizationAdvice`` says what to do.
+    public static func requestAccess(for mediaType: MediaType = .video,
+                                     kernel: any V4L2Kernel = SystemV4L2Kernel()) async -> Bool {
+        authorizationStatus(for: mediaType, kernel: kernel) == .authorized
+    }
+
+    public static let authorizationAdvice =
+        "camera access denied: add your user to the 'video' group (sudo usermod -aG video $USER) and log in again"
+}
+
+/// Finds devices by type, media type and position (as AVCaptureDevice.DiscoverySession).
+public struct DiscoverySession: Sendable {
+    public let deviceTypes: [CaptureDevice.DeviceType]
+    public let position: CaptureDevice.Position
+    let kernel: any V4L2Kernel
+
+    public init(deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
+                position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel = SystemV4L2Kernel()) {
+        self.deviceTypes = deviceTypes
+        self.position = position
+        self.kernel = kernel
+    }
+
+    /// The matching devices, cameras first. V4L2 nodes that are not capture devices (metadata
+    /// nodes, codecs) or cannot be opened are skipped; see ``problems`` for why.
+    public var devices: [CaptureDevice] { scan().devices }
+
+    /// Nodes that were skipped and why (a denied permission among them).
+    public var problems: [(path: String, error: CaptureError)] { scan().problems }
+
+    private func scan() -> (devices: [CaptureDevice], problems: [(path: String, error: CaptureError)]) {
+        var found: [CaptureDevice] = []
+        var problems: [(String, CaptureError)] = []
+        if deviceTypes.contains(.external) {
+            for path in kernel.deviceNodes() {
+                do { found.append(try CaptureDevice.v4l2(path: path, kernel: kernel)) } catch { problems.append((path, error)) }
+            }
+        }
+        if deviceTypes.contains(.virtual) { found.append(CaptureDevice.virtualCamera) }
+        return (found.filter { position == .unspecified || $0.position == position }, problems)
+    }
+}

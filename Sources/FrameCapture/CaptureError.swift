@@ -1,0 +1,72 @@
+import FrameCore
+import FrameImageIO
+
+/// Errors from devices, sessions and sources. Each says what happened and, where there is
+/// one, what to do about it.
+public enum CaptureError: Error, Sendable, CustomStringConvertible {
+    /// A system call on a device failed (errno and the call's name inside).
+    case systemCall(path: String, SystemCallError)
+    /// The path exists but is not a V4L2 video-capture node with streaming I/O.
+    case notACaptureDevice(path: String, reason: String)
+    /// The device node cannot be opened by this user.
+    case permissionDenied(path: String)
+    /// The device went away (unplugged, driver unbound).
+    case deviceLost(path: String)
+    case deviceBusy(path: String)
+    /// The preset has no matching size on the device; the message lists what it offers.
+    case unsupportedPreset(SessionPreset, device: String, available: [String])
+    case unknownPreset(String)
+    case unsupportedFrameRate(Double, device: String, available: [Double])
+    case formatRejected(String)
+    /// A file source's header cannot be read.
+    case unreadableFile(path: String, reason: String)
+    case configuration(String)
+    case noInput
+    case pixelBuffer(PixelBufferError)
+
+    public var description: String {
+        switch self {
+        case let .systemCall(path, error): "\(path): \(error)"
+        case let .notACaptureDevice(path, reason): "\(path) is not a video capture device: \(reason)"
+        case let .permissionDenied(path):
+            "permission denied opening \(path): add your user to the 'video' group (sudo usermod -aG video $USER) and log in again"
+        case let .deviceLost(path): "\(path) went away (unplugged or driver unbound)"
+        case let .deviceBusy(path): "\(path) is in use by another program"
+        case let .unsupportedPreset(preset, device, available):
+            "\(device) has no size for preset \(preset.rawValue); it offers \(available.joined(separator: ", "))"
+        case let .unknownPreset(name):
+            "unknown preset '\(name)'; valid presets: \(SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))"
+        case let .unsupportedFrameRate(fps, device, available):
+            "\(device) cannot run at \(fps) fps at this size; it offers \(available.map { String($0) }.joined(separator: ", "))"
+        case let .formatRejected(message): "the device rejected the format: \(message)"
+        case let .unreadableFile(path, reason): "cannot read \(path): \(reason)"
+        case let .configuration(message): message
+        case .noInput: "the session has no input"
+        case let .pixelBuffer(error): error.description
+        }
+    }
+}
+
+/// Why a frame was not delivered.
+public enum DropReason: String, Sendable, CaseIterable, Codable {
+    /// The consumer was still busy with an earlier frame; a newer one replaced this one.
+    case frameWasLate = "frame_was_late"
+    /// Every buffer was held by the consumer, so there was nowhere to put the frame.
+    case outOfBuffers = "out_of_buffers"
+    /// Frames were lost upstream (a gap in the driver's sequence numbers).
+    case discontinuity
+    /// The frame's data was damaged (V4L2 error flag, undecodable or truncated JPEG/file data).
+    case corrupt
+}
+
+/// What a delegate learns about a frame that was dropped: when and why (no pixels).
+public struct DroppedFrame: Sendable, Equatable {
+    public var sequenceNumber: UInt64
+    public var presentationTime: Double
+    public var reason: DropReason
+    public init(sequenceNumber: UInt64, presentationTime: Double, reason: DropReason) {
+        self.sequenceNumber = sequenceNumber
+        self.presentationTime = presentationTime
+        self.reason = reason
+    }
+}

@@ -1,0 +1,54 @@
+import FrameCore
+import FrameProcessors
+import Synchronization
+
+/// The link between an input and an output (as AVCaptureConnection): rotation and mirroring
+/// applied to what the output delivers, and whether it delivers at all.
+public final class CaptureConnection: Sendable {
+    private struct Settings {
+        var rotation: Transform.Rotation = .none
+        var mirrored = false
+        var enabled = true
+    }
+    private let settings = Mutex(Settings())
+    /// The format frames arrive in (rotation support depends on it).
+    let pixelFormat: PixelFormat
+
+    init(pixelFormat: PixelFormat) { self.pixelFormat = pixelFormat }
+
+    /// Clockwise rotation in degrees applied to delivered frames: 0, 90, 180 or 270.
+    public var videoRotationAngle: Double { Double(settings.withLock { $0.rotation.rawValue }) }
+
+    /// Sets ``videoRotationAngle``; throws for an angle the format cannot take (check
+    /// ``isVideoRotationAngleSupported(_:)``).
+    public func setVideoRotationAngle(_ angle: Double) throws(CaptureError) {
+        guard isVideoRotationAngleSupported(angle), let rotation = Transform.Rotation(rawValue: Int(angle)) else {
+            throw .configuration("rotation by \(angle) degrees is not supported for \(pixelFormat) (0, 90, 180, 270; YUYV: 0, 180)")
+        }
+        settings.withLock { $0.rotation = rotation }
+    }
+
+    public func isVideoRotationAngleSupported(_ angle: Double) -> Bool {
+        guard let rotation = Transform.Rotation(rawValue: Int(angle)), Double(rotation.rawValue) == angle else { return false }
+        return Transform.supports(pixelFormat, rotation: rotation)
+    }
+
+    public var isVideoMirroringSupported: Bool { true }
+
+    public var isVideoMirrored: Bool {
+        get { settings.withLock { $0.mirrored } }
+        set { settings.withLock { $0.mirrored = newValue } }
+    }
+
+    /// A disabled connection delivers nothing (frames are not counted as captured either).
+    public var isEnabled: Bool {
+        get { settings.withLock { $0.enabled } }
+        set { settings.withLock { $0.enabled = newValue } }
+    }
+
+    /// Applies rotation and mirroring.
+    func apply(to buffer: PixelBuffer) throws(PixelBufferError) -> PixelBuffer {
+        let s = settings.withLock { $0 }
+        return try Transform.apply(buffer, rotation: s.rotation, mirrored: s.mirrored)
+    }
+}

@@ -1,0 +1,319 @@
+import Dispatch
+import FrameCore
+import FrameProcessors
+import Synchronization
+
+/// Receives what a ``VideoDataOutput`` delivers, on the output's delegate queue.
+public protocol VideoDataOutputSampleBufferDelegate: AnyObject, Sendable {
+    /// A frame, converted to the output's `videoSettings` format, transformed by the connection
+    /// and run through the output's ``VideoDataOutput/processors``. It may borrow a driver
+    /// buffer: return promptly, and ``PixelBuffer/copy()`` what you keep.
+    func captureOutput(_ output: VideoDataOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    /// A frame that was not delivered, and why. Called once per dropped frame.
+    func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection)
+}
+
+extension VideoDataOutputSampleBufferDelegate {
+    public func captureOutput(_ output: VideoDataOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
+    public func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {}
+}
+
+/// Delivers video frames to a delegate on a serial queue (as AVCaptureVideoDataOutput), or as
+/// an `AsyncSequence` (``sampleBuffers``).
+///
+/// With ``alwaysDiscardsLateVideoFrames`` (the default) a frame that arrives while the
+/// consumer is still busy waits in a one-frame slot; a newer frame replaces it and the older
+/// one is reported dropped as `frameWasLate`. So a slow consumer always gets the newest
+/// frame and never a backlog. Without it, frames queue up to the source's buffer count, and
+/// beyond that drop as `outOfBuffers`.
+public final class VideoDataOutput: CaptureOutput, FrameSink {
+    /// What the output delivers.
+    public struct VideoSettings: Sendable, Equatable {
+        /// nil: the device's native format (no conversion).
+        public var pixelFormat: PixelFormat?
+        /// Matrix for Y'CbCr → RGB conversions.
+        public var colorMatrix: ColorConversion.Matrix = .bt601
+        public init(pixelFormat: PixelFormat? = nil, colorMatrix: ColorConversion.Matrix = .bt601) {
+            self.pixelFormat = pixelFormat
+            self.colorMatrix = colorMatrix
+        }
+    }
+
+    enum Event {
+        case frame(SampleBuffer)
+        case drop(DroppedFrame)
+    }
+
+    private struct State {
+        var delegate: (any VideoDataOutputSampleBufferDelegate)?
+        var queue: DispatchQueue
+        var settings = VideoSettings()
+        var discardsLate = true
+        var processors = ProcessorChain()
+        var connection: CaptureConnection?
+        var counts = OutputCounts()
+        // The mailbox between the capture thread and the consumer.
+        var events: [Event] = []
+        var queuedFrames = 0
+        var capacity = 4
+        var draining = false
+        var waiter: CheckedContinuation<SampleBuffer?, Never>?
+        var asyncMode = false
+        var finished = false
+    }
+
+    // SampleBuffers and continuations are Sendable; the delegate is Sendable; so is State.
+    private let state: Mutex<State>
+    /// Signalled whenever the consumer may have become ready (sources that wait for their
+    /// consumer sleep on it rather than spin).
+    let readiness = DispatchSemaphore(value: 0)
+
+    public init() {
+        state = Mutex(State(queue: DispatchQueue(label: "framekit.video-data-output", qos: .userInteractive)))
+    }
+
+    /// Sets the delegate and the serial queue its callbacks run on (nil: a serial queue of
+    /// user-interactive QoS). The output keeps a strong reference to the delegate.
+    public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
+        state.withLock { s in
+            s.delegate = delegate
+            s.asyncMode = false
+            if let queue { s.queue = queue }
+        }
+    }
+
+    public var sampleBufferDelegate: (any VideoDataOutputSampleBufferDelegate)? { state.withLock { $0.delegate } }
+    public var sampleBufferCallbackQueue: DispatchQueue { state.withLock { $0.queue } }
+
+    public var videoSettings: VideoSettings {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    public var alwaysDiscardsLateVideoFrames: Bool {
+        get { state.withLock { $0.discardsLate } }
+        set { state.withLock { $0.discardsLate = newValue } }
+    }
+
+    /// Processors run on each frame, on the delegate queue, before `didOutput`.
+    public var processors: ProcessorChain {
+        get { state.withLock { $0.processors } }
+        set { state.withLock { $0.processors = newValue } }
+    }
+
+    /// Every format the output can deliver, native ones first for the connected device.
+    public var availableVideoPixelFormatTypes: [PixelFormat] {
+        let native = state.withLock { $0.connection?.pixelFormat }
+        return (native.map { [$0] } ?? []) + PixelFormat.allCases.filter { $0 != native }
+    }
+
+    /// The connection to the session's input (nil until the output joins a session with one).
+    public var connection: CaptureConnection? { state.withLock { $0.connection } }
+
+    /// Captured, delivered and dropped frames so far, by reason.
+    public var counts: OutputCounts { state.withLock { $0.counts } }
+
+    // MARK: Session side (capture thread)
+
+    func attach(connection: CaptureConnection?, capacity: Int) {
+        state.withLock { s in
+            s.connection = connection
+            s.capacity = max(1, capacity)
+            s.finished = false
+        }
+    }
+
+    /// Whether the consumer can take a frame now (sources that wait for their consumer ask).
+    var isReadyForMoreFrames: Bool {
+        state.withLock { s in s.queuedFrames == 0 && (s.asyncMode ? s.waiter != nil : !s.draining) }
+    }
+
+    func receive(_ frame: SampleBuffer) {
+        enum Action { case none, drain(DispatchQueue), resume(CheckedContinuation<SampleBuffer?, Never>) }
+        let action: Action = state.withLock { s in
+            guard s.connection?.isEnabled ?? true else { return .none }
+            s.counts.captured += 1
+            s.counts.pending += 1
+            if s.asyncMode, let waiter = s.waiter {
+                s.waiter = nil
+                return .resume(waiter)
+            }
+            if s.discardsLate, let slot = s.events.lastIndex(where: { if case .frame = $0 { true } else { false } }) {
+                // The newest frame wins; the waiting one is late.
+                if case let .frame(late) = s.events[slot] {
+                    s.events[slot] = .drop(DroppedFrame(sequenceNumber: late.sequenceNumber, presentationTime: late.presentationTime,
+                                                        reason: .frameWasLate))
+                }
+                s.counts.pending -= 1
+                s.counts.dropped[.frameWasLate, default: 0] += 1
+                s.events.append(.frame(frame))
+            } else if !s.discardsLate && s.queuedFrames >= s.capacity {
+                s.counts.pending -= 1
+                s.counts.dropped[.outOfBuffers, default: 0] += 1
+                s.events.append(.drop(DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime,
+                                                   reason: .outOfBuffers)))
+            } else {
+                s.events.append(.frame(frame))
+                s.queuedFrames += 1
+            }
+            if s.asyncMode { s.events.removeAll { if case .drop = $0 { true } else { false } } }
+            return scheduleDrain(&s).map { .drain($0) } ?? .none
+        }
+        switch action {
+        case .none: break
+        case let .drain(queue): queue.async { self.drain() }
+        case let .resume(waiter): waiter.resume(returning: frame)
+        }
+    }
+
+    func receive(drop: DroppedFrame) {
+        let queue: DispatchQueue? = state.withLock { s in
+            guard s.connection?.isEnabled ?? true else { return nil }
+            s.counts.captured += 1
+            s.counts.dropped[drop.reason, default: 0] += 1
+            guard !s.asyncMode else { return nil }
+            s.events.append(.drop(drop))
+            return scheduleDrain(&s)
+        }
+        queue?.async { self.drain() }
+    }
+
+    /// The queue to start draining on, if no drain is under way.
+    private func scheduleDrain(_ s: inout State) -> DispatchQueue? {
+        guard !s.asyncMode, !s.draining, !s.events.isEmpty else { return nil }
+        s.draining = true
+        return s.queue
+    }
+
+    /// Runs on the delegate queue until the mailbox is empty.
+    private func drain() {
+        while true {
+            let next: (Event, (any VideoDataOutputSampleBufferDelegate)?, CaptureConnection?)? = state.withLock { s in
+                guard !s.events.isEmpty else {
+                    s.draining = false
+                    readiness.signal()
+                    return nil
+                }
+                let event = s.events.removeFirst()
+                if case .frame = event { s.queuedFrames -= 1 }
+                return (event, s.delegate, s.connection)
+            }
+            guard let (event, delegate, connection) = next else { return }
+            let link = connection ?? CaptureConnection(pixelFormat: .nv12VideoRange)
+            switch event {
+            case let .drop(frame):
+                delegate?.captureOutput(self, didDrop: frame, from: link)
+            case let .frame(frame):
+                switch prepare(frame) {
+                case let .success(ready):
+                    state.withLock { s in
+                        s.counts.pending -= 1
+                        s.counts.delivered += 1
+                    }
+                    delegate?.captureOutput(self, didOutput: ready, from: link)
+                case let .failure(drop):
+                    delegate?.captureOutput(self, didDrop: drop, from: link)
+                }
+            }
+        }
+    }
+
+    /// Conversion, connection transforms and processors; a failure counts the frame corrupt.
+    private enum Prepared { case success(SampleBuffer), failure(DroppedFrame) }
+    private func prepare(_ frame: SampleBuffer) -> Prepared {
+        let (settings, processors, connection) = state.withLock { ($0.settings, $0.processors, $0.connection) }
+        var ready = frame
+        do {
+            if let target = settings.pixelFormat, target != frame.pixelBuffer.format {
+                ready.pixelBuffer = try PixelFormatConversion.convert(frame.pixelBuffer, to: target, matrix: settings.colorMatrix)
+            }
+            if let connection { ready.pixelBuffer = try connection.apply(to: ready.pixelBuffer) }
+            try processors.run(&ready)
+            return .success(ready)
+        } catch {
+            state.withLock { s in
+                s.counts.pending -= 1
+                s.counts.dropped[.corrupt, default: 0] += 1
+            }
+            return .failure(DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .corrupt))
+        }
+    }
+
+    // MARK: Async consumption
+
+    /// The frames as an `AsyncSequence`. Iterating replaces the delegate's `didOutput`; late
+    /// frames are dropped exactly as for a delegate (a consumer is "busy" between two calls
+    /// to `next()`). The sequence ends when the session stops.
+    public var sampleBuffers: SampleBufferSequence {
+        state.withLock { s in
+            s.asyncMode = true
+            s.events.removeAll { if case .drop = $0 { true } else { false } }
+        }
+        return SampleBufferSequence(output: self)
+    }
+
+    public struct SampleBufferSequence: AsyncSequence, Sendable {
+        public typealias Element = SampleBuffer
+        let output: VideoDataOutput
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let output: VideoDataOutput
+            public mutating func next() async -> SampleBuffer? { await output.nextForAsyncConsumer() }
+        }
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(output: output) }
+    }
+
+    func nextForAsyncConsumer() async -> SampleBuffer? {
+        while true {
+            let raw: SampleBuffer? = await withCheckedContinuation { continuation in
+                let immediate: SampleBuffer?? = state.withLock { s in
+                    if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
+                       case let .frame(frame) = s.events.remove(at: index) {
+                        s.queuedFrames -= 1
+                        return .some(frame)
+                    }
+                    if s.finished { return .some(nil) }
+                    s.waiter = continuation
+                    readiness.signal()
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+            guard let raw else { return nil }
+            switch prepare(raw) {
+            case let .success(ready):
+                state.withLock { s in
+                    s.counts.pending -= 1
+                    s.counts.delivered += 1
+                }
+                return ready
+            case .failure:
+                continue
+            }
+        }
+    }
+
+    /// The session stopped: end async iteration and wait (bounded) for queued frames to reach
+    /// the delegate, so the counts balance.
+    func finish() {
+        let waiter = state.withLock { s -> CheckedContinuation<SampleBuffer?, Never>? in
+            s.finished = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
+        let queue = state.withLock { $0.queue }
+        let done = DispatchSemaphore(value: 0)
+        queue.async { done.signal() }
+        _ = done.wait(timeout: .now() + 5)
+        // Frames an async consumer never asked for are counted as late.
+        state.withLock { s in
+            let left = s.events.filter { if case .frame = $0 { true } else { false } }.count
+            if s.asyncMode && left > 0 {
+                s.events.removeAll()
+                s.queuedFrames = 0
+                s.counts.pending -= left
+                s.counts.dropped[.frameWasLate, default: 0] += left
+            }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Dispatch
+import FrameCore
+
+/// Something a ``CaptureSession`` delivers frames to (as AVCaptureOutput).
+public protocol CaptureOutput: AnyObject, Sendable {}
+
+/// What the session needs of an output: FrameKit's own outputs conform.
+protocol FrameSink: CaptureOutput {
+    func attach(connection: CaptureConnection?, capacity: Int)
+    func receive(_ frame: SampleBuffer)
+    func receive(drop: DroppedFrame)
+    var isReadyForMoreFrames: Bool { get }
+    var readiness: DispatchSemaphore { get }
+    /// The session stopped: flush what is queued.
+    func finish()
+    /// The format the output wants, if it has a preference (the first one's wins).
+    var preferredPixelFormat: PixelFormat? { get }
+}
+
+extension VideoDataOutput {
+    var preferredPixelFormat: PixelFormat? { videoSettings.pixelFormat }
+}

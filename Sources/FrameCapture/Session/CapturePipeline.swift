@@ -1,0 +1,161 @@
+import Dispatch
+import Foundation
+import FrameCore
+import Synchronization
+
+/// One run of capture: a source on its own thread feeding the session's outputs.
+final class CapturePipeline: Sendable {
+    /// Driver/pool buffers per source: enough for one frame being filled, one in the output's
+    /// slot, one with the consumer, one spare.
+    static let bufferCount = 4
+
+    private let outputs: [any FrameSink]
+    // The source is used only by the capture thread once `run()` starts it; before that only
+    // by the thread that built the pipeline. `@unchecked`-free: boxed for the hand-over.
+    private let source: SendableBox<any FrameSource>
+    private let usage: @Sendable () -> BufferPool.Usage
+    private let control = Mutex((stopRequested: false, running: false))
+    private let finished = DispatchSemaphore(value: 0)
+    private let onEnd: @Sendable (SessionNotification) -> Void
+
+    var isRunning: Bool { control.withLock { $0.running } }
+    func bufferUsage() -> BufferPool.Usage { usage() }
+
+    init(input: CaptureDeviceInput, outputs: [any FrameSink], preset: SessionPreset,
+         onEnd: @escaping @Sendable (SessionNotification) -> Void) throws(CaptureError) {
+        let device = input.device
+        let preferred = outputs.lazy.compactMap(\.preferredPixelFormat).first
+        let configuration = try Self.configure(device: device, preset: preset, preferred: preferred)
+        let source: any FrameSource
+        switch device.backend {
+        case let .v4l2(path, kernel):
+            let v4l2 = V4L2Source(path: path, kernel: kernel, configuration: configuration)
+            source = v4l2
+        case .virtual:
+            source = try VirtualCameraSource(configuration: configuration)
+        case let .file(description):
+            source = try FileSource(description: description, configuration: configuration)
+        }
+        try source.start()
+        input.setActive(configuration.format, frameRate: configuration.frameRate)
+        self.source = SendableBox(source)
+        self.usage = Self.usageProvider(source)
+        self.outputs = outputs
+        self.onEnd = onEnd
+        let connection = configuration.pixelFormat
+        for output in outputs { output.attach(connection: CaptureConnection(pixelFormat: connection), capacity: configuration.bufferCount) }
+    }
+
+    private static func usageProvider(_ source: any FrameSource) -> @Sendable () -> BufferPool.Usage {
+        let box = Mutex(SendableBox(source))
+        // Reading usage touches only thread-safe state (pools, streams) but goes through the box.
+        return { box.withLock { $0.value.bufferUsage } }
+    }
+
+    /// Chooses the device format, delivered pixel format and frame rate for `preset`.
+    static func configure(device: CaptureDevice, preset: SessionPreset, preferred: PixelFormat?) throws(CaptureError) -> SourceConfiguration {
+        let size: FrameSize
+        if device.deviceType == .file {
+            // A file has one size; presets that name another size are refused.
+            let own = device.formats[0].size
+            if let fixed = preset.fixedSize, fixed != (own.width, own.height) {
+                throw .unsupportedPreset(preset, device: device.localizedName, available: [own.description])
+            }
+            size = own
+        } else {
+            guard let resolved = preset.resolve(among: device.supportedSizes) else {
+                throw .unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description))
+            }
+            size = resolved
+        }
+        let candidates = device.formats.filter { $0.size == size }
+        // Native formats first (the preferred one above all), then compressed (decoded on
+        // capture), then libv4l2's software-emulated ones.
+        func rank(_ f: CaptureDeviceFormat) -> Int {
+            var r = f.isEmulated ? 100 : 0
+            if f.isCompressed { r += 10 }
+            if let preferred, f.pixelFormat == preferred || (f.pixelFormat == .nv12VideoRange && preferred == .nv12FullRange) { r -= 5 }
+            return r
+        }
+        guard let format = candidates.min(by: { rank($0) < rank($1) }) else {
+            throw .unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description))
+        }
+        let delivered = format.isCompressed ? (preferred ?? format.pixelFormat ?? .nv12VideoRange) : format.pixelFormat!
+        let rate: Double
+        if let duration = device.activeVideoMinFrameDuration {
+            let wanted = 1 / duration
+            guard let match = format.frameRates.min(by: { abs($0 - wanted) < abs($1 - wanted) }),
+                  abs(match - wanted) <= max(0.01 * wanted, 0.01) || (format.frameRates.count == 1 && device.deviceType == .file) else {
+                throw .unsupportedFrameRate(wanted, device: device.localizedName, available: format.frameRates)
+            }
+            rate = device.deviceType == .file ? wanted : match
+        } else {
+            rate = format.frameRates.contains(30) ? 30 : (format.frameRates.last ?? 30)
+        }
+        return SourceConfiguration(format: format, pixelFormat: delivered, frameRate: rate, bufferCount: bufferCount)
+    }
+
+    /// Starts the capture thread.
+    func run() {
+        control.withLock { $0.running = true }
+        let thread = Thread { [self] in
+            loop()
+            finished.signal()
+        }
+        thread.name = "framekit.capture"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Asks the thread to stop, waits for it, and flushes the outputs.
+    func stop() {
+        let wasRunning = control.withLock { c -> Bool in
+            c.stopRequested = true
+            return c.running
+        }
+        if wasRunning { finished.wait() }
+        for output in outputs { output.finish() }
+    }
+
+    private func loop() {
+        let source = self.source.value
+        var ending: SessionNotification?
+        while !control.withLock({ $0.stopRequested }) {
+            if !source.isRealTime && !waitForConsumers() { break }
+            let event: SourceEvent
+            do { event = try source.next() } catch {
+                switch error {
+                case .deviceLost: ending = .wasInterrupted(.videoDeviceNotAvailable)
+                case .deviceBusy: ending = .wasInterrupted(.videoDeviceInUseByAnotherClient)
+                default: ending = .runtimeError(error)
+                }
+                break
+            }
+            switch event {
+            case let .frame(frame): for output in outputs { output.receive(frame) }
+            case let .dropped(drop): for output in outputs { output.receive(drop: drop) }
+            case .idle: continue
+            case .endOfStream: ending = .sourceEnded
+            }
+            if ending != nil { break }
+        }
+        source.stop()
+        control.withLock { $0.running = false }
+        if let ending {
+            // Ended by itself: flush outputs here, since nobody may call stop().
+            for output in outputs { output.finish() }
+            onEnd(ending)
+        }
+    }
+
+    /// Sources that wait for their consumer: block until every output can take a frame.
+    private func waitForConsumers() -> Bool {
+        for output in outputs {
+            while !output.isReadyForMoreFrames {
+                if control.withLock({ $0.stopRequested }) { return false }
+                _ = output.readiness.wait(timeout: .now() + 0.05)
+            }
+        }
+        return true
+    }
+}

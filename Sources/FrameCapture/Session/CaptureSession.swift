@@ -1,0 +1,263 @@
+import Dispatch
+import Foundation
+import FrameCore
+import Synchronization
+
+/// Joins inputs to outputs and runs capture (as AVCaptureSession).
+///
+/// Changes made between ``beginConfiguration()`` and ``commitConfiguration()`` (which nest;
+/// only the outermost commit applies) take effect together; while running, that is how a
+/// camera is switched. ``startRunning()`` and ``stopRunning()`` block until capture has
+/// started or stopped and are safe to call from any thread (not from an output's delegate
+/// queue). Misuse is a thrown ``CaptureError``, never a trap.
+public final class CaptureSession: Sendable {
+    struct Configuration {
+        var inputs: [CaptureDeviceInput] = []
+        var outputs: [any FrameSink] = []
+        var preset: SessionPreset = .high
+    }
+
+    private struct State {
+        var committed = Configuration()
+        var staged: Configuration?
+        var depth = 0
+        var pipeline: CapturePipeline?
+        var interrupted = false
+        var observers: [UInt64: @Sendable (SessionNotification) -> Void] = [:]
+        var nextObserver: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    // Serialises start, stop and commit (each blocks while capture starts or stops); never
+    // held while observers run.
+    private let operations = Mutex(())
+    private let notificationQueue = DispatchQueue(label: "framekit.session.notifications")
+
+    public init() {}
+
+    // MARK: Configuration
+
+    public func beginConfiguration() {
+        state.withLock { s in
+            if s.depth == 0 { s.staged = s.committed }
+            s.depth += 1
+        }
+    }
+
+    /// Applies the changes since the outermost ``beginConfiguration()``. While running, the
+    /// capture pipeline is rebuilt with them; if that fails the previous configuration keeps
+    /// running and the error is thrown.
+    public func commitConfiguration() throws(CaptureError) {
+        let ready: Configuration? = try state.withLock { (s) throws(CaptureError) -> Configuration? in
+            guard s.depth > 0 else { throw .configuration("commitConfiguration() without beginConfiguration()") }
+            s.depth -= 1
+            guard s.depth == 0 else { return nil }
+            defer { s.staged = nil }
+            return s.staged
+        }
+        guard let ready else { return }
+        try apply(ready)
+    }
+
+    /// Runs `changes` between begin and commit.
+    public func configure(_ changes: () throws -> Void) throws {
+        beginConfiguration()
+        do { try changes() } catch {
+            try? commitConfiguration()
+            throw error
+        }
+        try commitConfiguration()
+    }
+
+    private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {
+        let immediate: Configuration? = try state.withLock { (s) throws(CaptureError) -> Configuration? in
+            if s.depth > 0 {
+                try change(&s.staged!)
+                return nil
+            }
+            var next = s.committed
+            try change(&next)
+            return next
+        }
+        if let immediate { try apply(immediate) }
+    }
+
+    private func apply(_ next: Configuration) throws(CaptureError) {
+        try operations.withLock { (_) throws(CaptureError) in
+            let (previous, running) = state.withLock { s in (s.committed, s.pipeline != nil) }
+            state.withLock { $0.committed = next }
+            guard running else { return }
+            let inputsChanged = previous.inputs.map(ObjectIdentifier.init) != next.inputs.map(ObjectIdentifier.init)
+                || previous.preset != next.preset
+                || previous.outputs.map { ObjectIdentifier($0) } != next.outputs.map { ObjectIdentifier($0) }
+            guard inputsChanged else { return }
+            stopPipeline(finishing: previous.outputs.filter { o in !next.outputs.contains { $0 === o } })
+            do throws(CaptureError) {
+                try startPipeline(next)
+            } catch {
+                state.withLock { $0.committed = previous }
+                try? startPipeline(previous)
+                throw error
+            }
+        }
+    }
+
+    /// The current (committed) configuration's preset.
+    public var sessionPreset: SessionPreset { state.withLock { ($0.staged ?? $0.committed).preset } }
+
+    /// Sets the preset; throws when the current input cannot supply it.
+    public func setSessionPreset(_ preset: SessionPreset) throws(CaptureError) {
+        try mutate { (c) throws(CaptureError) in
+            if let device = c.inputs.first?.device, !device.supportsSessionPreset(preset) {
+                throw .unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description))
+            }
+            c.preset = preset
+        }
+    }
+
+    /// Whether the current input offers a size for `preset` (true with no input yet).
+    public func canSetSessionPreset(_ preset: SessionPreset) -> Bool {
+        state.withLock { s in (s.staged ?? s.committed).inputs.first.map { $0.device.supportsSessionPreset(preset) } ?? true }
+    }
+
+    public var inputs: [CaptureDeviceInput] { state.withLock { ($0.staged ?? $0.committed).inputs } }
+    public var outputs: [any CaptureOutput] { state.withLock { ($0.staged ?? $0.committed).outputs } }
+
+    /// FrameKit sessions take one video input at a time (swap it to switch cameras).
+    public func canAddInput(_ input: CaptureDeviceInput) -> Bool {
+        state.withLock { s in (s.staged ?? s.committed).inputs.isEmpty }
+    }
+
+    public func addInput(_ input: CaptureDeviceInput) throws(CaptureError) {
+        try mutate { (c) throws(CaptureError) in
+            guard !c.inputs.contains(where: { $0 === input }) else { throw .configuration("\(input) is already in the session") }
+            guard c.inputs.isEmpty else {
+                throw .configuration("the session already has an input; remove it first (inside begin/commitConfiguration to switch cameras)")
+            }
+            c.inputs.append(input)
+        }
+    }
+
+    public func removeInput(_ input: CaptureDeviceInput) {
+        try? mutate { c in c.inputs.removeAll { $0 === input } }
+    }
+
+    public func canAddOutput(_ output: any CaptureOutput) -> Bool {
+        guard output is any FrameSink else { return false }
+        return state.withLock { s in !(s.staged ?? s.committed).outputs.contains { $0 === output } }
+    }
+
+    public func addOutput(_ output: any CaptureOutput) throws(CaptureError) {
+        guard let sink = output as? any FrameSink else { throw .configuration("\(type(of: output)) is not an output this session can drive") }
+        try mutate { (c) throws(CaptureError) in
+            guard !c.outputs.contains(where: { $0 === output }) else { throw .configuration("that output is already in the session") }
+            c.outputs.append(sink)
+        }
+    }
+
+    public func removeOutput(_ output: any CaptureOutput) {
+        try? mutate { c in c.outputs.removeAll { $0 === output } }
+    }
+
+    // MARK: Running
+
+    public var isRunning: Bool { state.withLock { $0.pipeline?.isRunning ?? false } }
+    public var isInterrupted: Bool { state.withLock { $0.interrupted } }
+
+    /// Starts capture and returns once frames are flowing (or throws why they cannot).
+    public func startRunning() throws(CaptureError) {
+        try operations.withLock { (_) throws(CaptureError) in
+            let (configuration, depth, running) = state.withLock { s in (s.committed, s.depth, s.pipeline?.isRunning ?? false) }
+            guard depth == 0 else {
+                throw .configuration("startRunning() inside beginConfiguration()/commitConfiguration(); commit first")
+            }
+            guard !running else { return }
+            stopPipeline(finishing: [])
+            do throws(CaptureError) {
+                try startPipeline(configuration)
+            } catch {
+                post(.runtimeError(error))
+                throw error
+            }
+        }
+    }
+
+    /// Stops capture; returns when the capture thread has ended and queued frames have
+    /// reached the delegates.
+    public func stopRunning() {
+        operations.withLock { _ in
+            let depth = state.withLock { $0.depth }
+            if depth > 0 { return } // AVFoundation forbids it; doing nothing is the safe answer
+            stopPipeline(finishing: [])
+        }
+    }
+
+    /// Buffers in use by consumers now and at peak, across the running source.
+    public var bufferUsage: BufferPool.Usage? { state.withLock { $0.pipeline?.bufferUsage() } }
+
+    private func startPipeline(_ configuration: Configuration) throws(CaptureError) {
+        guard let input = configuration.inputs.first else { throw .noInput }
+        let pipeline = try CapturePipeline(input: input, outputs: configuration.outputs, preset: configuration.preset) { [weak self] event in
+            self?.pipelineEnded(event)
+        }
+        let wasInterrupted = state.withLock { s in
+            s.pipeline = pipeline
+            defer { s.interrupted = false }
+            return s.interrupted
+        }
+        pipeline.run()
+        post(.didStartRunning)
+        if wasInterrupted { post(.interruptionEnded) }
+    }
+
+    private func stopPipeline(finishing removed: [any FrameSink]) {
+        let pipeline = state.withLock { s in
+            defer { s.pipeline = nil }
+            return s.pipeline
+        }
+        guard let pipeline else { return }
+        let wasRunning = pipeline.isRunning
+        pipeline.stop()
+        for output in removed { output.finish() }
+        if wasRunning { post(.didStopRunning) }
+    }
+
+    /// Called on the capture thread when it ends by itself (error, unplug, end of file).
+    private func pipelineEnded(_ notification: SessionNotification) {
+        if case .wasInterrupted = notification { state.withLock { $0.interrupted = true } }
+        post(notification)
+        post(.didStopRunning)
+    }
+
+    // MARK: Notifications
+
+    /// Calls `handler` (on a private serial queue) for each notification until the token is
+    /// passed to ``removeObserver(_:)``.
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (SessionNotification) -> Void) -> ObserverToken {
+        state.withLock { s in
+            s.nextObserver += 1
+            s.observers[s.nextObserver] = handler
+            return ObserverToken(id: s.nextObserver)
+        }
+    }
+
+    public func removeObserver(_ token: ObserverToken) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token.id) }
+    }
+
+    /// The notifications as an `AsyncSequence` (from now on, until the stream is dropped).
+    public var notifications: AsyncStream<SessionNotification> {
+        AsyncStream { continuation in
+            let token = addObserver { continuation.yield($0) }
+            continuation.onTermination = { [weak self] _ in self?.removeObserver(token) }
+        }
+    }
+
+    private func post(_ notification: SessionNotification) {
+        let handlers = state.withLock { Array($0.observers.values) }
+        notificationQueue.async { for handler in handlers { handler(notification) } }
+    }
+
+    public struct ObserverToken: Sendable, Hashable { let id: UInt64 }
+}

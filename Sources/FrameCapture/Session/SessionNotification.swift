@@ -1,0 +1,20 @@
+/// What a session tells its observers (AVCaptureSession's notifications).
+public enum SessionNotification: Sendable {
+    /// Capture failed while running (the session has stopped). Carries the error.
+    case runtimeError(CaptureError)
+    /// Capture was interrupted (the session has stopped).
+    case wasInterrupted(InterruptionReason)
+    /// A session that was interrupted is capturing again.
+    case interruptionEnded
+    case didStartRunning
+    case didStopRunning
+    /// A file source has delivered its last frame (the session has stopped).
+    case sourceEnded
+
+    public enum InterruptionReason: String, Sendable {
+        /// The device went away (unplugged, driver unbound).
+        case videoDeviceNotAvailable
+        /// Another program holds the device.
+        case videoDeviceInUseByAnotherClient
+    }
+}

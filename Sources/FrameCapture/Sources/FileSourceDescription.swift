@@ -1,0 +1,193 @@
+import Foundation
+import FrameCore
+import FrameImageIO
+
+/// What a file source is, read from its header when the device is made (so an unreadable
+/// header is an error naming the file, before any session starts).
+struct FileSourceDescription: Sendable {
+    enum Kind: String, Sendable {
+        case y4m = "y4m"
+        case mjpeg = "mjpeg"
+        case images = "images"
+    }
+
+    let url: URL
+    let kind: Kind
+    let size: FrameSize
+    let pixelFormat: PixelFormat
+    let frameRate: Double
+    let realTime: Bool
+    /// Y4M: where the first frame starts and the header's colour description.
+    let y4m: Y4MHeader?
+    /// Image folders: the files in order.
+    let imageFiles: [URL]
+
+    var deviceFormat: CaptureDeviceFormat {
+        // JPEG-based sources decode into whatever format the output asks for; `pixelFormat` is
+        // their default (the images' own for PGM/PPM and gray JPEGs).
+        CaptureDeviceFormat(fourCC: kind.rawValue.uppercased(), pixelFormat: pixelFormat,
+                            isCompressed: kind != .y4m, size: size, frameRates: [frameRate])
+    }
+
+    init(url: URL, realTime: Bool, frameRate: Double?) throws(CaptureError) {
+        self.url = url
+        self.realTime = realTime
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw .unreadableFile(path: url.path, reason: "no such file or folder")
+        }
+        if isDirectory.boolValue {
+            let names: [String]
+            do { names = try FileManager.default.contentsOfDirectory(atPath: url.path) } catch {
+                throw .unreadableFile(path: url.path, reason: "cannot list the folder (permission denied?)")
+            }
+            let images = names.filter { ["jpg", "jpeg", "pgm", "ppm", "pnm"].contains(($0 as NSString).pathExtension.lowercased()) }
+                .sorted().map { url.appendingPathComponent($0) }
+            guard let first = images.first else { throw .unreadableFile(path: url.path, reason: "no JPEG, PGM or PPM images in the folder") }
+            let image = try Self.readImage(first)
+            kind = .images
+            size = FrameSize(width: image.width, height: image.height)
+            pixelFormat = image.format
+            self.frameRate = frameRate ?? 30
+            y4m = nil
+            imageFiles = images
+            return
+        }
+        let head: [UInt8]
+        do {
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            head = [UInt8](try handle.read(upToCount: 4096) ?? Data())
+        } catch {
+            throw .unreadableFile(path: url.path, reason: "cannot open (permission denied?)")
+        }
+        if head.starts(with: Array("YUV4MPEG2".utf8)) {
+            let header = try Y4MHeader(parsing: head, path: url.path)
+            kind = .y4m
+            size = FrameSize(width: header.width, height: header.height)
+            pixelFormat = header.pixelFormat
+            self.frameRate = frameRate ?? header.frameRate
+            y4m = header
+            imageFiles = []
+        } else if JPEG.hasSignature(head) {
+            // One JPEG, or a stream of them (MJPEG): the first frame gives the size.
+            let bytes: [UInt8]
+            do { bytes = try ImageFile.read(url) } catch { throw .unreadableFile(path: url.path, reason: error.description) }
+            let header: JPEG.Header
+            do { header = try JPEG.header(of: bytes) } catch {
+                throw .unreadableFile(path: url.path, reason: "unreadable JPEG header: \(error)")
+            }
+            let frames = MJPEGSplitter.frameRanges(in: bytes)
+            if frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased()) {
+                kind = .mjpeg
+                imageFiles = []
+            } else {
+                kind = .images
+                imageFiles = [url]
+            }
+            size = FrameSize(width: header.width, height: header.height)
+            pixelFormat = header.isGrayscale ? .gray8 : .nv12VideoRange
+            self.frameRate = frameRate ?? 30
+            y4m = nil
+        } else if PNM.hasSignature(head) {
+            let image = try Self.readImage(url)
+            kind = .images
+            size = FrameSize(width: image.width, height: image.height)
+            pixelFormat = image.format
+            self.frameRate = frameRate ?? 30
+            y4m = nil
+            imageFiles = [url]
+        } else {
+            throw .unreadableFile(path: url.path, reason: "not a Y4M, MJPEG, JPEG, PGM or PPM file")
+        }
+        guard self.frameRate > 0 && self.frameRate <= 1000 else {
+            throw .unreadableFile(path: url.path, reason: "frame rate \(self.frameRate) out of range")
+        }
+    }
+
+    private static func readImage(_ url: URL) throws(CaptureError) -> PixelBuffer {
+        do { return try PixelBuffer(contentsOf: url) } catch {
+            throw .unreadableFile(path: url.path, reason: error.description)
+        }
+    }
+}
+
+/// A YUV4MPEG2 stream header: `YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg`.
+struct Y4MHeader: Sendable {
+    var width: Int
+    var height: Int
+    var frameRate: Double
+    /// 4:2:0 streams are delivered as I420, 4:2:2 as YUYV, mono as GRAY8.
+    var pixelFormat: PixelFormat
+    var chroma: String
+    /// Bytes of the stream header including its newline.
+    var headerLength: Int
+    /// Bytes of one frame's pixels as stored (planar).
+    var frameBytes: Int
+
+    init(parsing head: [UInt8], path: String) throws(CaptureError) {
+        guard let newline = head.firstIndex(of: 0x0A) else {
+            throw .unreadableFile(path: path, reason: "Y4M header has no end (or is longer than 4 KiB)")
+        }
+        let line = String(decoding: head[0..<newline], as: UTF8.self)
+        var w = 0, h = 0, rate = 0.0, chroma = "420jpeg"
+        for token in line.split(separator: " ").dropFirst() {
+            let value = token.dropFirst()
+            switch token.first {
+            case "W": w = Int(value) ?? 0
+            case "H": h = Int(value) ?? 0
+            case "F":
+                let parts = value.split(separator: ":").compactMap { Double($0) }
+                if parts.count == 2, parts[1] > 0 { rate = parts[0] / parts[1] }
+            case "C": chroma = String(value)
+            case "I" where value != "p" && value != "?":
+                throw .unreadableFile(path: path, reason: "interlaced Y4M (I\(value)) is not supported")
+            default: break
+            }
+        }
+        guard w > 0, h > 0, w <= 16384, h <= 16384 else { throw .unreadableFile(path: path, reason: "Y4M header has no valid W/H") }
+        guard rate > 0 else { throw .unreadableFile(path: path, reason: "Y4M header has no valid frame rate (F)") }
+        switch chroma {
+        case "420", "420jpeg", "420paldv", "420mpeg2":
+            pixelFormat = .i420
+            frameBytes = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)
+        case "422":
+            pixelFormat = .yuyv
+            frameBytes = w * h + 2 * ((w + 1) / 2) * h
+        case "mono":
+            pixelFormat = .gray8
+            frameBytes = w * h
+        default:
+            throw .unreadableFile(path: path, reason: "Y4M colour space C\(chroma) is not supported (420, 422 and mono are)")
+        }
+        guard w % pixelFormat.sizeAlignment.width == 0, h % pixelFormat.sizeAlignment.height == 0 else {
+            throw .unreadableFile(path: path, reason: "Y4M \(w)x\(h) is not a size \(pixelFormat) can hold (odd)")
+        }
+        width = w
+        height = h
+        frameRate = rate
+        self.chroma = chroma
+        headerLength = newline + 1
+    }
+}
+
+/// Splits a stream of concatenated JPEGs at their boundaries (an EOI marker followed by SOI).
+enum MJPEGSplitter {
+    static func frameRanges(in bytes: [UInt8]) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var i = 2
+        let n = bytes.count
+        while i + 3 < n {
+            if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 && bytes[i + 2] == 0xFF && bytes[i + 3] == 0xD8 {
+                ranges.append(start..<i + 2)
+                start = i + 2
+                i += 4
+            } else {
+                i += 1
+            }
+        }
+        if start < n { ranges.append(start..<n) }
+        return ranges
+    }
+}

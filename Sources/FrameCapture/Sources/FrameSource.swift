@@ -1,0 +1,52 @@
+import FrameCore
+
+/// What a source was asked to deliver.
+struct SourceConfiguration: Sendable {
+    var format: CaptureDeviceFormat
+    /// The format frames leave the source in: the device format's own, or for compressed
+    /// formats the format they are decoded into.
+    var pixelFormat: PixelFormat
+    var frameRate: Double
+    /// Driver or pool buffers (the bound on frames in flight).
+    var bufferCount: Int
+}
+
+/// One step of a source.
+enum SourceEvent {
+    case frame(SampleBuffer)
+    case dropped(DroppedFrame)
+    /// Nothing yet (a poll timed out): the capture loop checks whether to stop and asks again.
+    case idle
+    case endOfStream
+}
+
+/// A producer of frames, driven by a session's capture thread: `start`, then `next` until it
+/// ends or the session stops it. Used from that one thread only (buffers it hands out may be
+/// released on any thread).
+protocol FrameSource: AnyObject {
+    var configuration: SourceConfiguration { get }
+    /// Real-time sources (cameras, paced files) never wait for the consumer: late frames drop.
+    /// Others wait until the consumer is ready for the next frame and drop nothing but corrupt ones.
+    var isRealTime: Bool { get }
+    func start() throws(CaptureError)
+    func next() throws(CaptureError) -> SourceEvent
+    func stop()
+    /// Buffers held by consumers right now and at most (for the stats module).
+    var bufferUsage: BufferPool.Usage { get }
+}
+
+/// Sequence-number bookkeeping shared by every source: turns gaps into one drop per lost frame.
+struct SequenceTracker {
+    private(set) var last: UInt32?
+
+    /// The number of frames lost between the previous sequence number and `sequence`,
+    /// modulo 2^32 (a wrap from 0xffffffff to 0 is no loss).
+    mutating func gap(before sequence: UInt32) -> Int {
+        defer { last = sequence }
+        guard let last else { return 0 }
+        let delta = sequence &- last
+        // A delta of 0 or one that runs backwards (> 2^31) is a driver restart, not a loss.
+        if delta == 0 || delta > UInt32.max / 2 { return 0 }
+        return Int(delta - 1)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import FrameCore
+import FrameImageIO
+import FrameProcessors
+
+/// The built-in virtual camera: colour bars scrolling sideways with a real face photo drifting
+/// smoothly across them, paced in real time and timestamped like a camera. Renders NV12
+/// (video range) with row copies only, so it stays cheap at any size.
+final class VirtualCameraSource: FrameSource {
+    static let offeredSizes: [FrameSize] = [(320, 180), (352, 288), (640, 360), (640, 480), (960, 540), (1280, 720),
+                                            (1920, 1080), (3840, 2160)].map { FrameSize(width: $0.0, height: $0.1) }
+    static let offeredRates: [Double] = [5, 10, 15, 24, 25, 30, 60]
+
+    let configuration: SourceConfiguration
+    let isRealTime = true
+    private let pool: BufferPool
+    private let width: Int, height: Int
+    private let frameDuration: Double
+    // Two pattern periods side by side, so any horizontal offset is one copy per row.
+    private var backgroundLuma: [UInt8] = []
+    private var backgroundChroma: [UInt8] = []
+    private var face: PixelBuffer
+    private var startInstant = Timestamp.now()
+    private var tick: UInt64 = 0
+    private var pending: [SourceEvent] = []
+
+    init(configuration: SourceConfiguration) throws(CaptureError) {
+        self.configuration = configuration
+        width = configuration.format.size.width
+        height = configuration.format.size.height
+        frameDuration = 1 / configuration.frameRate
+        do {
+            pool = try BufferPool(width: width, height: height, format: .nv12VideoRange, capacity: configuration.bufferCount)
+            face = try Self.makeFace(frameHeight: height)
+        } catch let error as PixelBufferError {
+            throw .pixelBuffer(error)
+        } catch {
+            throw .configuration("virtual camera: \(error)")
+        }
+        renderBackground()
+    }
+
+    var bufferUsage: BufferPool.Usage { pool.usage }
+
+    /// The embedded face photo, scaled to about 40% of the frame height, in NV12.
+    static func makeFace(frameHeight: Int) throws -> PixelBuffer {
+        guard let data = Data(base64Encoded: VirtualCameraFace.jpegBase64, options: .ignoreUnknownCharacters) else {
+            throw CaptureError.configuration("virtual camera: embedded face image is damaged")
+        }
+        let photo = try JPEG.decode([UInt8](data), to: .rgb24)
+        let h = max(24, Int(Double(frameHeight) * 0.4)) & ~1
+        let w = max(2, Int(Double(photo.width) * Double(h) / Double(photo.height))) & ~1
+        var scaled = try PixelBuffer(width: w, height: h, format: .rgb24)
+        try Resize.bilinear(photo, into: &scaled)
+        return try PixelFormatConversion.convert(scaled, to: .nv12VideoRange)
+    }
+
+    /// 75% colour bars (BT.601 video range) with a luma ramp along the bottom sixth.
+    private func renderBackground() {
+        let bars: [(y: UInt8, cb: UInt8, cr: UInt8)] = [
+            (180, 128, 128), (162, 44, 142), (131, 156, 44), (112, 72, 58),
+            (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128),
+        ]
+        let period = width, rampStart = height - height / 6
+        backgroundLuma = [UInt8](repeating: 0, count: 2 * period * height)
+        backgroundChroma = [UInt8](repeating: 128, count: 2 * period * height / 2)
+        for row in 0..<height {
+            for col in 0..<2 * period {
+                let x = col % period
+                let bar = bars[min(7, x * 8 / period)]
+                backgroundLuma[row * 2 * period + col] = row >= rampStart ? UInt8(16 + x * 219 / period) : bar.y
+                if row % 2 == 0 && col % 2 == 0 {
+                    let c = (row / 2) * 2 * period + col
+                    backgroundChroma[c] = row >= rampStart ? 128 : bar.cb
+                    backgroundChroma[c + 1] = row >= rampStart ? 128 : bar.cr
+                }
+            }
+        }
+    }
+
+    func start() throws(CaptureError) {
+        startInstant = Timestamp.now()
+        tick = 0
+    }
+
+    func next() throws(CaptureError) -> SourceEvent {
+        if !pending.isEmpty { return pending.removeFirst() }
+        var due = startInstant.adding(seconds: Double(tick) * frameDuration)
+        let now = Timestamp.now()
+        // Fell more than a frame behind (the thread was starved of CPU): the missed ticks are
+        // frames a camera would have lost upstream.
+        if now.seconds(since: due) > frameDuration {
+            let missed = UInt64(now.seconds(since: due) / frameDuration)
+            for i in 0..<missed {
+                pending.append(.dropped(DroppedFrame(sequenceNumber: tick + i, presentationTime: Double(tick + i) * frameDuration,
+                                                     reason: .discontinuity)))
+            }
+            tick += missed
+            due = startInstant.adding(seconds: Double(tick) * frameDuration)
+            return pending.removeFirst()
+        }
+        // Sleep in short steps so a stop request is seen quickly.
+        if due.seconds(since: now) > 0.05 {
+            Timestamp.sleep(until: now.adding(seconds: 0.05))
+            return .idle
+        }
+        Timestamp.sleep(until: due)
+        let sequence = tick
+        tick += 1
+        let time = Double(sequence) * frameDuration
+        guard var buffer = pool.makeBuffer() else {
+            return .dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .outOfBuffers))
+        }
+        render(into: &buffer, time: time)
+        return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: sequence, captureInstant: due))
+    }
+
+    /// Where the face is at `time`: a smooth Lissajous path inside the frame.
+    func faceOrigin(at time: Double) -> (x: Int, y: Int) {
+        let fx = 0.5 + 0.45 * sin(2 * Double.pi * time / 6.0)
+        let fy = 0.5 + 0.4 * sin(2 * Double.pi * time / 4.3)
+        return (Int(Double(width - face.width) * fx) & ~1, Int(Double(height - face.height) * fy) & ~1)
+    }
+
+    private func render(into buffer: inout PixelBuffer, time: Double) {
+        let shift = (Int(time * Double(width) / 8) % width) & ~1 // one bar width per second
+        let period2 = 2 * width
+        let origin = faceOrigin(at: time)
+        let face = self.face
+        backgroundLuma.withUnsafeBytes { luma in
+            buffer.withUnsafeMutableBytes(ofPlane: 0) { dst, p in
+                for row in 0..<height {
+                    (dst.baseAddress! + row * p.bytesPerRow).copyMemory(from: luma.baseAddress! + row * period2 + shift, byteCount: width)
+                }
+                face.withUnsafeBytes(ofPlane: 0) { src, fp in
+                    for row in 0..<fp.height {
+                        (dst.baseAddress! + (origin.y + row) * p.bytesPerRow + origin.x)
+                            .copyMemory(from: src.baseAddress! + row * fp.bytesPerRow, byteCount: fp.width)
+                    }
+                }
+            }
+        }
+        backgroundChroma.withUnsafeBytes { chroma in
+            buffer.withUnsafeMutableBytes(ofPlane: 1) { dst, p in
+                for row in 0..<height / 2 {
+                    (dst.baseAddress! + row * p.bytesPerRow).copyMemory(from: chroma.baseAddress! + row * period2 + shift, byteCount: width)
+                }
+                face.withUnsafeBytes(ofPlane: 1) { src, fp in
+                    for row in 0..<fp.height {
+                        (dst.baseAddress! + (origin.y / 2 + row) * p.bytesPerRow + origin.x)
+                            .copyMemory(from: src.baseAddress! + row * fp.bytesPerRow, byteCount: fp.width * 2)
+                    }
+                }
+            }
+        }
+    }
+
+    func stop() { pending.removeAll() }
+}

@@ -1,0 +1,308 @@
+import CV4L2
+import FrameCore
+import FrameImageIO
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Streams from a V4L2 device with mmap buffers: S_FMT, S_PARM, REQBUFS, QBUF, STREAMON,
+/// then poll + DQBUF per frame. Native formats are delivered without copying: the frame
+/// borrows the driver buffer, which is re-queued when the last reference to it ends.
+final class V4L2Source: FrameSource {
+    let configuration: SourceConfiguration
+    let isRealTime = true
+    private let path: String
+    private let kernel: any V4L2Kernel
+    private var stream: V4L2Stream?
+    private var sequence = SequenceTracker()
+    private var pending: [SourceEvent] = []
+    private var decoder: JPEG.Decoder?
+    private var decodePool: BufferPool?
+    private var negotiated: (width: Int, height: Int, bytesPerRow: Int, sizeImage: Int) = (0, 0, 0, 0)
+
+    init(path: String, kernel: any V4L2Kernel, configuration: SourceConfiguration) {
+        self.path = path
+        self.kernel = kernel
+        self.configuration = configuration
+    }
+
+    var bufferUsage: BufferPool.Usage {
+        if let decodePool { return decodePool.usage }
+        return stream?.usage ?? BufferPool.Usage(buffersInUse: 0, peakBuffersInUse: 0, bytesInUse: 0, peakBytesInUse: 0, bytesAllocated: 0)
+    }
+
+    func start() throws(CaptureError) {
+        let handle = try V4L2Handle(path: path, kernel: kernel)
+        let format = configuration.format
+        // S_FMT: the driver may adjust what it cannot do, so read back and check.
+        var fmt = v4l2_format()
+        fmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        fmt.fmt.pix.width = UInt32(format.size.width)
+        fmt.fmt.pix.height = UInt32(format.size.height)
+        fmt.fmt.pix.pixelformat = format.v4l2Code
+        fmt.fmt.pix.field = V4L2_FIELD_NONE.rawValue
+        try handle.ioctl(cv4l2_VIDIOC_S_FMT, "VIDIOC_S_FMT", &fmt)
+        guard fmt.fmt.pix.pixelformat == format.v4l2Code, Int(fmt.fmt.pix.width) == format.size.width,
+              Int(fmt.fmt.pix.height) == format.size.height else {
+            throw .formatRejected("asked for \(format.fourCC) \(format.size), driver set "
+                + "\(V4L2FormatCatalog.string(fmt.fmt.pix.pixelformat)) \(fmt.fmt.pix.width)x\(fmt.fmt.pix.height)")
+        }
+        let minRow = configuration.format.pixelFormat.map { $0.planeGeometry(0, width: format.size.width, height: 1).width * $0.planeGeometry(0, width: format.size.width, height: 1).bytesPerPixel } ?? 0
+        negotiated = (format.size.width, format.size.height, max(Int(fmt.fmt.pix.bytesperline), minRow), Int(fmt.fmt.pix.sizeimage))
+
+        // S_PARM: the frame rate, where the driver lets us set it.
+        var parm = v4l2_streamparm()
+        parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        let rate = configuration.frameRate
+        parm.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((rate * 1000).rounded()))
+        do { try handle.ioctl(cv4l2_VIDIOC_S_PARM, "VIDIOC_S_PARM", &parm) } catch let .systemCall(_, e) where e.errno == ENOTTY || e.errno == EINVAL {
+            // Drivers without frame-rate control run at their own rate.
+        }
+
+        if format.isCompressed {
+            decoder = try? JPEG.Decoder()
+            decodePool = try? BufferPool(width: format.size.width, height: format.size.height,
+                                         format: configuration.pixelFormat, capacity: configuration.bufferCount)
+        }
+        stream = try V4L2Stream(handle: handle, count: configuration.bufferCount)
+    }
+
+    func next() throws(CaptureError) -> SourceEvent {
+        if !pending.isEmpty { return pending.removeFirst() }
+        guard let stream else { return .endOfStream }
+        guard let dequeued = try stream.dequeue(timeoutMilliseconds: 200) else { return .idle }
+        let seq = dequeued.sequence
+        let lost = sequence.gap(before: seq)
+        let reason: DropReason = dequeued.starvedBefore ? .outOfBuffers : .discontinuity
+        for i in 0..<lost {
+            let missing = UInt64(seq &- UInt32(lost - i))
+            pending.append(.dropped(DroppedFrame(sequenceNumber: missing, presentationTime: dequeued.timestamp.seconds, reason: reason)))
+        }
+        let event = makeFrame(dequeued, stream: stream)
+        if pending.isEmpty { return event }
+        pending.append(event)
+        return pending.removeFirst()
+    }
+
+    private func makeFrame(_ d: V4L2Stream.Dequeued, stream: V4L2Stream) -> SourceEvent {
+        let drop = SourceEvent.dropped(DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .corrupt))
+        if d.hasError || d.bytesUsed == 0 {
+            stream.requeue(d.index)
+            return drop
+        }
+        let size = configuration.format.size
+        if configuration.format.isCompressed {
+            defer { stream.requeue(d.index) } // decoded into our own buffer: the driver's goes straight back
+            guard let decoder, let decodePool else { return drop }
+            guard var buffer = decodePool.makeBuffer() else {
+                return .dropped(DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .outOfBuffers))
+            }
+            do {
+                try decoder.decode(UnsafeRawBufferPointer(start: stream.address(of: d.index), count: d.bytesUsed), into: &buffer)
+            } catch { return drop }
+            return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
+                                       sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
+        }
+        guard let pixelFormat = configuration.format.pixelFormat else { stream.requeue(d.index); return drop }
+        let bpr = negotiated.bytesPerRow
+        var planes: [(offset: Int, bytesPerRow: Int)] = [(0, bpr)]
+        switch pixelFormat {
+        case .nv12VideoRange, .nv12FullRange: planes.append((bpr * size.height, bpr))
+        case .i420: planes += [(bpr * size.height, bpr / 2), (bpr * size.height + (bpr / 2) * (size.height / 2), bpr / 2)]
+        default: break
+        }
+        let storage = stream.borrow(d.index)
+        do {
+            let buffer = try PixelBuffer(width: size.width, height: size.height, format: pixelFormat, storage: storage, planes: planes)
+            return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
+                                       sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
+        } catch {
+            return drop // a short buffer: the storage's release re-queues it
+        }
+    }
+
+    func stop() {
+        stream?.stop()
+        stream = nil
+        pending.removeAll()
+    }
+}
+
+/// The mmap buffers of one streaming run. Outlives `stop()` while any frame still borrows a
+/// buffer: the mapping (and the descriptor) end only when the last frame does, and a buffer
+/// released after `stop()` is not re-queued.
+final class V4L2Stream: Sendable {
+    struct Dequeued {
+        var index: Int
+        var sequence: UInt32
+        var timestamp: Timestamp
+        var bytesUsed: Int
+        var hasError: Bool
+        /// Whether the kernel had no buffer to fill at some point since the previous frame
+        /// (the consumer held them all): a gap then means outOfBuffers, not an upstream loss.
+        var starvedBefore: Bool
+    }
+
+    private struct State {
+        var streaming = true
+        var queued: Set<Int> = []
+        var borrowed = 0
+        var peakBorrowed = 0
+        var starved = false
+    }
+
+    private let handle: V4L2Handle
+    // Addresses and lengths of the mappings, fixed after init.
+    private let mappings: SendableBox<[(address: UnsafeMutableRawPointer, length: Int)]>
+    private let state = Mutex(State())
+
+    init(handle: V4L2Handle, count: Int) throws(CaptureError) {
+        self.handle = handle
+        var req = v4l2_requestbuffers()
+        req.count = UInt32(count)
+        req.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        req.memory = V4L2_MEMORY_MMAP.rawValue
+        try handle.ioctl(cv4l2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", &req)
+        guard req.count >= 2 else { throw .formatRejected("the driver granted \(req.count) buffers; streaming needs 2") }
+        var maps: [(UnsafeMutableRawPointer, Int)] = []
+        func unwind() {
+            for (address, length) in maps { handle.kernel.munmap(address, length: length) }
+            var none = v4l2_requestbuffers()
+            none.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            none.memory = V4L2_MEMORY_MMAP.rawValue
+            try? handle.ioctl(cv4l2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", &none)
+        }
+        do {
+            for index in 0..<Int(req.count) {
+                var buf = Self.buffer(index)
+                try handle.ioctl(cv4l2_VIDIOC_QUERYBUF, "VIDIOC_QUERYBUF", &buf)
+                let (pointer, error) = handle.kernel.mmap(handle.fd, length: Int(buf.length), offset: Int64(buf.m.offset))
+                guard let pointer else { throw CaptureError.systemCall(path: handle.path, SystemCallError(call: "mmap", errno: error)) }
+                maps.append((pointer, Int(buf.length)))
+            }
+            for index in 0..<maps.count {
+                var buf = Self.buffer(index)
+                try handle.ioctl(cv4l2_VIDIOC_QBUF, "VIDIOC_QBUF", &buf)
+            }
+            var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+            try handle.ioctl(cv4l2_VIDIOC_STREAMON, "VIDIOC_STREAMON", &type)
+        } catch let error as CaptureError {
+            unwind()
+            throw error
+        } catch {
+            unwind()
+            throw .configuration("\(error)")
+        }
+        mappings = SendableBox(maps.map { (address: $0.0, length: $0.1) })
+        state.withLock { $0.queued = Set(0..<maps.count) }
+    }
+
+    deinit {
+        for m in mappings.value { handle.kernel.munmap(m.address, length: m.length) }
+        var none = v4l2_requestbuffers()
+        none.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        none.memory = V4L2_MEMORY_MMAP.rawValue
+        try? handle.ioctl(cv4l2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", &none)
+        // The descriptor closes when `handle` goes, right after this.
+    }
+
+    static func buffer(_ index: Int) -> v4l2_buffer {
+        var buf = v4l2_buffer()
+        buf.index = UInt32(index)
+        buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        buf.memory = V4L2_MEMORY_MMAP.rawValue
+        return buf
+    }
+
+    var usage: BufferPool.Usage {
+        let length = mappings.value.first?.length ?? 0
+        return state.withLock { s in
+            BufferPool.Usage(buffersInUse: s.borrowed, peakBuffersInUse: s.peakBorrowed, bytesInUse: s.borrowed * length,
+                             peakBytesInUse: s.peakBorrowed * length, bytesAllocated: mappings.value.count * length)
+        }
+    }
+
+    func address(of index: Int) -> UnsafeMutableRawPointer { mappings.value[index].address }
+
+    /// Waits up to `timeoutMilliseconds` for a filled buffer. Throws on EIO/POLLERR (runtime
+    /// error) and ENODEV (the device went away).
+    func dequeue(timeoutMilliseconds: Int32) throws(CaptureError) -> Dequeued? {
+        let kernel = handle.kernel, fd = handle.fd
+        // With every buffer held by consumers the kernel has nothing to fill, and poll would
+        // report POLLERR: wait for one to come back instead.
+        if state.withLock({ $0.queued.isEmpty }) {
+            Timestamp.sleep(until: Timestamp.now().adding(seconds: 0.002))
+            return nil
+        }
+        let polled: Int
+        var revents: Int16 = 0
+        do {
+            polled = try retryingSystemCall("poll") {
+                let r = kernel.poll(fd, events: Int16(POLLIN), timeoutMilliseconds: timeoutMilliseconds)
+                revents = r.revents
+                return (r.result, r.errno)
+            }
+        } catch { throw V4L2Handle.classify(error, path: handle.path) }
+        if polled == 0 { return nil }
+        if revents & Int16(POLLNVAL) != 0 { throw .deviceLost(path: handle.path) }
+        // POLLERR: DQBUF below says why (EIO, ENODEV); if it somehow succeeds, carry on.
+        var buf = Self.buffer(0)
+        do {
+            try handle.ioctl(cv4l2_VIDIOC_DQBUF, "VIDIOC_DQBUF", &buf)
+        } catch let .systemCall(_, e) where e.errno == EAGAIN {
+            if revents & Int16(POLLERR) != 0 {
+                throw .systemCall(path: handle.path, SystemCallError(call: "poll (POLLERR)", errno: EIO))
+            }
+            return nil
+        }
+        let index = Int(buf.index)
+        let starved = state.withLock { s -> Bool in
+            let wasStarved = s.starved
+            s.queued.remove(index)
+            s.starved = s.queued.isEmpty
+            return wasStarved
+        }
+        let monotonic = buf.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+        let stamp = monotonic && (buf.timestamp.tv_sec != 0 || buf.timestamp.tv_usec != 0)
+            ? Timestamp(nanoseconds: UInt64(buf.timestamp.tv_sec) * 1_000_000_000 + UInt64(buf.timestamp.tv_usec) * 1000)
+            : Timestamp.now()
+        return Dequeued(index: index, sequence: buf.sequence, timestamp: stamp, bytesUsed: Int(buf.bytesused),
+                        hasError: buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, starvedBefore: starved)
+    }
+
+    /// Wraps buffer `index` as pixel storage; the buffer is re-queued when the storage ends.
+    func borrow(_ index: Int) -> PixelStorage {
+        state.withLock { s in
+            s.borrowed += 1
+            s.peakBorrowed = max(s.peakBorrowed, s.borrowed)
+        }
+        let m = mappings.value[index]
+        return PixelStorage(borrowing: m.address, byteCount: m.length) { [self] _ in
+            state.withLock { $0.borrowed -= 1 }
+            requeue(index)
+        }
+    }
+
+    /// Gives buffer `index` back to the driver (nothing after `stop()`).
+    func requeue(_ index: Int) {
+        guard state.withLock({ $0.streaming }) else { return }
+        var buf = Self.buffer(index)
+        do {
+            try handle.ioctl(cv4l2_VIDIOC_QBUF, "VIDIOC_QBUF", &buf)
+            state.withLock { _ = $0.queued.insert(index) }
+        } catch {
+            // A device that went away or stopped: the next DQBUF reports it.
+        }
+    }
+
+    func stop() {
+        let wasStreaming = state.withLock { s -> Bool in
+            defer { s.streaming = false }
+            return s.streaming
+        }
+        guard wasStreaming else { return }
+        var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+        try? handle.ioctl(cv4l2_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", &type)
+    }
+}
