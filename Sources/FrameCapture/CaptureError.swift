@@ -47,26 +47,3 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Why a frame was not delivered.
-public enum DropReason: String, Sendable, CaseIterable, Codable {
-    /// The consumer was still busy with an earlier frame; a newer one replaced this one.
-    case frameWasLate = "frame_was_late"
-    /// Every buffer was held by the consumer, so there was nowhere to put the frame.
-    case outOfBuffers = "out_of_buffers"
-    /// Frames were lost upstream (a gap in the driver's sequence numbers).
-    case discontinuity
-    /// The frame's data was damaged (V4L2 error flag, undecodable or truncated JPEG/file data).
-    case corrupt
-}
-
-/// What a delegate learns about a frame that was dropped: when and why (no pixels).
-public struct DroppedFrame: Sendable, Equatable {
-    public var sequenceNumber: UInt64
-    public var presentationTime: Double
-    public var reason: DropReason
-    public init(sequenceNumber: UInt64, presentationTime: Double, reason: DropReason) {
-        self.sequenceNumber = sequenceNumber
-        self.presentationTime = presentationTime
-        self.reason = reason
-    }
-}

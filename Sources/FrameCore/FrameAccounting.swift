@@ -1,0 +1,39 @@
+/// Why a frame was not delivered.
+public enum DropReason: String, Sendable, CaseIterable, Codable {
+    /// The consumer was still busy with an earlier frame; a newer one replaced this one.
+    case frameWasLate = "frame_was_late"
+    /// Every buffer was held by the consumer, so there was nowhere to put the frame.
+    case outOfBuffers = "out_of_buffers"
+    /// Frames were lost upstream (a gap in the driver's sequence numbers).
+    case discontinuity
+    /// The frame's data was damaged (V4L2 error flag, undecodable or truncated JPEG/file data).
+    case corrupt
+}
+
+/// What a delegate learns about a frame that was dropped: when and why (no pixels).
+public struct DroppedFrame: Sendable, Equatable {
+    public var sequenceNumber: UInt64
+    public var presentationTime: Double
+    public var reason: DropReason
+    public init(sequenceNumber: UInt64, presentationTime: Double, reason: DropReason) {
+        self.sequenceNumber = sequenceNumber
+        self.presentationTime = presentationTime
+        self.reason = reason
+    }
+}
+
+/// Frame accounting of one output: every captured frame is delivered, dropped (with a reason)
+/// or, for a moment, pending. `captured == delivered + dropped + pending` at all times.
+public struct OutputCounts: Sendable, Equatable, Codable {
+    public var captured: Int = 0
+    public var delivered: Int = 0
+    public var pending: Int = 0
+    public var dropped: [DropReason: Int] = [:]
+
+    public init() {}
+
+    public var droppedTotal: Int { dropped.values.reduce(0, +) }
+    public func dropped(_ reason: DropReason) -> Int { dropped[reason] ?? 0 }
+    /// The guarantee FrameKit makes, checkable at any instant.
+    public var isBalanced: Bool { captured == delivered + droppedTotal + pending }
+}

@@ -1,0 +1,217 @@
+import Dispatch
+import Foundation
+import FrameKit
+import Synchronization
+
+/// `framekit detect`: faces in every delivered frame, as JSON lines, then a summary.
+enum DetectCommand {
+    static let abstract = "Detect faces in live or recorded video; one JSON line per frame, then a summary."
+    static let usage = "framekit detect [--preset NAME] [--device PATH|ID|virtual | --input FILE|DIR [--realtime]] [--frames N] [--duration S] [--stats FILE.json] ..."
+    static let specs: [OptionSpec] = [
+        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720; for --input, the file's own size)."),
+    ] + DeviceChoice.specs + [
+        OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames have been captured (delivered or dropped)."),
+        OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this long."),
+        OptionSpec(name: "stats", valueName: "FILE.json", help: "Write the full statistics as JSON."),
+        OptionSpec(name: "scale-factor", valueName: "X", help: "Detector pyramid step, > 1 (default 1.2)."),
+        OptionSpec(name: "min-neighbors", valueName: "N", help: "Detections a face needs (default 4)."),
+        OptionSpec(name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: height / 10)."),
+        OptionSpec(name: "max-face", valueName: "PIXELS", help: "Largest face size in frame pixels (default: no limit)."),
+        OptionSpec(name: "detection-scale", valueName: "S", help: "Detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
+    ]
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try ParsedOptions(arguments, specs: specs, command: "detect")
+        let preset = try DeviceChoice.preset(options, default: options.string("input") == nil ? .hd1280x720 : .high)
+        let frameLimit = try options.int("frames", range: 1...100_000_000)
+        let duration = try options.double("duration", range: 0.001...1e7)
+        let scaleFactor = try options.double("scale-factor", range: 1.01...4) ?? 1.2
+        let minNeighbors = try options.int("min-neighbors", range: 0...100) ?? 4
+        let minFace = try options.int("min-face", range: 0...100_000)
+        let maxFace = try options.int("max-face", range: 0...100_000)
+        let detectionScale = try options.double("detection-scale", range: 0.01...1)
+        let device = try DeviceChoice.resolve(options)
+
+        let session = CaptureSession()
+        let output = VideoDataOutput()
+        let runner = DetectRun(frameLimit: frameLimit)
+        do {
+            try session.configure {
+                try session.addInput(CaptureDeviceInput(device: device))
+                try session.setSessionPreset(preset)
+                try session.addOutput(output)
+            }
+        } catch {
+            throw RuntimeFailure("\(error)")
+        }
+        let size = try activeSize(device: device, preset: preset)
+        let detector: FaceDetector
+        do {
+            detector = try FaceDetector(options: .init(
+                scaleFactor: scaleFactor, minNeighbors: minNeighbors,
+                minFaceSize: minFace ?? size.height / 10, maxFaceSize: maxFace,
+                detectionScale: detectionScale ?? min(1, 480 / Double(size.height))))
+        } catch { throw RuntimeFailure("\(error)") }
+        output.processors = ProcessorChain([FaceDetectionProcessor(detector: detector)])
+        output.setSampleBufferDelegate(runner)
+        session.addObserver { runner.notify($0) }
+
+        let interrupt = SignalWatch.onInterrupt { runner.finish(reason: .interrupted) }
+        defer { interrupt.cancel() }
+        do { try session.startRunning() } catch { throw RuntimeFailure("\(error)") }
+        let started = Date()
+        let progress = Console.stderrIsTerminal ? Progress(runner: runner, output: output) : nil
+        let endReason = runner.wait(until: duration.map { started.addingTimeInterval($0) })
+        let poolPeak = session.bufferUsage?.peakBytesInUse
+        session.stopRunning()
+        progress?.stop()
+
+        let input = session.inputs.first
+        let active = input?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
+        let snapshot = runner.stats.snapshot(preset: preset.rawValue, width: active.width, height: active.height,
+                                              source: sourceName(device), counts: output.counts,
+                                              poolPeakBytes: poolPeak)
+        Console.out(SummaryJSON.summary(snapshot).text)
+        if let path = options.string("stats") {
+            do { try SummaryJSON.write(snapshot, to: URL(fileURLWithPath: path)) } catch {
+                throw RuntimeFailure("cannot write \(path): \(error)")
+            }
+        }
+        switch endReason {
+        case let .failed(message):
+            Console.err("framekit: \(message)")
+            return ExitCode.failure
+        default:
+            return ExitCode.success
+        }
+    }
+
+    static func sourceName(_ device: CaptureDevice) -> String {
+        switch device.deviceType {
+        case .virtual: "virtual"
+        case .file: device.uniqueID.replacingOccurrences(of: "file:", with: "")
+        case .external: device.uniqueID
+        }
+    }
+
+    /// The size the session will run at (for the detector's defaults), or a clear error.
+    static func activeSize(device: CaptureDevice, preset: SessionPreset) throws -> (width: Int, height: Int) {
+        if device.deviceType == .file { return (device.formats[0].size.width, device.formats[0].size.height) }
+        guard let size = preset.resolve(among: device.supportedSizes) else {
+            throw RuntimeFailure("\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))")
+        }
+        return (size.width, size.height)
+    }
+}
+
+/// The delegate of one detect run: prints each result, feeds the stats, and ends the run.
+final class DetectRun: VideoDataOutputSampleBufferDelegate {
+    enum End: Sendable { case frames, duration, endOfInput, interrupted, failed(String) }
+
+    let stats = StatsRecorder()
+    private let frameLimit: Int?
+    private let state = Mutex<(seen: Int, end: End?)>((0, nil))
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(frameLimit: Int?) { self.frameLimit = frameLimit }
+
+    func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+        let delivered = Timestamp.now() // the processors have run: this is the result's moment
+        guard count() else { return }
+        stats.recordResult(of: frame, resultAt: delivered)
+        let latency = delivered.seconds(since: frame.captureInstant) * 1000
+        let faces = JSON.array(frame.faces.map { f in
+            .object([("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height))])
+        })
+        Console.out(JSON.object([
+            ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
+            ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
+            ("faces", faces), ("latency_ms", .number(latency, decimals: 3)),
+        ]).text)
+        stats.sampleMemoryIfDue(frame.sequenceNumber)
+    }
+
+    func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+        guard count() else { return }
+        stats.recordDrop(frame)
+    }
+
+    /// Counts a captured frame; false once the run has ended (frames after the limit are
+    /// still counted by the output but not printed).
+    private func count() -> Bool {
+        let (accept, reached) = state.withLock { s -> (Bool, Bool) in
+            guard s.end == nil else { return (false, false) }
+            s.seen += 1
+            return (true, frameLimit.map { s.seen >= $0 } ?? false)
+        }
+        if reached { finish(reason: .frames) }
+        return accept
+    }
+
+    func notify(_ notification: SessionNotification) {
+        switch notification {
+        case .sourceEnded: finish(reason: .endOfInput)
+        case let .runtimeError(error): finish(reason: .failed("\(error)"))
+        case .wasInterrupted(let reason): finish(reason: .failed("capture interrupted: \(reason.rawValue)"))
+        default: break
+        }
+    }
+
+    func finish(reason: End) {
+        let first = state.withLock { s -> Bool in
+            guard s.end == nil else { return false }
+            s.end = reason
+            return true
+        }
+        if first { ended.signal() }
+    }
+
+    /// Blocks until the run ends (or `deadline` passes).
+    func wait(until deadline: Date?) -> End {
+        if let deadline {
+            if ended.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .timedOut { finish(reason: .duration) }
+        } else {
+            ended.wait()
+        }
+        return state.withLock { $0.end ?? .duration }
+    }
+}
+
+extension StatsRecorder {
+    /// Memory is sampled every 30 frames: reading /proc costs ~20 µs.
+    func sampleMemoryIfDue(_ sequence: UInt64) {
+        if sequence % 30 == 0 { sampleMemory(poolBytesInUse: nil) }
+    }
+}
+
+/// The live one-line progress on a terminal's stderr.
+final class Progress {
+    private let timer: DispatchSourceTimer
+    init(runner: DetectRun, output: VideoDataOutput) {
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "framekit.progress"))
+        let started = Timestamp.now()
+        timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+        timer.setEventHandler {
+            let c = output.counts
+            let elapsed = Timestamp.now().seconds(since: started)
+            let line = String(format: "\r%6d delivered  %5.1f fps  %d dropped  ", c.delivered, Double(c.delivered) / max(elapsed, 0.001), c.droppedTotal)
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        timer.resume()
+    }
+    func stop() {
+        timer.cancel()
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+}
+
+/// Ctrl-C ends a run cleanly (the summary is still printed).
+enum SignalWatch {
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> DispatchSourceSignal {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "framekit.signals"))
+        source.setEventHandler(handler: handler)
+        source.resume()
+        return source
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import FrameKit
+
+/// `framekit devices`: every camera and the virtual camera, with what each offers.
+enum DevicesCommand {
+    static let abstract = "List capture devices with their formats, sizes, frame rates and supported presets."
+    static let usage = "framekit devices [--json]"
+    static let specs = [OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")]
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try ParsedOptions(arguments, specs: specs, command: "devices")
+        let discovery = DiscoverySession(deviceTypes: [.external, .virtual])
+        let devices = discovery.devices
+        if options.flag("json") {
+            Console.out(JSON.object([
+                ("devices", .array(devices.map(json))),
+                ("skipped", .array(discovery.problems.map { .object([("path", .string($0.path)), ("reason", .string("\($0.error)"))]) })),
+            ]).text)
+        } else {
+            for device in devices {
+                Console.out("\(device.localizedName)  [\(device.uniqueID)]  \(device.deviceType.rawValue), driver \(device.modelID)")
+                Console.out("  presets: \(device.supportedPresets.map(\.rawValue).joined(separator: ", "))")
+                for format in device.formats { Console.out("  \(format)") }
+            }
+            for problem in discovery.problems { Console.err("skipped \(problem.path): \(problem.error)") }
+        }
+        return ExitCode.success
+    }
+
+    static func json(_ device: CaptureDevice) -> JSON {
+        .object([
+            ("id", .string(device.uniqueID)), ("name", .string(device.localizedName)), ("type", .string(device.deviceType.rawValue)),
+            ("driver", .string(device.modelID)),
+            ("formats", .array(device.formats.map { f in
+                .object([("fourcc", .string(f.fourCC)), ("pixel_format", f.pixelFormat.map { .string($0.shortName) } ?? .null),
+                         ("compressed", .bool(f.isCompressed)), ("emulated", .bool(f.isEmulated)),
+                         ("width", .int(f.size.width)), ("height", .int(f.size.height)),
+                         ("frame_rates", .array(f.frameRates.map { .number($0, decimals: 3) }))])
+            })),
+            ("presets", .array(device.supportedPresets.map { .string($0.rawValue) })),
+        ])
+    }
+}
