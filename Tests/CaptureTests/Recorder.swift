@@ -1,0 +1,111 @@
+import Dispatch
+import Foundation
+import FrameKit
+import Synchronization
+
+/// A delegate that records what it is given, optionally slowly or holding on to buffers.
+final class Recorder: VideoDataOutputSampleBufferDelegate {
+    struct Record {
+        var frames: [SampleBuffer] = []
+        var drops: [DroppedFrame] = []
+        var latencies: [Double] = []
+        var held: [SampleBuffer] = []
+        var busyCallbacks = 0
+        var inCallback = false
+    }
+
+    let record = Mutex(SendableBox(Record()))
+    let delay: Double
+    let holdFirst: Int
+    private let keepPixels: Bool
+
+    /// - Parameters:
+    ///   - delay: seconds each didOutput takes
+    ///   - holdFirst: keep this many delivered buffers alive (starving the source)
+    ///   - keepPixels: keep copies of frames (the borrowed buffers go back at once)
+    init(delay: Double = 0, holdFirst: Int = 0, keepPixels: Bool = false) {
+        self.delay = delay
+        self.holdFirst = holdFirst
+        self.keepPixels = keepPixels
+    }
+
+    func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+        let latency = Timestamp.now().seconds(since: frame.captureInstant)
+        record.withLock { r in
+            if r.value.inCallback { r.value.busyCallbacks += 1 }
+            r.value.inCallback = true
+            if r.value.held.count < holdFirst { r.value.held.append(frame) }
+            var kept = frame
+            if keepPixels { kept.pixelBuffer = frame.pixelBuffer.copy() } else {
+                kept.pixelBuffer = (try? PixelBuffer(width: 2, height: 2, format: .gray8)) ?? frame.pixelBuffer
+            }
+            r.value.frames.append(kept)
+            r.value.latencies.append(latency)
+        }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        record.withLock { $0.value.inCallback = false }
+    }
+
+    func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+        record.withLock { $0.value.drops.append(frame) }
+    }
+
+    var frames: [SampleBuffer] { record.withLock { $0.value.frames } }
+    var drops: [DroppedFrame] { record.withLock { $0.value.drops } }
+    var latencies: [Double] { record.withLock { $0.value.latencies } }
+    func releaseHeld() { record.withLock { $0.value.held.removeAll() } }
+    func drops(_ reason: DropReason) -> Int { drops.filter { $0.reason == reason }.count }
+
+    /// Waits until `condition` holds or `timeout` passes; returns whether it held.
+    @discardableResult
+    func wait(timeout: Double = 5, _ condition: (Recorder) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(self) { return true }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return condition(self)
+    }
+}
+
+/// Collects a session's notifications.
+final class NotificationLog: Sendable {
+    private let log = Mutex<[SessionNotification]>([])
+    init(_ session: CaptureSession) { session.addObserver { n in self.append(n) } }
+    private func append(_ n: SessionNotification) { log.withLock { $0.append(n) } }
+    var all: [SessionNotification] { log.withLock { $0 } }
+    func wait(timeout: Double = 5, _ match: (SessionNotification) -> Bool) -> SessionNotification? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let hit = all.first(where: match) { return hit }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return all.first(where: match)
+    }
+}
+
+/// A running session on `device` with one output and `recorder` as its delegate.
+func makeSession(_ device: CaptureDevice, preset: SessionPreset = .vga640x480, recorder: Recorder,
+                 format: PixelFormat? = nil, discardsLate: Bool = true) throws -> (CaptureSession, VideoDataOutput) {
+    let session = CaptureSession()
+    let output = VideoDataOutput()
+    output.videoSettings = .init(pixelFormat: format)
+    output.alwaysDiscardsLateVideoFrames = discardsLate
+    output.setSampleBufferDelegate(recorder)
+    try session.configure {
+        try session.addInput(CaptureDeviceInput(device: device))
+        try session.setSessionPreset(preset)
+        try session.addOutput(output)
+    }
+    return (session, output)
+}
+
+/// The CaptureError `body` throws (nil if it throws nothing or something else).
+func thrownCaptureError(_ body: () throws -> Void) -> CaptureError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? CaptureError
+    }
+}
