@@ -9,12 +9,18 @@ public final class CaptureConnection: Sendable {
         var rotation: Transform.Rotation = .none
         var mirrored = false
         var enabled = true
+        var pixelFormat: PixelFormat
     }
-    private let settings = Mutex(Settings())
-    /// The format frames arrive in (rotation support depends on it).
-    let pixelFormat: PixelFormat
+    private let settings: Mutex<Settings>
 
-    init(pixelFormat: PixelFormat) { self.pixelFormat = pixelFormat }
+    init(pixelFormat: PixelFormat) { settings = Mutex(Settings(pixelFormat: pixelFormat)) }
+
+    /// The format frames are delivered in (rotation support depends on it); set by the session
+    /// when capture starts.
+    var pixelFormat: PixelFormat {
+        get { settings.withLock { $0.pixelFormat } }
+        set { settings.withLock { $0.pixelFormat = newValue } }
+    }
 
     /// Clockwise rotation in degrees applied to delivered frames: 0, 90, 180 or 270.
     public var videoRotationAngle: Double { Double(settings.withLock { $0.rotation.rawValue }) }

@@ -50,7 +50,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         var settings = VideoSettings()
         var discardsLate = true
         var processors = ProcessorChain()
-        var connection: CaptureConnection?
+        let connection = CaptureConnection(pixelFormat: .nv12VideoRange)
         var counts = OutputCounts()
         // The mailbox between the capture thread and the consumer.
         var events: [Event] = []
@@ -103,11 +103,12 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     /// Every format the output can deliver, native ones first for the connected device.
     public var availableVideoPixelFormatTypes: [PixelFormat] {
-        let native = state.withLock { $0.connection?.pixelFormat }
-        return (native.map { [$0] } ?? []) + PixelFormat.allCases.filter { $0 != native }
+        let native = state.withLock { $0.connection.pixelFormat }
+        return [native] + PixelFormat.allCases.filter { $0 != native }
     }
 
-    /// The connection to the session's input (nil until the output joins a session with one).
+    /// The connection to the session's input: its rotation, mirroring and enabled state last
+    /// across starts and input swaps.
     public var connection: CaptureConnection? { state.withLock { $0.connection } }
 
     /// Captured, delivered and dropped frames so far, by reason.
@@ -115,9 +116,9 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     // MARK: Session side (capture thread)
 
-    func attach(connection: CaptureConnection?, capacity: Int) {
+    func attach(nativeFormat: PixelFormat, capacity: Int) {
         state.withLock { s in
-            s.connection = connection
+            s.connection.pixelFormat = s.settings.pixelFormat ?? nativeFormat
             s.capacity = max(1, capacity)
             s.finished = false
         }
@@ -131,7 +132,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     func receive(_ frame: SampleBuffer) {
         enum Action { case none, drain(DispatchQueue), resume(CheckedContinuation<SampleBuffer?, Never>) }
         let action: Action = state.withLock { s in
-            guard s.connection?.isEnabled ?? true else { return .none }
+            guard s.connection.isEnabled else { return .none }
             s.counts.captured += 1
             s.counts.pending += 1
             if s.asyncMode, let waiter = s.waiter {
@@ -168,7 +169,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     func receive(drop: DroppedFrame) {
         let queue: DispatchQueue? = state.withLock { s in
-            guard s.connection?.isEnabled ?? true else { return nil }
+            guard s.connection.isEnabled else { return nil }
             s.counts.captured += 1
             s.counts.dropped[drop.reason, default: 0] += 1
             guard !s.asyncMode else { return nil }
@@ -188,7 +189,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     /// Runs on the delegate queue until the mailbox is empty.
     private func drain() {
         while true {
-            let next: (Event, (any VideoDataOutputSampleBufferDelegate)?, CaptureConnection?)? = state.withLock { s in
+            let next: (Event, (any VideoDataOutputSampleBufferDelegate)?, CaptureConnection)? = state.withLock { s in
                 guard !s.events.isEmpty else {
                     s.draining = false
                     readiness.signal()
@@ -199,7 +200,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
                 return (event, s.delegate, s.connection)
             }
             guard let (event, delegate, connection) = next else { return }
-            let link = connection ?? CaptureConnection(pixelFormat: .nv12VideoRange)
+            let link = connection
             switch event {
             case let .drop(frame):
                 delegate?.captureOutput(self, didDrop: frame, from: link)
@@ -227,7 +228,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             if let target = settings.pixelFormat, target != frame.pixelBuffer.format {
                 ready.pixelBuffer = try PixelFormatConversion.convert(frame.pixelBuffer, to: target, matrix: settings.colorMatrix)
             }
-            if let connection { ready.pixelBuffer = try connection.apply(to: ready.pixelBuffer) }
+            ready.pixelBuffer = try connection.apply(to: ready.pixelBuffer)
             try processors.run(&ready)
             return .success(ready)
         } catch {

@@ -42,8 +42,7 @@ final class CapturePipeline: Sendable {
         self.usage = Self.usageProvider(source)
         self.outputs = outputs
         self.onEnd = onEnd
-        let connection = configuration.pixelFormat
-        for output in outputs { output.attach(connection: CaptureConnection(pixelFormat: connection), capacity: configuration.bufferCount) }
+        for output in outputs { output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount) }
     }
 
     private static func usageProvider(_ source: any FrameSource) -> @Sendable () -> BufferPool.Usage {

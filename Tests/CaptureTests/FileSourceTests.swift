@@ -1,0 +1,127 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("File sources through a session")
+struct FileSourceTests {
+    /// Runs `device` to its end and returns the recorder and counts.
+    func runToEnd(_ device: CaptureDevice, format: PixelFormat? = nil, delay: Double = 0) throws -> (Recorder, OutputCounts) {
+        let recorder = Recorder(delay: delay, keepPixels: true)
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, format: format)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(log.wait(timeout: 20) { if case .sourceEnded = $0 { true } else { false } } != nil)
+        session.stopRunning()
+        return (recorder, output.counts)
+    }
+
+    @Test("Y4M 4:2:0 delivers every frame as I420 with the file's pixels", arguments: ["420jpeg", "420"])
+    func y4m420(chroma: String) throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
+        try Y4MWriter.write(frames: 12, width: 64, height: 48, chroma: chroma, to: file)
+        let device = try CaptureDevice.file(file)
+        #expect(device.formats[0].size == FrameSize(width: 64, height: 48) && device.formats[0].frameRates == [30])
+        let (recorder, counts) = try runToEnd(device, delay: 0.01) // a slow consumer loses nothing from a file
+        #expect(counts.captured == 12 && counts.delivered == 12 && counts.droppedTotal == 0)
+        let frames = recorder.frames
+        try #require(frames.count == 12)
+        #expect(frames.map(\.sequenceNumber) == Array(0..<12))
+        let f5 = frames[5].pixelBuffer
+        #expect(f5.format == .i420)
+        #expect(f5.withUnsafeBytes(ofPlane: 0) { b, p in b[3 * p.bytesPerRow + 10] } == Y4MWriter.luma(frame: 5, x: 10, y: 3))
+        #expect(f5.withUnsafeBytes(ofPlane: 1) { b, _ in b[0] } == Y4MWriter.cb(frame: 5))
+        #expect(abs(frames[6].presentationTime - 6.0 / 30) < 1e-9)
+    }
+
+    @Test("Y4M 4:2:2 arrives as YUYV; mono as GRAY8")
+    func y4m422AndMono() throws {
+        let folder = Fixtures.temporaryFolder()
+        let file422 = folder.appendingPathComponent("422.y4m")
+        try Y4MWriter.write(frames: 3, width: 32, height: 16, chroma: "422", rate: "25:1", to: file422)
+        let (r422, c422) = try runToEnd(try CaptureDevice.file(file422))
+        try #require(c422.delivered == 3 && r422.frames.count == 3)
+        let yuyv = r422.frames[2].pixelBuffer
+        #expect(yuyv.format == .yuyv)
+        let pair = yuyv.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[p.bytesPerRow * 1 + 4..<p.bytesPerRow * 1 + 8]) }
+        #expect(pair == [Y4MWriter.luma(frame: 2, x: 2, y: 1), Y4MWriter.cb(frame: 2), Y4MWriter.luma(frame: 2, x: 3, y: 1), Y4MWriter.cr(frame: 2)])
+        let mono = folder.appendingPathComponent("mono.y4m")
+        try Y4MWriter.write(frames: 2, width: 16, height: 16, chroma: "mono", to: mono)
+        let (rMono, _) = try runToEnd(try CaptureDevice.file(mono), format: .bgra32)
+        try #require(rMono.frames.count == 2)
+        #expect(rMono.frames[0].pixelBuffer.format == .bgra32)
+    }
+
+    @Test("a truncated last Y4M frame is a corrupt drop; the rest is delivered")
+    func y4mTruncated() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("cut.y4m")
+        try Y4MWriter.write(frames: 4, width: 32, height: 32, truncateLastBy: 100, to: file)
+        let (recorder, counts) = try runToEnd(try CaptureDevice.file(file))
+        #expect(counts.delivered == 3 && counts.dropped(.corrupt) == 1)
+        #expect(recorder.drops.map(\.sequenceNumber) == [3])
+    }
+
+    @Test("an unreadable header is a thrown error naming the file", arguments: [
+        "YUV4MPEG2 W0 H0 F30:1\n", "YUV4MPEG2 W64 H48\n", "YUV4MPEG2 W64 H48 F30:1 C444\n", "YUV4MPEG2 W63 H48 F30:1\n", "GIF89a....",
+    ])
+    func badHeader(header: String) throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("bad.y4m")
+        try Data(header.utf8).write(to: file)
+        let error = thrownCaptureError { _ = try CaptureDevice.file(file) }
+        guard case let .unreadableFile(path, _)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(path == file.path)
+        let missing = thrownCaptureError { _ = try CaptureDevice.file(URL(fileURLWithPath: "/nonexistent/clip.y4m")) }
+        #expect(missing?.description.contains("/nonexistent/clip.y4m") == true)
+    }
+
+    @Test("MJPEG: corrupt and truncated JPEG frames are counted and skipped")
+    func mjpeg() throws {
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let good = try JPEG.encode(photo, quality: 80)
+        var scrambled = good
+        for i in stride(from: 1000, to: good.count - 100, by: 5) { scrambled[i] ^= 0xA5 }
+        let truncated = Array(good.prefix(good.count / 2)) + [0xFF, 0xD9]
+        let stream = good + good + scrambled + good + truncated + good
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.mjpeg")
+        try Data(stream).write(to: file)
+        let device = try CaptureDevice.file(file)
+        #expect(device.formats[0].isCompressed && device.formats[0].size == FrameSize(width: 512, height: 512))
+        let (recorder, counts) = try runToEnd(device)
+        try #require(counts.captured == 6 && counts.delivered == 4 && counts.dropped(.corrupt) == 2)
+        #expect(Set(recorder.drops.map(\.sequenceNumber)) == [2, 4])
+        #expect(recorder.frames[0].pixelBuffer.format == .nv12VideoRange)
+        #expect(try FaceDetector().detect(in: recorder.frames[3].pixelBuffer).count == 1)
+    }
+
+    @Test("a folder of JPEG, PGM and PPM images, with an unreadable one skipped")
+    func imageFolder() throws {
+        let folder = Fixtures.temporaryFolder()
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        try photo.write(to: folder.appendingPathComponent("a.jpg"))
+        try photo.write(to: folder.appendingPathComponent("b.ppm"))
+        try Data([0x50, 0x36, 0x0A, 0x35]).write(to: folder.appendingPathComponent("c.ppm")) // truncated header
+        try photo.write(to: folder.appendingPathComponent("d.jpg"))
+        try Data("notes".utf8).write(to: folder.appendingPathComponent("readme.txt"))
+        let (recorder, counts) = try runToEnd(try CaptureDevice.file(folder), format: .rgb24)
+        try #require(counts.captured == 4 && counts.delivered == 3 && counts.dropped(.corrupt) == 1)
+        #expect(recorder.frames.allSatisfy { $0.pixelBuffer.format == .rgb24 && $0.pixelBuffer.width == 512 })
+        // The PPM is lossless: identical to the decoded JPEG it was written from.
+        #expect(recorder.frames[1].pixelBuffer.packedBytes() == photo.packedBytes())
+        let single = try CaptureDevice.file(Fixtures.astronautGray)
+        let (one, _) = try runToEnd(single)
+        try #require(one.frames.count == 1)
+        #expect(one.frames[0].pixelBuffer.format == .gray8)
+    }
+
+    @Test("paced at the file's rate, a slow consumer gets late drops like a camera")
+    func realTimePacing() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
+        try Y4MWriter.write(frames: 30, width: 64, height: 48, rate: "30:1", to: file)
+        let start = Date()
+        let (_, counts) = try runToEnd(try CaptureDevice.file(file, realTime: true), delay: 0.1)
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed > 0.9, "paced playback of 1 s took \(elapsed) s")
+        #expect(counts.captured == 30 && counts.dropped(.frameWasLate) >= 15)
+        #expect(counts.isBalanced && counts.pending == 0)
+    }
+}
