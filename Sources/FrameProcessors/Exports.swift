@@ -1,0 +1,4 @@
+// Research code links only the FrameProcessors product: `import FrameProcessors` brings the
+// pixel buffers and image I/O it works on too.
+@_exported import FrameCore
+@_exported import FrameImageIO
