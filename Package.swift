@@ -62,7 +62,7 @@ let package = Package(
                     dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "COpenCVBaseline"]),
-        .testTarget(name: "CLITests", dependencies: ["FrameTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

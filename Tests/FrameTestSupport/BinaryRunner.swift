@@ -1,0 +1,66 @@
+import Foundation
+
+/// Runs a built executable of this package as a real process.
+public struct BinaryRun: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+    /// The JSON objects printed one per line.
+    public func jsonLines() throws -> [[String: Any]] {
+        try lines.map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw CocoaError(.coderReadCorrupt)
+            }
+            return object
+        }
+    }
+}
+
+public enum BinaryRunner {
+    /// The folder SwiftPM put the products in (the test bundle's own).
+    public static var productsFolder: URL {
+        var url = Bundle.main.bundleURL
+        if url.pathExtension == "xctest" { url.deleteLastPathComponent() }
+        return url
+    }
+
+    public static func run(_ product: String, _ arguments: [String], environment: [String: String]? = nil,
+                           timeout: Double = 120) throws -> BinaryRun {
+        let process = Process()
+        process.executableURL = productsFolder.appendingPathComponent(product)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes while the process runs, so a full pipe never blocks it.
+        let outData = ReadAll(out.fileHandleForReading), errData = ReadAll(err.fileHandleForReading)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return BinaryRun(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
+    }
+}
+
+/// Reads a pipe to its end on a background thread.
+final class ReadAll: @unchecked Sendable {
+    // @unchecked: `data` is written once by the reader thread before `done` is signalled and
+    // read only after waiting on `done`.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+    func wait() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
