@@ -40,6 +40,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
         ),
 
+        // Swift face of COpenCVBaseline: what tests and benchmarks compare FrameKit against.
+        .target(name: "OpenCVReference", dependencies: ["FrameCore", "COpenCVBaseline"]),
+
         // MARK: Swift modules
         .target(name: "FrameCore"),
         .target(name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md"],
@@ -61,7 +64,7 @@ let package = Package(
         .testTarget(name: "ShimTests",
                     dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2"]),
-        .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "COpenCVBaseline"]),
+        .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI"]),
     ],
     swiftLanguageModes: [.v6],

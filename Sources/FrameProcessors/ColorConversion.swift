@@ -2,49 +2,108 @@ import FrameCore
 
 /// Colour-space conversions between FrameKit's pixel formats.
 ///
-/// Y'CbCr → RGB uses BT.601 or BT.709 coefficients in 14-bit fixed point; gray from RGB uses
-/// BT.601 luma weights (what OpenCV's `cvtColor(…GRAY)` uses).
+/// Gray from RGB uses BT.601 luma weights in 15-bit fixed point, as OpenCV's
+/// `cvtColor(…2GRAY)`; Y'CbCr → RGB uses 20-bit fixed point, with OpenCV's own constants for
+/// BT.601 video range (pixel-exact against `cvtColor(COLOR_YUV2RGB_NV12)`), and the same
+/// arithmetic for BT.709 and full range.
 public enum ColorConversion {
     public enum Matrix: String, Sendable, CaseIterable { case bt601, bt709 }
 
-    /// Gray (luma) from any format into a ``PixelFormat/gray8`` buffer of the same size.
+    /// Fixed-point Y'CbCr → RGB coefficients (scale 2^20).
+    @usableFromInline
+    struct Coefficients: Sendable {
+        @usableFromInline var y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, yOffset: Int32
+
+        init(matrix: Matrix, fullRange: Bool) {
+            if matrix == .bt601 && !fullRange {
+                // OpenCV's ITUR_BT_601_* constants, so results match it exactly.
+                (y, rv, gu, gv, bu) = (1_220_542, 1_673_527, -409_993, -852_492, 2_116_026)
+            } else {
+                let (kr, kb): (Double, Double) = matrix == .bt601 ? (0.299, 0.114) : (0.2126, 0.0722)
+                let kg = 1 - kr - kb
+                let ys = fullRange ? 1.0 : 255.0 / 219.0, cs = fullRange ? 1.0 : 255.0 / 224.0
+                let s = Double(1 << 20)
+                y = Int32((ys * s).rounded())
+                rv = Int32((2 * (1 - kr) * cs * s).rounded())
+                gu = Int32((-2 * (1 - kb) * kb / kg * cs * s).rounded())
+                gv = Int32((-2 * (1 - kr) * kr / kg * cs * s).rounded())
+                bu = Int32((2 * (1 - kb) * cs * s).rounded())
+            }
+            yOffset = fullRange ? 0 : 16
+        }
+    }
+
+    // MARK: To gray
+
+    /// Gray (luma) from any format into a ``PixelFormat/gray8`` buffer of the same size. For
+    /// Y'CbCr formats this is the luma plane as it is (no range change), as OpenCV does.
     public static func convertToGray(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         try requireSameSize(source, destination, format: .gray8)
-        let w = source.width, h = source.height
+        let w = source.width, h = source.height, format = source.format
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
             let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
             source.withUnsafeBytes(ofPlane: 0) { src, sp in
                 let input = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 for row in 0..<h {
                     let s = input + row * sp.bytesPerRow, d = out + row * dp.bytesPerRow
-                    switch source.format {
-                    case .gray8, .nv12VideoRange, .nv12FullRange, .i420:
-                        d.update(from: s, count: w)
-                    case .yuyv:
-                        for x in 0..<w { d[x] = s[2 &* x] }
-                    case .bgra32:
-                        grayRow(s, d, w, stride: 4, r: 2, g: 1, b: 0)
-                    case .rgb24:
-                        grayRow(s, d, w, stride: 3, r: 0, g: 1, b: 2)
+                    switch format {
+                    case .gray8, .nv12VideoRange, .nv12FullRange, .i420: d.update(from: s, count: w)
+                    case .yuyv: lumaFromYUYV(s, d, w)
+                    case .bgra32: grayFromBGRA(s, d, w)
+                    case .rgb24: grayFromRGB(s, d, w)
                     }
                 }
             }
         }
     }
 
-    // Y = 0.299 R + 0.587 G + 0.114 B in 14-bit fixed point, as OpenCV rounds it.
-    @inline(__always)
-    static func grayRow(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int,
-                        stride: Int, r: Int, g: Int, b: Int) {
-        for x in 0..<w {
-            let p = s + x &* stride
-            let y = UInt32(p[r]) &* 4899 &+ UInt32(p[g]) &* 9617 &+ UInt32(p[b]) &* 1868 &+ 8192
-            d[x] = UInt8(truncatingIfNeeded: y &>> 14)
+    @inlinable
+    static func lumaFromYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int) {
+        var x = 0
+        // 16 pixels (32 bytes) at a time: the even bytes are luma.
+        while x + 16 <= w {
+            let v = UnsafeRawPointer(s + 2 * x).loadUnaligned(as: SIMD32<UInt8>.self)
+            let even = SIMD16<UInt8>(v[0], v[2], v[4], v[6], v[8], v[10], v[12], v[14],
+                                     v[16], v[18], v[20], v[22], v[24], v[26], v[28], v[30])
+            UnsafeMutableRawPointer(d + x).storeBytes(of: even, as: SIMD16<UInt8>.self)
+            x += 16
+        }
+        while x < w { d[x] = s[2 &* x]; x += 1 }
+    }
+
+    // Y = (9798 R + 19235 G + 3735 B + 16384) >> 15: the weights OpenCV 4 uses, so results match it.
+    @inlinable
+    static func grayFromBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int) {
+        var x = 0
+        while x + 8 <= w {
+            let v = SIMD32<UInt16>(truncatingIfNeeded: UnsafeRawPointer(s + 4 * x).loadUnaligned(as: SIMD32<UInt8>.self))
+            let b = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(v[0], v[4], v[8], v[12], v[16], v[20], v[24], v[28]))
+            let g = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(v[1], v[5], v[9], v[13], v[17], v[21], v[25], v[29]))
+            let r = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(v[2], v[6], v[10], v[14], v[18], v[22], v[26], v[30]))
+            let y = (r &* 9798 &+ g &* 19235 &+ b &* 3735 &+ 16384) &>> 15
+            UnsafeMutableRawPointer(d + x).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: y), as: SIMD8<UInt8>.self)
+            x += 8
+        }
+        while x < w {
+            let p = s + 4 &* x
+            d[x] = UInt8(truncatingIfNeeded: (UInt32(p[2]) &* 9798 &+ UInt32(p[1]) &* 19235 &+ UInt32(p[0]) &* 3735 &+ 16384) &>> 15)
+            x += 1
         }
     }
 
-    /// Converts any Y'CbCr buffer (NV12, I420, YUYV) to RGB24 or BGRA, or copies between RGB
-    /// layouts. `matrix` and the source's range decide the coefficients.
+    @inlinable
+    static func grayFromRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int) {
+        for x in 0..<w {
+            let p = s + 3 &* x
+            d[x] = UInt8(truncatingIfNeeded: (UInt32(p[0]) &* 9798 &+ UInt32(p[1]) &* 19235 &+ UInt32(p[2]) &* 3735 &+ 16384) &>> 15)
+        }
+    }
+
+    // MARK: To RGB
+
+    /// Converts NV12, I420 or YUYV to RGB24 or BGRA (alpha 255); RGB24/BGRA/GRAY8 sources are
+    /// repacked. `matrix` and the source's range (NV12 full range is full; the others are video
+    /// range, as cameras deliver them) pick the coefficients. Gray targets take the luma.
     public static func convert(_ source: PixelBuffer, into destination: inout PixelBuffer,
                                matrix: Matrix = .bt601) throws(PixelBufferError) {
         guard source.width == destination.width, source.height == destination.height else {
@@ -54,82 +113,94 @@ public enum ColorConversion {
         guard destination.format == .rgb24 || destination.format == .bgra32 else {
             throw .unsupportedFormat(destination.format, operation: "conversion target (use rgb24, bgra32 or gray8)")
         }
-        let outStride = destination.format == .rgb24 ? 3 : 4
-        let (ri, bi) = destination.format == .rgb24 ? (0, 2) : (2, 0)
-        let w = source.width, h = source.height
-        let full = source.format == .nv12FullRange
-        // Coefficients in 14-bit fixed point.
-        let (kr, kgu, kgv, kb): (Double, Double, Double, Double) = matrix == .bt601
-            ? (1.402, 0.344136, 0.714136, 1.772) : (1.5748, 0.187324, 0.468124, 1.8556)
-        let ys = full ? 1.0 : 255.0 / 219.0, cs = full ? 1.0 : 255.0 / 224.0
-        let cY = Int32((ys * 16384).rounded()), cRV = Int32((kr * cs * 16384).rounded())
-        let cGU = Int32((kgu * cs * 16384).rounded()), cGV = Int32((kgv * cs * 16384).rounded())
-        let cBU = Int32((kb * cs * 16384).rounded()), yOffset: Int32 = full ? 0 : 16
-        @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(clamping: (v &+ 8192) >> 14) }
-
         switch source.format {
         case .rgb24, .bgra32, .gray8:
-            try copyRGB(source, into: &destination)
-            return
-        default: break
+            copyRGB(source, into: &destination)
+        case .nv12VideoRange, .nv12FullRange, .i420, .yuyv:
+            yCbCrToRGB(source, into: &destination, Coefficients(matrix: matrix, fullRange: source.format == .nv12FullRange))
         }
+    }
+
+    static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: Coefficients) {
+        let w = source.width, h = source.height, format = source.format
+        let bgra = destination.format == .bgra32
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
             let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            for row in 0..<h {
-                let d = out + row * dp.bytesPerRow
-                for x in 0..<w {
-                    let (yv, u, v) = sample(source, x: x, y: row)
-                    let yy = (Int32(yv) &- yOffset) &* cY
-                    let uu = Int32(u) &- 128, vv = Int32(v) &- 128
-                    let o = x &* outStride
-                    d[o + ri] = clamp(yy &+ cRV &* vv)
-                    d[o + 1] = clamp(yy &- cGU &* uu &- cGV &* vv)
-                    d[o + bi] = clamp(yy &+ cBU &* uu)
-                    if outStride == 4 { d[o + 3] = 255 }
+            source.withUnsafeBytes(ofPlane: 0) { yb, yp in
+                let luma = yb.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                for row in 0..<h {
+                    let d = out + row * dp.bytesPerRow
+                    switch format {
+                    case .yuyv:
+                        let s = luma + row * yp.bytesPerRow
+                        for pair in 0..<w / 2 {
+                            let p = s + 4 &* pair
+                            pixelPair(p[0], p[2], p[1], p[3], d + (bgra ? 8 : 6) &* pair, bgra, k)
+                        }
+                    case .i420:
+                        let y = luma + row * yp.bytesPerRow
+                        source.withUnsafeBytes(ofPlane: 1) { ub, up in
+                            source.withUnsafeBytes(ofPlane: 2) { vb, vp in
+                                let u = ub.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * up.bytesPerRow
+                                let v = vb.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * vp.bytesPerRow
+                                for pair in 0..<w / 2 {
+                                    pixelPair(y[2 &* pair], y[2 &* pair &+ 1], u[pair], v[pair], d + (bgra ? 8 : 6) &* pair, bgra, k)
+                                }
+                            }
+                        }
+                    default:
+                        let y = luma + row * yp.bytesPerRow
+                        source.withUnsafeBytes(ofPlane: 1) { cb, cp in
+                            let uv = cb.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * cp.bytesPerRow
+                            for pair in 0..<w / 2 {
+                                pixelPair(y[2 &* pair], y[2 &* pair &+ 1], uv[2 &* pair], uv[2 &* pair &+ 1],
+                                          d + (bgra ? 8 : 6) &* pair, bgra, k)
+                            }
+                        }
+                    }
                 }
             }
         }
     }
 
+    /// Two horizontally adjacent pixels sharing one chroma sample.
     @inline(__always)
-    static func sample(_ b: PixelBuffer, x: Int, y: Int) -> (UInt8, UInt8, UInt8) {
-        switch b.format {
-        case .yuyv:
-            return b.withUnsafeBytes(ofPlane: 0) { s, p in
-                let o = y * p.bytesPerRow + (x & ~1) * 2
-                return (s[y * p.bytesPerRow + x * 2], s[o + 1], s[o + 3])
-            }
-        case .i420:
-            let yv = b.withUnsafeBytes(ofPlane: 0) { s, p in s[y * p.bytesPerRow + x] }
-            let u = b.withUnsafeBytes(ofPlane: 1) { s, p in s[(y / 2) * p.bytesPerRow + x / 2] }
-            let v = b.withUnsafeBytes(ofPlane: 2) { s, p in s[(y / 2) * p.bytesPerRow + x / 2] }
-            return (yv, u, v)
-        default:
-            let yv = b.withUnsafeBytes(ofPlane: 0) { s, p in s[y * p.bytesPerRow + x] }
-            return b.withUnsafeBytes(ofPlane: 1) { s, p in
-                let o = (y / 2) * p.bytesPerRow + (x / 2) * 2
-                return (yv, s[o], s[o + 1])
-            }
+    static func pixelPair(_ y0: UInt8, _ y1: UInt8, _ u: UInt8, _ v: UInt8, _ d: UnsafeMutablePointer<UInt8>,
+                          _ bgra: Bool, _ k: Coefficients) {
+        let cu = Int32(u) &- 128, cv = Int32(v) &- 128
+        let ruv = k.rv &* cv &+ (1 << 19)
+        let guv = k.gu &* cu &+ k.gv &* cv &+ (1 << 19)
+        let buv = k.bu &* cu &+ (1 << 19)
+        let a = max(0, Int32(y0) &- k.yOffset) &* k.y, b = max(0, Int32(y1) &- k.yOffset) &* k.y
+        @inline(__always) func c(_ x: Int32) -> UInt8 { UInt8(clamping: x >> 20) }
+        if bgra {
+            d[0] = c(a &+ buv); d[1] = c(a &+ guv); d[2] = c(a &+ ruv); d[3] = 255
+            d[4] = c(b &+ buv); d[5] = c(b &+ guv); d[6] = c(b &+ ruv); d[7] = 255
+        } else {
+            d[0] = c(a &+ ruv); d[1] = c(a &+ guv); d[2] = c(a &+ buv)
+            d[3] = c(b &+ ruv); d[4] = c(b &+ guv); d[5] = c(b &+ buv)
         }
     }
 
-    static func copyRGB(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
-        let inStride = source.format == .rgb24 ? 3 : source.format == .bgra32 ? 4 : 1
+    static func copyRGB(_ source: PixelBuffer, into destination: inout PixelBuffer) {
+        let inStride = source.plane(0).bytesPerPixel
         let (sr, sb) = source.format == .bgra32 ? (2, 0) : (0, 2)
-        let outStride = destination.format == .rgb24 ? 3 : 4
+        let outStride = destination.plane(0).bytesPerPixel
         let (dr, db) = destination.format == .rgb24 ? (0, 2) : (2, 0)
         let w = source.width, h = source.height
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
             source.withUnsafeBytes(ofPlane: 0) { src, sp in
                 for row in 0..<h {
+                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * sp.bytesPerRow
+                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * dp.bytesPerRow
                     for x in 0..<w {
-                        let i = row * sp.bytesPerRow + x * inStride, o = row * dp.bytesPerRow + x * outStride
+                        let i = x &* inStride, o = x &* outStride
                         if inStride == 1 {
-                            dst[o] = src[i]; dst[o + 1] = src[i]; dst[o + 2] = src[i]
+                            d[o] = s[i]; d[o + 1] = s[i]; d[o + 2] = s[i]
                         } else {
-                            dst[o + dr] = src[i + sr]; dst[o + 1] = src[i + 1]; dst[o + db] = src[i + sb]
+                            d[o + dr] = s[i + sr]; d[o + 1] = s[i + 1]; d[o + db] = s[i + sb]
                         }
-                        if outStride == 4 { dst[o + 3] = 255 }
+                        if outStride == 4 { d[o + 3] = 255 }
                     }
                 }
             }

@@ -17,7 +17,6 @@ public struct ProcessorChain: Sendable {
     /// Runs every processor on `frame`, appending each stage's duration to
     /// `frame.stageDurations`. Stops at the first error.
     public func run(_ frame: inout SampleBuffer) throws {
-        if frame.stageDurations.capacity < processors.count { frame.stageDurations.reserveCapacity(processors.count) }
         for processor in processors {
             let start = Timestamp.now()
             try processor.process(&frame)

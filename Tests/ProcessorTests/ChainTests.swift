@@ -1,0 +1,93 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("Processor chains, detection options and annotation")
+struct ChainTests {
+    func frame(_ buffer: PixelBuffer, _ n: UInt64 = 0) -> SampleBuffer {
+        SampleBuffer(pixelBuffer: buffer, presentationTime: Double(n) / 30, sequenceNumber: n, captureInstant: .now())
+    }
+
+    @Test("a chain runs stages in order, times each, and carries the faces with the frame")
+    func chainOrder() throws {
+        let photo = try ReferenceImages.load(Fixtures.astronaut, as: .nv12VideoRange)
+        let chain = ProcessorChain([FaceDetectionProcessor(detector: try FaceDetector()), BlurStage(.gaussian, size: .three),
+                                    GrayFilterStage(.sobelMagnitude)])
+        var f = frame(photo)
+        try chain.run(&f)
+        #expect(f.stageDurations.map(\.stage) == ["detect", "gaussian-blur-3", "sobel"])
+        #expect(f.stageDurations.allSatisfy { $0.seconds > 0 })
+        #expect(f.faces.count == 1)
+        #expect(f.pixelBuffer.format == .gray8 && f.pixelBuffer.width == 512)
+        // The result is the same as the filters called directly on the luma.
+        var blurred = try PixelBuffer(width: 512, height: 512, format: .gray8), edges = blurred.copy()
+        try Filters.gaussianBlur(photo.lumaPlane(), into: &blurred, size: .three)
+        try Filters.sobelMagnitude(blurred, into: &edges)
+        #expect(f.pixelBuffer.packedBytes() == edges.packedBytes())
+    }
+
+    @Test("steady state reuses each stage's buffer; a frame still held is never overwritten")
+    func scratchReuse() throws {
+        let photo = try ReferenceImages.load(Fixtures.coffee, as: .bgra32)
+        let chain = ProcessorChain([ConvertStage(to: .gray8), ResizeStage(width: 300, height: 200)])
+        func address(_ b: PixelBuffer) -> UnsafeRawPointer { b.withUnsafeBytes(ofPlane: 0) { raw, _ in raw.baseAddress! } }
+        var first = frame(photo, 0)
+        try chain.run(&first)
+        let firstAddress = address(first.pixelBuffer)
+        let firstBytes = first.pixelBuffer.packedBytes()
+        first = frame(photo, 99) // released
+        var second = frame(photo, 1)
+        try chain.run(&second)
+        #expect(address(second.pixelBuffer) == firstAddress) // same buffer, no allocation
+        // Holding `second` while running a third: the third must not overwrite it.
+        var third = frame(try ReferenceImages.load(Fixtures.astronaut, as: .bgra32).cropped(to: Rect(x: 0, y: 0, width: 512, height: 400)), 2)
+        third.pixelBuffer = try PixelFormatConversion.convert(third.pixelBuffer, to: .bgra32)
+        _ = third
+        var other = frame(try PixelBuffer(width: 600, height: 400, format: .bgra32), 3)
+        try chain.run(&other)
+        #expect(second.pixelBuffer.packedBytes() == firstBytes)
+        #expect(address(other.pixelBuffer) != address(second.pixelBuffer))
+    }
+
+    @Test("detection options: a down-scaled search still finds the face, in full-frame coordinates")
+    func detectionScale() throws {
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let full = try FaceDetector().detect(in: photo)
+        let fast = try FaceDetector(options: .init(scaleFactor: 1.2, minNeighbors: 3, detectionScale: 0.5)).detect(in: photo)
+        try #require(full.count == 1 && fast.count == 1)
+        #expect(full[0].bounds.iou(fast[0].bounds) > 0.6, "\(full[0].bounds) vs \(fast[0].bounds)")
+        // A region that holds the face finds it; one that does not, finds nothing.
+        let detector = try FaceDetector()
+        #expect(try detector.detect(in: photo, region: Rect(x: 120, y: 20, width: 220, height: 220)).count == 1)
+        #expect(try detector.detect(in: photo, region: Rect(x: 0, y: 300, width: 200, height: 200)).isEmpty)
+        // Faces bigger than the maximum are not reported.
+        #expect(try FaceDetector(options: .init(maxFaceSize: 60)).detect(in: photo).isEmpty)
+    }
+
+    @Test("face boxes are drawn in every format, where the face is", arguments: PixelFormat.allCases)
+    func annotation(format: PixelFormat) throws {
+        var image = try ReferenceImages.load(Fixtures.astronaut, as: format)
+        let box = Rect(x: 170, y: 60, width: 106, height: 106)
+        Annotation.drawBoxes([box], on: &image)
+        let rgb = try PixelFormatConversion.convert(image, to: .rgb24)
+        let edge = rgb.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(61 * p.bytesPerRow + 220 * 3)..<(61 * p.bytesPerRow + 220 * 3 + 3)]) }
+        if format == .gray8 {
+            #expect(edge == [255, 255, 255])
+        } else {
+            #expect(edge[1] > 200 && edge[0] < 60 && edge[2] < 60, "\(edge)")
+        }
+        // Inside the box, untouched.
+        let original = try PixelFormatConversion.convert(ReferenceImages.load(Fixtures.astronaut, as: format), to: .rgb24)
+        let inside = { (b: PixelBuffer) in b.withUnsafeBytes(ofPlane: 0) { raw, p in raw[120 * p.bytesPerRow + 220 * 3] } }
+        #expect(inside(rgb) == inside(original))
+    }
+
+    @Test("the research quick start works as documented")
+    func quickStart() throws {
+        let image = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let detector = try FaceDetector()
+        let faces = try detector.detect(in: image)   // [Face], each with `bounds`
+        #expect(faces.count == 1 && faces[0].bounds.width > 50)
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import OpenCVReference
+import Testing
+
+/// The reference image set: real photos in every format the filters take.
+enum ReferenceImages {
+    static let photos = [Fixtures.astronaut, Fixtures.coffee]
+
+    static func load(_ url: URL, as format: PixelFormat) throws -> PixelBuffer {
+        try JPEG.decode(ImageFile.read(url), to: format)
+    }
+
+    /// Largest absolute difference between two buffers of one shape, and how many bytes differ.
+    static func difference(_ a: PixelBuffer, _ b: PixelBuffer) -> (max: Int, count: Int) {
+        let x = a.packedBytes(), y = b.packedBytes()
+        precondition(x.count == y.count)
+        var worst = 0, count = 0
+        for i in 0..<x.count where x[i] != y[i] {
+            worst = max(worst, abs(Int(x[i]) - Int(y[i])))
+            count += 1
+        }
+        return (worst, count)
+    }
+}
+
+@Suite("Filters against OpenCV on the reference photos")
+struct FilterAccuracyTests {
+    static let grayCases: [(PixelFormat, OpenCV.ColorCode)] = [
+        (.bgra32, .bgraToGray), (.rgb24, .rgbToGray), (.nv12VideoRange, .yuv420ToGray), (.i420, .yuv420ToGray), (.yuyv, .yuyvToGray),
+    ]
+
+    @Test("to gray is pixel-exact against cv::cvtColor", arguments: 0..<5)
+    func toGray(index: Int) throws {
+        let (format, code) = Self.grayCases[index]
+        for photo in ReferenceImages.photos {
+            let image = try ReferenceImages.load(photo, as: format)
+            var ours = try PixelBuffer(width: image.width, height: image.height, format: .gray8)
+            var theirs = ours.copy()
+            try ColorConversion.convertToGray(image, into: &ours)
+            try OpenCV.cvtColor(image, &theirs, code)
+            #expect(ReferenceImages.difference(ours, theirs).max == 0, "\(format) \(photo.lastPathComponent)")
+        }
+    }
+
+    static let rgbCases: [(PixelFormat, PixelFormat, OpenCV.ColorCode)] = [
+        (.nv12VideoRange, .rgb24, .nv12ToRGB), (.nv12VideoRange, .bgra32, .nv12ToBGRA), (.i420, .rgb24, .i420ToRGB),
+        (.i420, .bgra32, .i420ToBGRA), (.yuyv, .rgb24, .yuyvToRGB), (.yuyv, .bgra32, .yuyvToBGRA),
+    ]
+
+    @Test("Y'CbCr → RGB/BGRA (BT.601 video range) is pixel-exact against cv::cvtColor", arguments: 0..<6)
+    func toRGB(index: Int) throws {
+        let (source, target, code) = Self.rgbCases[index]
+        for photo in ReferenceImages.photos {
+            let image = try ReferenceImages.load(photo, as: source)
+            var ours = try PixelBuffer(width: image.width, height: image.height, format: target)
+            var theirs = ours.copy()
+            try ColorConversion.convert(image, into: &ours, matrix: .bt601)
+            try OpenCV.cvtColor(image, &theirs, code)
+            #expect(ReferenceImages.difference(ours, theirs).max == 0, "\(source)→\(target) \(photo.lastPathComponent)")
+        }
+    }
+
+    @Test("BT.709 and full range (no OpenCV counterpart) within 1 LSB of the floating-point formula",
+          arguments: [(PixelFormat.nv12VideoRange, ColorConversion.Matrix.bt709), (.nv12FullRange, .bt601), (.nv12FullRange, .bt709)])
+    func otherMatrices(format: PixelFormat, matrix: ColorConversion.Matrix) throws {
+        let image = try ReferenceImages.load(Fixtures.astronaut, as: format)
+        var ours = try PixelBuffer(width: 512, height: 512, format: .rgb24)
+        try ColorConversion.convert(image, into: &ours, matrix: matrix)
+        let (kr, kb) = matrix == .bt601 ? (0.299, 0.114) : (0.2126, 0.0722)
+        let kg = 1 - kr - kb
+        let full = format == .nv12FullRange
+        let out = ours.packedBytes()
+        var worst = 0.0
+        for (x, y) in [(10, 10), (200, 120), (256, 300), (500, 500), (77, 411)] {
+            let luma = image.withUnsafeBytes(ofPlane: 0) { b, p in Double(b[y * p.bytesPerRow + x]) }
+            let (u, v) = image.withUnsafeBytes(ofPlane: 1) { b, p in
+                (Double(b[(y / 2) * p.bytesPerRow + (x / 2) * 2]) - 128, Double(b[(y / 2) * p.bytesPerRow + (x / 2) * 2 + 1]) - 128)
+            }
+            let yy = full ? luma : (luma - 16) * 255 / 219
+            let cs = full ? 1 : 255.0 / 224
+            let r = yy + 2 * (1 - kr) * cs * v
+            let g = yy - 2 * (1 - kb) * kb / kg * cs * u - 2 * (1 - kr) * kr / kg * cs * v
+            let b = yy + 2 * (1 - kb) * cs * u
+            for (c, expected) in [r, g, b].enumerated() {
+                let e = min(255, max(0, expected))
+                worst = max(worst, abs(Double(out[(y * 512 + x) * 3 + c]) - e))
+            }
+        }
+        #expect(worst <= 1.0, "worst \(worst)")
+    }
+
+    @Test("resize: area down-scaling and bilinear within 1 LSB of cv::resize", arguments: [
+        (256, 256, true), (250, 166, true), (171, 100, true), (300, 200, false), (700, 500, false), (512, 288, false),
+    ])
+    func resize(width: Int, height: Int, area: Bool) throws {
+        for photo in ReferenceImages.photos {
+            let gray = try ReferenceImages.load(photo, as: .gray8)
+            guard width <= gray.width || !area else { continue }
+            var ours = try PixelBuffer(width: width, height: height, format: .gray8)
+            var theirs = ours.copy()
+            if area { try Resize.area(gray, into: &ours) } else { try Resize.bilinear(gray, into: &ours) }
+            try OpenCV.resize(gray, &theirs, area: area)
+            let diff = ReferenceImages.difference(ours, theirs)
+            #expect(diff.max <= 1, "\(photo.lastPathComponent) → \(width)x\(height): max \(diff.max), \(diff.count) differ")
+        }
+    }
+
+    @Test("box and Gaussian blur, 3x3 and 5x5, within 1 LSB of OpenCV", arguments: [3, 5])
+    func blurs(size: Int) throws {
+        let k = Filters.KernelSize(rawValue: size)!
+        for photo in ReferenceImages.photos {
+            let gray = try ReferenceImages.load(photo, as: .gray8)
+            var ours = try PixelBuffer(width: gray.width, height: gray.height, format: .gray8)
+            var theirs = ours.copy()
+            try Filters.boxBlur(gray, into: &ours, size: k)
+            try OpenCV.boxBlur(gray, &theirs, size: size)
+            #expect(ReferenceImages.difference(ours, theirs).max <= 1, "box \(size)")
+            try Filters.gaussianBlur(gray, into: &ours, size: k)
+            try OpenCV.gaussianBlur(gray, &theirs, size: size)
+            #expect(ReferenceImages.difference(ours, theirs).max <= 1, "gaussian \(size)")
+        }
+    }
+
+    @Test("Sobel magnitude, threshold and histogram equalisation are pixel-exact")
+    func exactFilters() throws {
+        for photo in ReferenceImages.photos {
+            let gray = try ReferenceImages.load(photo, as: .gray8)
+            var ours = try PixelBuffer(width: gray.width, height: gray.height, format: .gray8)
+            var theirs = ours.copy()
+            try Filters.sobelMagnitude(gray, into: &ours)
+            try OpenCV.sobelMagnitude(gray, &theirs)
+            #expect(ReferenceImages.difference(ours, theirs).max == 0, "sobel")
+            try Filters.threshold(gray, into: &ours, threshold: 100, maxValue: 200)
+            try OpenCV.threshold(gray, &theirs, 100, max: 200)
+            #expect(ReferenceImages.difference(ours, theirs).max == 0, "threshold")
+            try Filters.equalizeHistogram(gray, into: &ours)
+            try OpenCV.equalizeHistogram(gray, &theirs)
+            #expect(ReferenceImages.difference(ours, theirs).max == 0, "equalize")
+        }
+    }
+
+    @Test("rotation and mirroring are pixel-exact against cv::rotate and cv::flip", arguments: [PixelFormat.gray8, .rgb24, .bgra32])
+    func rotation(format: PixelFormat) throws {
+        let image = try ReferenceImages.load(Fixtures.coffee, as: format)
+        for rotation in [Transform.Rotation.clockwise90, .rotate180, .clockwise270] {
+            let ours = try Transform.apply(image, rotation: rotation, mirrored: false)
+            var theirs = try PixelBuffer(width: ours.width, height: ours.height, format: format)
+            try OpenCV.rotate(image, &theirs, degrees: rotation.rawValue)
+            #expect(ours.packedBytes() == theirs.packedBytes(), "\(rotation)")
+        }
+        let mirrored = try Transform.apply(image, rotation: .none, mirrored: true)
+        var theirs = try PixelBuffer(width: image.width, height: image.height, format: format)
+        try OpenCV.mirror(image, &theirs)
+        #expect(mirrored.packedBytes() == theirs.packedBytes())
+    }
+
+    @Test("rotating Y'CbCr buffers agrees with rotating their gray and colour", arguments: [PixelFormat.nv12VideoRange, .i420, .yuyv])
+    func yCbCrRotation(format: PixelFormat) throws {
+        let image = try ReferenceImages.load(Fixtures.astronaut, as: format)
+        let rotations: [Transform.Rotation] = format == .yuyv ? [.rotate180] : [.clockwise90, .rotate180, .clockwise270]
+        for rotation in rotations {
+            for mirrored in [false, true] {
+                let turned = try Transform.apply(image, rotation: rotation, mirrored: mirrored)
+                let viaGray = try Transform.apply(PixelFormatConversion.convert(image, to: .gray8), rotation: rotation, mirrored: mirrored)
+                #expect(try PixelFormatConversion.convert(turned, to: .gray8).packedBytes() == viaGray.packedBytes())
+                let viaRGB = try Transform.apply(PixelFormatConversion.convert(image, to: .rgb24), rotation: rotation, mirrored: mirrored)
+                #expect(ReferenceImages.difference(try PixelFormatConversion.convert(turned, to: .rgb24), viaRGB).max == 0)
+            }
+        }
+        if format == .yuyv { #expect(throws: PixelBufferError.self) { try Transform.apply(image, rotation: .clockwise90, mirrored: false) } }
+    }
+
+    @Test("crop is a zero-copy view with the right pixels; strided views filter correctly")
+    func crop() throws {
+        let rgb = try ReferenceImages.load(Fixtures.astronaut, as: .rgb24)
+        let region = Rect(x: 100, y: 50, width: 200, height: 120)
+        let view = try rgb.cropped(to: region)
+        #expect(view.width == 200 && view.plane(0).bytesPerRow == 512 * 3)
+        let expected = rgb.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(60 * p.bytesPerRow + 110 * 3)..<(60 * p.bytesPerRow + 110 * 3 + 3)]) }
+        #expect(view.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(10 * p.bytesPerRow + 10 * 3)..<(10 * p.bytesPerRow + 10 * 3 + 3)]) } == expected)
+        let nv12 = try ReferenceImages.load(Fixtures.astronaut, as: .nv12VideoRange)
+        let nv12View = try nv12.cropped(to: region)
+        #expect(try PixelFormatConversion.convert(nv12View, to: .gray8).packedBytes()
+                == (try PixelFormatConversion.convert(nv12, to: .gray8).cropped(to: region).packedBytes()))
+        #expect(throws: PixelBufferError.self) { try nv12.cropped(to: Rect(x: 1, y: 0, width: 10, height: 10)) }
+        #expect(throws: PixelBufferError.self) { try rgb.cropped(to: Rect(x: 500, y: 0, width: 20, height: 10)) }
+        // A strided view through a filter matches the same filter on a packed copy.
+        let gray = try PixelFormatConversion.convert(rgb, to: .gray8).cropped(to: region)
+        var a = try PixelBuffer(width: 200, height: 120, format: .gray8), b = a.copy()
+        try Filters.gaussianBlur(gray, into: &a, size: .five)
+        try Filters.gaussianBlur(gray.copy(), into: &b, size: .five)
+        #expect(a.packedBytes() == b.packedBytes())
+    }
+
+    @Test("wrong sizes and formats are thrown errors")
+    func misuse() throws {
+        let gray = try PixelBuffer(width: 64, height: 48, format: .gray8)
+        var small = try PixelBuffer(width: 32, height: 24, format: .gray8)
+        var rgb = try PixelBuffer(width: 64, height: 48, format: .rgb24)
+        #expect(throws: PixelBufferError.self) { try Filters.boxBlur(gray, into: &small, size: .three) }
+        #expect(throws: PixelBufferError.self) { try Filters.sobelMagnitude(rgb, into: &rgb) }
+        #expect(throws: PixelBufferError.self) { try ColorConversion.convertToGray(gray, into: &rgb) }
+        var big = try PixelBuffer(width: 128, height: 96, format: .gray8)
+        #expect(throws: PixelBufferError.self) { try Resize.area(gray, into: &big) }
+        #expect(throws: PixelBufferError.self) { try PixelBuffer(width: 63, height: 48, format: .nv12VideoRange) }
+        #expect(throws: PixelBufferError.self) { try PixelBuffer(width: 0, height: 48, format: .gray8) }
+        let storage = PixelStorage(byteCount: 100)
+        #expect(throws: PixelBufferError.self) { try PixelBuffer(width: 64, height: 48, format: .gray8, packedStorage: storage) }
+        #expect(throws: PixelBufferError.self) {
+            try PixelBuffer(width: 8, height: 8, format: .gray8, storage: PixelStorage(byteCount: 64), planes: [(0, 4)])
+        }
+    }
+}
