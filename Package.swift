@@ -65,6 +65,7 @@ let package = Package(
                     dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
+        .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI"]),
     ],
     swiftLanguageModes: [.v6],

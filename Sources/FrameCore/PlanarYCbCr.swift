@@ -25,15 +25,6 @@ public struct PlanarYCbCr: Sendable {
     public static let lumaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 219).rounded()))) }
     public static let chromaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 224).rounded()))) }
 
-    /// Chroma sample for output position (cx, cy) of an output chroma grid `ow` x `oh`
-    /// (nearest sample of this grid).
-    @inline(__always)
-    private func chromaIndex(_ cx: Int, _ cy: Int, _ ow: Int, _ oh: Int) -> Int {
-        let sx = ow == chromaWidth ? cx : min(chromaWidth - 1, cx * chromaWidth / ow)
-        let sy = oh == chromaHeight ? cy : min(chromaHeight - 1, cy * chromaHeight / oh)
-        return sy * chromaWidth + sx
-    }
-
     /// Writes into a NV12, I420 or YUYV buffer of the same size, mapping to video range where
     /// the format asks for it (NV12 video range; I420 and YUYV are treated as video range too,
     /// as cameras deliver them).
@@ -41,56 +32,73 @@ public struct PlanarYCbCr: Sendable {
         guard buffer.width == width, buffer.height == height else {
             throw .sizeMismatch(expected: "\(width)x\(height)", actual: "\(buffer.width)x\(buffer.height)")
         }
+        guard buffer.format.isYCbCr else { throw .unsupportedFormat(buffer.format, operation: "writing Y'CbCr planes") }
         let video = buffer.format != .nv12FullRange
-        let lumaMap = video ? Self.lumaToVideo : nil
-        let chromaMap = video ? Self.chromaToVideo : nil
-        func mapL(_ v: UInt8) -> UInt8 { lumaMap?[Int(v)] ?? v }
-        func mapC(_ v: UInt8) -> UInt8 { chromaMap?[Int(v)] ?? v }
-        switch buffer.format {
-        case .nv12VideoRange, .nv12FullRange, .i420:
-            buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
-                for row in 0..<height {
-                    for col in 0..<width { bytes[row * p.bytesPerRow + col] = mapL(y[row * width + col]) }
-                }
-            }
-            let ow = width / 2, oh = height / 2
-            if buffer.format == .i420 {
-                for (plane, source) in [(1, cb), (2, cr)] {
-                    buffer.withUnsafeMutableBytes(ofPlane: plane) { bytes, p in
-                        for cy in 0..<oh {
-                            for cx in 0..<ow { bytes[cy * p.bytesPerRow + cx] = mapC(source[chromaIndex(cx, cy, ow, oh)]) }
+        let lumaMap = video ? Self.lumaToVideo : Self.identity
+        let chromaMap = video ? Self.chromaToVideo : Self.identity
+        // Output chroma grid, and for each of its columns/rows the nearest sample of ours.
+        let (ow, oh) = buffer.format == .yuyv ? (width / 2, height) : (width / 2, height / 2)
+        let xs = (0..<ow).map { ow == chromaWidth ? $0 : min(chromaWidth - 1, $0 * chromaWidth / ow) }
+        let ys = (0..<oh).map { oh == chromaHeight ? $0 : min(chromaHeight - 1, $0 * chromaHeight / oh) }
+        let format = buffer.format, w = width, h = height, cw = chromaWidth
+        lumaMap.withUnsafeBufferPointer { lm in
+            chromaMap.withUnsafeBufferPointer { cm in
+                y.withUnsafeBufferPointer { yp in
+                    cb.withUnsafeBufferPointer { bp in
+                        cr.withUnsafeBufferPointer { rp in
+                            if format == .yuyv {
+                                buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
+                                    for row in 0..<h {
+                                        let d = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * p.bytesPerRow
+                                        let src = yp.baseAddress! + row * w, c = ys[row] * cw
+                                        for pair in 0..<ow {
+                                            let i = c + xs[pair]
+                                            d[4 * pair] = lm[Int(src[2 * pair])]
+                                            d[4 * pair + 1] = cm[Int(bp[i])]
+                                            d[4 * pair + 2] = lm[Int(src[2 * pair + 1])]
+                                            d[4 * pair + 3] = cm[Int(rp[i])]
+                                        }
+                                    }
+                                }
+                                return
+                            }
+                            buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
+                                for row in 0..<h {
+                                    let d = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * p.bytesPerRow
+                                    let src = yp.baseAddress! + row * w
+                                    if video { for col in 0..<w { d[col] = lm[Int(src[col])] } } else { d.update(from: src, count: w) }
+                                }
+                            }
+                            if format == .i420 {
+                                for (plane, source) in [(1, bp), (2, rp)] {
+                                    buffer.withUnsafeMutableBytes(ofPlane: plane) { bytes, p in
+                                        for cy in 0..<oh {
+                                            let d = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + cy * p.bytesPerRow
+                                            let c = ys[cy] * cw
+                                            for cx in 0..<ow { d[cx] = cm[Int(source[c + xs[cx]])] }
+                                        }
+                                    }
+                                }
+                            } else {
+                                buffer.withUnsafeMutableBytes(ofPlane: 1) { bytes, p in
+                                    for cy in 0..<oh {
+                                        let d = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + cy * p.bytesPerRow
+                                        let c = ys[cy] * cw
+                                        for cx in 0..<ow {
+                                            d[2 * cx] = cm[Int(bp[c + xs[cx]])]
+                                            d[2 * cx + 1] = cm[Int(rp[c + xs[cx]])]
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
-            } else {
-                buffer.withUnsafeMutableBytes(ofPlane: 1) { bytes, p in
-                    for cy in 0..<oh {
-                        for cx in 0..<ow {
-                            let i = chromaIndex(cx, cy, ow, oh)
-                            bytes[cy * p.bytesPerRow + 2 * cx] = mapC(cb[i])
-                            bytes[cy * p.bytesPerRow + 2 * cx + 1] = mapC(cr[i])
-                        }
-                    }
-                }
             }
-        case .yuyv:
-            let ow = width / 2, oh = height
-            buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
-                for row in 0..<height {
-                    for pair in 0..<ow {
-                        let i = chromaIndex(pair, row, ow, oh)
-                        let o = row * p.bytesPerRow + 4 * pair
-                        bytes[o] = mapL(y[row * width + 2 * pair])
-                        bytes[o + 1] = mapC(cb[i])
-                        bytes[o + 2] = mapL(y[row * width + 2 * pair + 1])
-                        bytes[o + 3] = mapC(cr[i])
-                    }
-                }
-            }
-        default:
-            throw .unsupportedFormat(buffer.format, operation: "writing Y'CbCr planes")
         }
     }
+
+    static let identity: [UInt8] = (0..<256).map { UInt8($0) }
 
     /// Reads a NV12, I420 or YUYV buffer into full-range planes at its own subsampling; RGB24,
     /// BGRA and GRAY8 buffers become full-range BT.601 planes at 4:4:4.

@@ -13,77 +13,39 @@ enum DetectCommand {
         OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames have been captured (delivered or dropped)."),
         OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this long."),
         OptionSpec(name: "stats", valueName: "FILE.json", help: "Write the full statistics as JSON."),
-        OptionSpec(name: "scale-factor", valueName: "X", help: "Detector pyramid step, > 1 (default 1.2)."),
-        OptionSpec(name: "min-neighbors", valueName: "N", help: "Detections a face needs (default 4)."),
-        OptionSpec(name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: height / 10)."),
-        OptionSpec(name: "max-face", valueName: "PIXELS", help: "Largest face size in frame pixels (default: no limit)."),
-        OptionSpec(name: "detection-scale", valueName: "S", help: "Detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
-    ]
+        OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report with latency plots."),
+        OptionSpec(name: "annotate", valueName: "FILE.mjpeg", help: "Write every delivered frame, faces boxed, as MJPEG (refuses an existing file)."),
+    ] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "detect")
         let preset = try DeviceChoice.preset(options, default: options.string("input") == nil ? .hd1280x720 : .high)
-        let frameLimit = try options.int("frames", range: 1...100_000_000)
-        let duration = try options.double("duration", range: 0.001...1e7)
-        let scaleFactor = try options.double("scale-factor", range: 1.01...4) ?? 1.2
-        let minNeighbors = try options.int("min-neighbors", range: 0...100) ?? 4
-        let minFace = try options.int("min-face", range: 0...100_000)
-        let maxFace = try options.int("max-face", range: 0...100_000)
-        let detectionScale = try options.double("detection-scale", range: 0.01...1)
+        let limits = DetectPipeline.Limits(frames: try options.int("frames", range: 1...100_000_000),
+                                           duration: try options.double("duration", range: 0.001...1e7))
+        let settings = try DetectorSettings(options)
         let device = try DeviceChoice.resolve(options)
-
-        let session = CaptureSession()
-        let output = VideoDataOutput()
-        let runner = DetectRun(frameLimit: frameLimit)
-        do {
-            try session.configure {
-                try session.addInput(CaptureDeviceInput(device: device))
-                try session.setSessionPreset(preset)
-                try session.addOutput(output)
-            }
-        } catch {
-            throw RuntimeFailure("\(error)")
+        let annotate = options.string("annotate").map { URL(fileURLWithPath: $0) }
+        if let annotate, FileManager.default.fileExists(atPath: annotate.path) {
+            throw RuntimeFailure("\(annotate.path) exists; not overwriting it")
         }
-        let size = try activeSize(device: device, preset: preset)
-        let detector: FaceDetector
-        do {
-            detector = try FaceDetector(options: .init(
-                scaleFactor: scaleFactor, minNeighbors: minNeighbors,
-                minFaceSize: minFace ?? size.height / 10, maxFaceSize: maxFace,
-                detectionScale: detectionScale ?? min(1, 480 / Double(size.height))))
-        } catch { throw RuntimeFailure("\(error)") }
-        output.processors = ProcessorChain([FaceDetectionProcessor(detector: detector)])
-        output.setSampleBufferDelegate(runner)
-        session.addObserver { runner.notify($0) }
-
-        let interrupt = SignalWatch.onInterrupt { runner.finish(reason: .interrupted) }
-        defer { interrupt.cancel() }
-        do { try session.startRunning() } catch { throw RuntimeFailure("\(error)") }
-        let started = Date()
-        let progress = Console.stderrIsTerminal ? Progress(runner: runner, output: output) : nil
-        let endReason = runner.wait(until: duration.map { started.addingTimeInterval($0) })
-        let poolPeak = session.bufferUsage?.peakBytesInUse
-        session.stopRunning()
-        progress?.stop()
-
-        let input = session.inputs.first
-        let active = input?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
-        let snapshot = runner.stats.snapshot(preset: preset.rawValue, width: active.width, height: active.height,
-                                              source: sourceName(device), counts: output.counts,
-                                              poolPeakBytes: poolPeak)
-        Console.out(SummaryJSON.summary(snapshot).text)
+        let result = try DetectPipeline.run(device: device, preset: preset, settings: settings, limits: limits,
+                                            printFrames: true, annotate: annotate)
+        Console.out(SummaryJSON.summary(result.snapshot).text)
         if let path = options.string("stats") {
-            do { try SummaryJSON.write(snapshot, to: URL(fileURLWithPath: path)) } catch {
+            do { try SummaryJSON.write(result.snapshot, to: URL(fileURLWithPath: path)) } catch {
                 throw RuntimeFailure("cannot write \(path): \(error)")
             }
         }
-        switch endReason {
-        case let .failed(message):
+        if let path = options.string("report") {
+            do { try StatsReport.html(for: [result.snapshot], title: "framekit detect").write(toFile: path, atomically: true, encoding: .utf8) } catch {
+                throw RuntimeFailure("cannot write \(path): \(error)")
+            }
+        }
+        if case let .failed(message) = result.end {
             Console.err("framekit: \(message)")
             return ExitCode.failure
-        default:
-            return ExitCode.success
         }
+        return ExitCode.success
     }
 
     static func sourceName(_ device: CaptureDevice) -> String {
@@ -110,15 +72,26 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
 
     let stats = StatsRecorder()
     private let frameLimit: Int?
+    private let printFrames: Bool
+    private let writer: MJPEGWriter?
     private let state = Mutex<(seen: Int, end: End?)>((0, nil))
     private let ended = DispatchSemaphore(value: 0)
 
-    init(frameLimit: Int?) { self.frameLimit = frameLimit }
+    init(frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil) {
+        self.frameLimit = frameLimit
+        self.printFrames = printFrames
+        self.writer = writer
+    }
 
     func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
         let delivered = Timestamp.now() // the processors have run: this is the result's moment
         guard count() else { return }
         stats.recordResult(of: frame, resultAt: delivered)
+        stats.sampleMemoryIfDue(frame.sequenceNumber)
+        if let writer {
+            do { try writer.append(frame.pixelBuffer) } catch { finish(reason: .failed("cannot write the annotated stream: \(error)")) }
+        }
+        guard printFrames else { return }
         let latency = delivered.seconds(since: frame.captureInstant) * 1000
         let faces = JSON.array(frame.faces.map { f in
             .object([("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height))])
@@ -128,7 +101,6 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
             ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
             ("faces", faces), ("latency_ms", .number(latency, decimals: 3)),
         ]).text)
-        stats.sampleMemoryIfDue(frame.sequenceNumber)
     }
 
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
@@ -187,7 +159,7 @@ extension StatsRecorder {
 /// The live one-line progress on a terminal's stderr.
 final class Progress {
     private let timer: DispatchSourceTimer
-    init(runner: DetectRun, output: VideoDataOutput) {
+    init(output: VideoDataOutput) {
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "framekit.progress"))
         let started = Timestamp.now()
         timer.schedule(deadline: .now() + 0.5, repeating: 0.5)

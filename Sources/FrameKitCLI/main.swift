@@ -15,6 +15,7 @@ struct Subcommand {
 let subcommands = [
     Subcommand(name: "detect", abstract: DetectCommand.abstract, usage: DetectCommand.usage, specs: DetectCommand.specs, run: DetectCommand.run),
     Subcommand(name: "devices", abstract: DevicesCommand.abstract, usage: DevicesCommand.usage, specs: DevicesCommand.specs, run: DevicesCommand.run),
+    Subcommand(name: "profile", abstract: ProfileCommand.abstract, usage: ProfileCommand.usage, specs: ProfileCommand.specs, run: ProfileCommand.run),
 ]
 
 @MainActor func rootHelp() -> String {

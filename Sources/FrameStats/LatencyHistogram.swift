@@ -13,9 +13,10 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
 
     public init() { counts = [UInt32](repeating: 0, count: Self.subBuckets * (Self.powers + 1)) }
 
-    /// Records one latency in seconds (negative values count as 0).
+    /// Records one latency in seconds (negative or NaN count as 0; beyond the range, the top).
     public mutating func record(seconds: Double) {
-        record(microseconds: seconds <= 0 ? 0 : UInt64(seconds * 1_000_000))
+        let micro = seconds * 1_000_000
+        record(microseconds: !(micro > 0) ? 0 : micro >= 1.8e19 ? .max : UInt64(micro))
     }
 
     public mutating func record(microseconds raw: UInt64) {

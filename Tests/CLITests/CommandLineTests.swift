@@ -99,3 +99,98 @@ struct CommandLineTests {
         #expect(text.stdout.contains("FrameKit Virtual Camera"))
     }
 }
+
+@Suite("framekit profile, reports and annotation")
+struct ProfileAndReportTests {
+    @Test("profile runs each preset and reports them in the documented JSON, with an HTML report")
+    func profile() throws {
+        let folder = Fixtures.temporaryFolder()
+        let report = folder.appendingPathComponent("report.html"), json = folder.appendingPathComponent("p.json")
+        let run = try BinaryRunner.run("framekit", ["profile", "--presets", "cif352x288,vga640x480", "--duration", "1",
+                                                    "--device", "virtual", "--json", json.path, "--report", report.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try #require(try run.jsonLines().first)
+        let presets = try #require(object["presets"] as? [[String: Any]])
+        #expect(presets.map { $0["preset"] as? String } == ["cif352x288", "vga640x480"])
+        for p in presets {
+            let captured = p["frames_captured"] as? Int ?? -1, delivered = p["frames_delivered"] as? Int ?? -1
+            #expect(captured >= 20 && captured == delivered + (p["frames_dropped"] as? Int ?? -1))
+            #expect((p["latency_ms"] as? [String: Double])?["p99"] != nil && (p["memory"] as? [String: Any])?["rss_peak_mb"] != nil)
+        }
+        #expect(try Data(contentsOf: json).count > 100)
+        let html = try String(contentsOf: report, encoding: .utf8)
+        #expect(html.contains("class=\"plot presets\"") && html.contains("id=\"preset-vga640x480\""))
+        let bad = try BinaryRunner.run("framekit", ["profile", "--presets", "vga640x480,nope"])
+        #expect(bad.status == 64 && bad.stderr.contains("nope"))
+    }
+
+    @Test("--annotate writes an MJPEG that framekit reads back, faces boxed; it never overwrites")
+    func annotate() throws {
+        let folder = Fixtures.temporaryFolder()
+        let clip = folder.appendingPathComponent("annotated.mjpeg")
+        let run = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--preset", "vga640x480", "--frames", "10",
+                                                    "--annotate", clip.path, "--report", folder.appendingPathComponent("r.html").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let delivered = try run.jsonLines().dropLast().count
+        let back = try BinaryRunner.run("framekit", ["detect", "--input", clip.path])
+        #expect(back.status == 0)
+        let summary = try #require(try back.jsonLines().last?["summary"] as? [String: Any])
+        #expect(summary["frames_delivered"] as? Int == delivered && (summary["drops"] as? [String: Int])?["corrupt"] == 0)
+        // The boxes are in the pictures: green pixels where the first frame's face was.
+        let frames = try run.jsonLines()
+        let index = try #require(frames.dropLast().firstIndex { ($0["faces"] as? [Any])?.isEmpty == false })
+        let face = try #require((frames[index]["faces"] as? [[String: Int]])?.first)
+        let device = try CaptureDevice.file(clip)
+        #expect(device.formats[0].size == FrameSize(width: 640, height: 480))
+        let jpegs = try jpegFrames(of: clip)
+        #expect(jpegs.count == delivered)
+        let first = try JPEG.decode(jpegs[index], to: .rgb24)
+        let (x, y) = (face["x"]! + face["width"]! / 2, face["y"]! + 1) // middle of the top edge of the box
+        let pixel = first.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(y * p.bytesPerRow + x * 3)..<(y * p.bytesPerRow + x * 3 + 3)]) }
+        #expect(pixel[1] > 180 && pixel[0] < 90 && pixel[2] < 90, "pixel \(pixel) at (\(x), \(y))")
+        let again = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--frames", "2", "--annotate", clip.path])
+        #expect(again.status == 1 && again.stderr.contains("exists"))
+    }
+
+    @Test("memory stays flat: peak RSS after 1000 frames at 720p within 5% of after 100")
+    func memoryIsFlat() throws {
+        let folder = Fixtures.temporaryFolder()
+        // A 720p MJPEG clip of 1000 frames from the virtual camera's own pictures.
+        let source = folder.appendingPathComponent("source.mjpeg")
+        let make = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--preset", "hd1280x720", "--frames", "8",
+                                                     "--annotate", source.path, "--detection-scale", "0.25"])
+        #expect(make.status == 0, "\(make.stderr)")
+        let some = try jpegFrames(of: source)
+        try #require(!some.isEmpty)
+        var clip = [UInt8]()
+        for i in 0..<1010 { clip += some[i % some.count] }
+        let file = folder.appendingPathComponent("clip.mjpeg")
+        try Data(clip).write(to: file)
+        func peak(_ frames: Int) throws -> Double {
+            let run = try BinaryRunner.run("framekit", ["detect", "--input", file.path, "--frames", String(frames), "--detection-scale", "0.25"],
+                                           timeout: 300)
+            #expect(run.status == 0, "\(run.stderr)")
+            let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
+            #expect(summary["frames_captured"] as? Int ?? 0 >= frames)
+            return try #require((summary["memory"] as? [String: Double])?["rss_peak_mb"])
+        }
+        let after100 = try peak(100), after1000 = try peak(1000)
+        #expect(after1000 <= after100 * 1.05, "peak RSS \(after100) MB after 100 frames, \(after1000) MB after 1000")
+    }
+}
+
+/// The JPEGs of an MJPEG stream, in order.
+func jpegFrames(of url: URL) throws -> [[UInt8]] {
+    let bytes = try ImageFile.read(url)
+    var frames: [[UInt8]] = []
+    var start = 0, i = 2
+    while i + 3 < bytes.count {
+        if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 && bytes[i + 2] == 0xFF && bytes[i + 3] == 0xD8 {
+            frames.append(Array(bytes[start..<i + 2]))
+            start = i + 2
+        }
+        i += 1
+    }
+    if start < bytes.count { frames.append(Array(bytes[start...])) }
+    return frames
+}

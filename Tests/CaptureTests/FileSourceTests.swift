@@ -89,7 +89,7 @@ struct FileSourceTests {
         let (recorder, counts) = try runToEnd(device)
         try #require(counts.captured == 6 && counts.delivered == 4 && counts.dropped(.corrupt) == 2)
         #expect(Set(recorder.drops.map(\.sequenceNumber)) == [2, 4])
-        #expect(recorder.frames[0].pixelBuffer.format == .nv12VideoRange)
+        #expect(recorder.frames[0].pixelBuffer.format == .nv12FullRange)
         #expect(try FaceDetector().detect(in: recorder.frames[3].pixelBuffer).count == 1)
     }
 

@@ -79,7 +79,8 @@ final class CapturePipeline: Sendable {
         guard let format = candidates.min(by: { rank($0) < rank($1) }) else {
             throw .unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description))
         }
-        let delivered = format.isCompressed ? (preferred ?? format.pixelFormat ?? .nv12VideoRange) : format.pixelFormat!
+        // JPEG is full-range Y'CbCr: decoded frames default to full-range NV12 (no range pass).
+        let delivered = format.isCompressed ? (preferred ?? format.pixelFormat ?? .nv12FullRange) : format.pixelFormat!
         let rate: Double
         if let duration = device.activeVideoMinFrameDuration {
             let wanted = 1 / duration

@@ -86,7 +86,7 @@ struct FileSourceDescription: Sendable {
                 imageFiles = [url]
             }
             size = FrameSize(width: header.width, height: header.height)
-            pixelFormat = header.isGrayscale ? .gray8 : .nv12VideoRange
+            pixelFormat = header.isGrayscale ? .gray8 : .nv12FullRange
             self.frameRate = frameRate ?? 30
             y4m = nil
         } else if PNM.hasSignature(head) {

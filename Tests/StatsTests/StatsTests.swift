@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("Stats: histograms, recorder, report")
+struct StatsTests {
+    /// The exact percentile of a sorted sample (nearest rank), the reference.
+    func exact(_ sorted: [UInt64], _ p: Double) -> Double {
+        Double(sorted[max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)])
+    }
+
+    @Test("percentiles are within 1.6% of a sorted reference, for several distributions", arguments: ["uniform", "lognormal", "bimodal", "constant"])
+    func percentiles(distribution: String) {
+        var generator = SystemRandomNumberGenerator()
+        var samples: [UInt64] = []
+        for _ in 0..<20_000 {
+            let v: Double
+            switch distribution {
+            case "uniform": v = Double.random(in: 100...50_000, using: &generator)
+            case "lognormal":
+                let u1 = Double.random(in: 1e-9..<1, using: &generator), u2 = Double.random(in: 0..<1, using: &generator)
+                v = exp(9 + 0.8 * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
+            case "bimodal": v = Bool.random(using: &generator) ? Double.random(in: 900...1100) : Double.random(in: 30_000...33_000)
+            default: v = 16_667
+            }
+            samples.append(UInt64(v))
+        }
+        var histogram = LatencyHistogram()
+        for s in samples { histogram.record(microseconds: s) }
+        let sorted = samples.sorted()
+        #expect(histogram.count == samples.count)
+        #expect(histogram.maxMicroseconds == sorted.last!)
+        for p in [50.0, 90, 95, 99, 99.9] {
+            let reference = exact(sorted, p), estimate = histogram.percentileMicroseconds(p)
+            #expect(abs(estimate - reference) <= reference * 0.016 + 1, "\(distribution) p\(p): \(estimate) vs \(reference)")
+        }
+        #expect(histogram.percentileMicroseconds(100) <= Double(sorted.last!))
+    }
+
+    @Test("small values are exact, huge ones are clamped, not trapped")
+    func edges() {
+        var h = LatencyHistogram()
+        for v: UInt64 in [0, 1, 2, 3, 63] { h.record(microseconds: v) }
+        #expect(h.percentileMicroseconds(20) == 0 && h.percentileMicroseconds(100) == 63)
+        h.record(microseconds: .max)
+        h.record(seconds: -1)
+        h.record(seconds: .infinity.nextDown)
+        #expect(h.count == 8)
+        var empty = LatencyHistogram()
+        #expect(empty.percentileMilliseconds(99) == 0)
+        empty.merge(h)
+        #expect(empty.count == 8)
+    }
+
+    @Test("the recorder splits capture → delivery from processing and keeps per-stage figures")
+    func recorder() throws {
+        let recorder = StatsRecorder()
+        let buffer = try PixelBuffer(width: 2, height: 2, format: .gray8)
+        let start = Timestamp(nanoseconds: 1_000_000_000)
+        for i in 0..<100 {
+            var timings = StageTimings()
+            timings.append(StageDuration(stage: "detect", seconds: 0.010))
+            timings.append(StageDuration(stage: "annotate", seconds: 0.002))
+            let captured = start.adding(seconds: Double(i) / 30)
+            let frame = SampleBuffer(pixelBuffer: buffer, presentationTime: Double(i) / 30, sequenceNumber: UInt64(i),
+                                     captureInstant: captured, stageDurations: timings)
+            recorder.recordResult(of: frame, resultAt: captured.adding(seconds: 0.020))
+        }
+        recorder.recordDrop(DroppedFrame(sequenceNumber: 100, presentationTime: 3.33, reason: .frameWasLate))
+        var counts = OutputCounts()
+        counts.captured = 101
+        counts.delivered = 100
+        counts.dropped[.frameWasLate] = 1
+        let s = recorder.snapshot(preset: "vga640x480", width: 640, height: 480, source: "test", counts: counts)
+        #expect(abs(s.latencyMilliseconds.p50 - 20) < 0.4)
+        #expect(abs(s.processingMilliseconds.p50 - 12) < 0.3)
+        #expect(abs(s.deliveryLatencyMilliseconds.p50 - 8) < 0.2)
+        #expect(s.stages.map(\.stage) == ["detect", "annotate"])
+        #expect(abs(s.fps - 30) < 0.01)
+        #expect(s.framesDropped == 1 && s.drops["frame_was_late"] == 1 && s.drops["corrupt"] == 0)
+        #expect(s.timeline.count == 101 && s.timeline.last?.dropReason == .frameWasLate)
+        #expect(s.memory.rssPeakMB > 1)
+    }
+
+    @Test("the HTML report has the figures and its three plots, and is well-formed")
+    func report() throws {
+        let recorder = StatsRecorder()
+        let buffer = try PixelBuffer(width: 2, height: 2, format: .gray8)
+        for i in 0..<50 {
+            let t = Timestamp(nanoseconds: 1_000_000_000 + UInt64(i) * 33_000_000)
+            recorder.recordResult(of: SampleBuffer(pixelBuffer: buffer, presentationTime: 0, sequenceNumber: UInt64(i * 2), captureInstant: t),
+                                  resultAt: t.adding(seconds: 0.005 + Double(i % 7) / 1000))
+            recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(i * 2 + 1), presentationTime: 0, reason: i % 2 == 0 ? .frameWasLate : .corrupt))
+        }
+        var counts = OutputCounts()
+        counts.captured = 100
+        counts.delivered = 50
+        counts.dropped = [.frameWasLate: 25, .corrupt: 25]
+        let a = recorder.snapshot(preset: "vga640x480", width: 640, height: 480, source: "virtual", counts: counts)
+        var b = a
+        b.preset = "hd1280x720"
+        let html = StatsReport.html(for: [a, b], title: "test <report>")
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("test &lt;report&gt;"))
+        // XHTML-ish check: the SVGs parse as XML.
+        for svg in html.components(separatedBy: "<svg").dropFirst().map({ "<svg xmlns=\"http://www.w3.org/2000/svg\"" + $0.components(separatedBy: "</svg>")[0] + "</svg>" }) {
+            #expect(throws: Never.self) { try XMLDocument(xmlString: svg) }
+        }
+        #expect(html.components(separatedBy: "class=\"plot distribution\"").count == 3)
+        #expect(html.components(separatedBy: "class=\"plot timeline\"").count == 3)
+        #expect(html.components(separatedBy: "class=\"plot presets\"").count == 2)
+        #expect(html.components(separatedBy: "class=\"drop corrupt\"").count == 51) // 25 per preset, marked
+        let polyline = try #require(html.components(separatedBy: "points=\"").dropFirst().first?.components(separatedBy: "\"").first)
+        #expect(polyline.split(separator: " ").count == 50)
+    }
+}
