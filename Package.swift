@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FrameKit", targets: ["FrameKit"]),
         .library(name: "FrameProcessors", targets: ["FrameProcessors"]),
         .executable(name: "framekit", targets: ["FrameKitCLI"]),
+        .executable(name: "framekit-bench", targets: ["FrameKitBench"]),
     ],
     targets: [
         // MARK: C shims
@@ -57,8 +58,12 @@ let package = Package(
         .target(name: "FrameKit",
                 dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "FrameCapture", "FrameStats"]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKit"]),
+        .executableTarget(name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference"],
+                          path: "Benchmarks/FrameKitBench"),
 
         // MARK: Tests
+        // Runs inside the vivid VM (scripts/test-vivid): the real V4L2 path on a kernel driver.
+        .executableTarget(name: "FrameKitVividSuite", dependencies: ["FrameKit"], path: "Tests/VividSuite"),
         .target(name: "FrameTestSupport", dependencies: ["FrameKit"], path: "Tests/FrameTestSupport",
                 exclude: ["Fixtures"]),
         .testTarget(name: "ShimTests",

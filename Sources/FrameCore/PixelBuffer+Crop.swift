@@ -29,4 +29,9 @@ extension PixelBuffer {
         default: throw .unsupportedFormat(format, operation: "a luma-plane view (NV12, I420, GRAY8)")
         }
     }
+
+    /// The storage behind this buffer, for making buffers of other shapes over the same memory
+    /// (a scratch area reused at several sizes). Writing through such views is the caller's
+    /// responsibility: they bypass copy-on-write.
+    public var storageForViews: PixelStorage { storage }
 }

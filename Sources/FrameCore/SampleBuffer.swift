@@ -11,6 +11,9 @@ public struct SampleBuffer: Sendable {
     /// When the frame came into being on the monotonic clock (the kernel's buffer timestamp,
     /// the virtual camera's tick, the moment a file frame was read): latency is measured from here.
     public var captureInstant: Timestamp
+    /// When the capture pipeline took the frame from its source (dequeue): the start of
+    /// FrameKit's own delivery overhead.
+    public var dequeueInstant: Timestamp
     /// Faces found by a ``FaceDetector`` in the chain, in this buffer's pixel coordinates.
     public var faces: [Face]
     /// How long each processor of the chain took on this frame, in chain order.
@@ -22,6 +25,7 @@ public struct SampleBuffer: Sendable {
         self.presentationTime = presentationTime
         self.sequenceNumber = sequenceNumber
         self.captureInstant = captureInstant
+        self.dequeueInstant = captureInstant
         self.faces = faces
         self.stageDurations = stageDurations
     }

@@ -9,7 +9,8 @@ struct DetectorSettings {
         OptionSpec(name: "min-neighbors", valueName: "N", help: "Detections a face needs (default 4)."),
         OptionSpec(name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: height / 10)."),
         OptionSpec(name: "max-face", valueName: "PIXELS", help: "Largest face size in frame pixels (default: no limit)."),
-        OptionSpec(name: "detection-scale", valueName: "S", help: "Detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
+        OptionSpec(name: "detection-scale", valueName: "S", help: "Full mode: detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
+        OptionSpec(name: "mode", valueName: "tracking|full", help: "tracking (default): real-time search near known faces plus periodic low-resolution scans; full: detectMultiScale on every frame."),
     ]
 
     var scaleFactor = 1.2
@@ -17,6 +18,7 @@ struct DetectorSettings {
     var minFace: Int?
     var maxFace: Int?
     var detectionScale: Double?
+    var tracking = true
 
     init(_ options: ParsedOptions) throws {
         scaleFactor = try options.double("scale-factor", range: 1.01...4) ?? 1.2
@@ -24,6 +26,22 @@ struct DetectorSettings {
         minFace = try options.int("min-face", range: 0...100_000)
         maxFace = try options.int("max-face", range: 0...100_000)
         detectionScale = try options.double("detection-scale", range: 0.01...1)
+        switch options.string("mode") {
+        case nil, "tracking": tracking = true
+        case "full": tracking = false
+        case let other?: throw UsageError("--mode must be tracking or full, got '\(other)'")
+        }
+    }
+
+    /// The chain stage that finds faces, for frames `frameHeight` pixels high.
+    func stage(frameHeight: Int) throws -> any Processor {
+        guard tracking else { return FaceDetectionProcessor(detector: try detector(frameHeight: frameHeight)) }
+        var options = FaceTracker.Options()
+        options.minFaceFraction = Double(minFace ?? frameHeight / 10) / Double(frameHeight)
+        options.scanNeighbors = minNeighbors
+        do {
+            return FaceTrackingProcessor(tracker: FaceTracker(detector: try FaceDetector(options: .init(scaleFactor: scaleFactor)), options: options))
+        } catch { throw RuntimeFailure("\(error)") }
     }
 
     func detector(frameHeight: Int) throws -> FaceDetector {
@@ -61,7 +79,7 @@ enum DetectPipeline {
             throw RuntimeFailure("\(error)")
         }
         let size = try DetectCommand.activeSize(device: device, preset: preset)
-        var stages: [any Processor] = [FaceDetectionProcessor(detector: try settings.detector(frameHeight: size.height))]
+        var stages: [any Processor] = [try settings.stage(frameHeight: size.height)]
         let writer: MJPEGWriter?
         if let annotate {
             stages.append(AnnotationStage())

@@ -71,7 +71,16 @@ public final class FaceDetector: Sendable {
 
     // The classifier plus scratch buffers reused between frames of one size; the Mutex
     // serialises calls (OpenCV's classifier is not safe to share between threads).
-    private let handle: Mutex<SendableBox<(cascade: OpaquePointer, gray: PixelBuffer?, scaled: PixelBuffer?)>>
+    private struct Scratch {
+        let cascade: OpaquePointer
+        var gray: PixelBuffer?
+        var scaled: PixelStorage?
+        mutating func takeScaled() -> PixelStorage {
+            defer { scaled = nil }
+            return scaled!
+        }
+    }
+    private let handle: Mutex<SendableBox<Scratch>>
     private let cascade: SendableBox<OpaquePointer>
 
     /// Loads the default model (see ``ModelCatalog``) or the cascade at `modelURL`.
@@ -89,7 +98,7 @@ public final class FaceDetector: Sendable {
         self.options = options
         self.modelURL = url
         self.cascade = SendableBox(raw)
-        self.handle = Mutex(SendableBox((raw, nil, nil)))
+        self.handle = Mutex(SendableBox(Scratch(cascade: raw)))
     }
 
     deinit { fkcv_cascade_destroy(cascade.value) }
@@ -101,39 +110,46 @@ public final class FaceDetector: Sendable {
 
     /// Faces inside `region` of `image` only (bounds still in `image`'s coordinates).
     public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try handle.withLock { (box) throws(FaceDetectorError) -> [Face] in
+        try detect(in: image, region: region, options: options)
+    }
+
+    /// As ``detect(in:region:)`` with other options for this call (a tracker searches small
+    /// regions at their own scale and face size). Only the region is gray-converted and shrunk.
+    public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
+        try call.validate()
+        return try handle.withLock { (box) throws(FaceDetectorError) -> [Face] in
             do {
-                // Gray (the luma plane itself for Y'CbCr formats: no conversion), then shrink.
-                var gray = try box.value.gray.flatMap { $0.width == image.width && $0.height == image.height ? $0 : nil }
-                    ?? PixelBuffer(width: image.width, height: image.height, format: .gray8)
-                let source: PixelBuffer
-                if image.format == .gray8 || image.format.isYCbCr && image.format != .yuyv {
-                    source = image
-                } else {
-                    try ColorConversion.convertToGray(image, into: &gray)
-                    source = gray
+                let area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(width: image.width, height: image.height)
+                guard area.width >= 24, area.height >= 24 else { return [] }
+                // Gray: the luma plane itself for NV12/I420/GRAY8 (no work), else converted once.
+                let gray: PixelBuffer
+                switch image.format {
+                case .gray8, .nv12VideoRange, .nv12FullRange, .i420:
+                    gray = try image.lumaPlane()
+                default:
+                    var converted = try box.value.gray.flatMap { $0.width == image.width && $0.height == image.height ? $0 : nil }
+                        ?? PixelBuffer(width: image.width, height: image.height, format: .gray8)
+                    try ColorConversion.convertToGray(image, into: &converted)
+                    box.value.gray = converted
+                    gray = converted
                 }
-                box.value.gray = gray
-                let scale = options.detectionScale
-                var detectOn = source
-                if scale < 1 {
-                    let sw = max(2, Int(Double(image.width) * scale) & ~1), sh = max(2, Int(Double(image.height) * scale) & ~1)
-                    var scaled = try box.value.scaled.flatMap { $0.width == sw && $0.height == sh ? $0 : nil }
-                        ?? PixelBuffer(width: sw, height: sh, format: .gray8)
-                    try Resize.area(source, into: &scaled, plane: 0)
-                    box.value.scaled = scaled
+                var detectOn = try gray.cropped(to: area)
+                if call.detectionScale < 1 {
+                    let sw = max(24, Int(Double(area.width) * call.detectionScale)), sh = max(24, Int(Double(area.height) * call.detectionScale))
+                    guard sw <= area.width, sh <= area.height else { return [] }
+                    // One scratch allocation, grown as needed; each call views the size it needs.
+                    // It is moved out of the box while in use, so the view is its only owner
+                    // and writing into it never triggers copy-on-write.
+                    if (box.value.scaled?.byteCount ?? 0) < sw * sh { box.value.scaled = PixelStorage(byteCount: max(sw * sh, 640 * 480)) }
+                    var scaled = try PixelBuffer(width: sw, height: sh, format: .gray8, packedStorage: box.value.takeScaled())
+                    try Resize.area(detectOn, into: &scaled)
                     detectOn = scaled
+                    box.value.scaled = scaled.storageForViews // back for the next call (only read from here on)
                 }
-                let sx = Double(image.width) / Double(detectOn.width), sy = Double(image.height) / Double(detectOn.height)
-                let roi = region.map { r in
-                    Rect(x: Int(Double(r.x) / sx), y: Int(Double(r.y) / sy),
-                         width: Int((Double(r.width) / sx).rounded(.up)), height: Int((Double(r.height) / sy).rounded(.up)))
-                        .clamped(width: detectOn.width, height: detectOn.height)
-                } ?? Rect(x: 0, y: 0, width: detectOn.width, height: detectOn.height)
-                guard roi.width >= 24, roi.height >= 24 else { return [] }
-                let found = try runCascade(box.value.cascade, on: detectOn, roi: roi, scale: sx)
+                let sx = Double(area.width) / Double(detectOn.width), sy = Double(area.height) / Double(detectOn.height)
+                let found = try runCascade(box.value.cascade, on: detectOn, options: call, scale: sx)
                 return found.map { r in
-                    Face(bounds: Rect(x: Int((Double(r.x + roi.x) * sx).rounded()), y: Int((Double(r.y + roi.y) * sy).rounded()),
+                    Face(bounds: Rect(x: area.x + Int((Double(r.x) * sx).rounded()), y: area.y + Int((Double(r.y) * sy).rounded()),
                                       width: Int((Double(r.width) * sx).rounded()), height: Int((Double(r.height) * sy).rounded())))
                 }
             } catch let error as FaceDetectorError {
@@ -146,19 +162,17 @@ public final class FaceDetector: Sendable {
         }
     }
 
-    private func runCascade(_ cascade: OpaquePointer, on image: PixelBuffer, roi: Rect, scale: Double) throws(FaceDetectorError) -> [Rect] {
-        var params = fkcv_detect_params(
-            scale_factor: options.scaleFactor, min_neighbors: Int32(options.minNeighbors),
-            min_width: Int32(options.minFaceSize.map { Double($0) / scale } ?? 0),
-            min_height: Int32(options.minFaceSize.map { Double($0) / scale } ?? 0),
-            max_width: Int32(options.maxFaceSize.map { Double($0) / scale } ?? 0),
-            max_height: Int32(options.maxFaceSize.map { Double($0) / scale } ?? 0))
+    private func runCascade(_ cascade: OpaquePointer, on image: PixelBuffer, options: Options, scale: Double) throws(FaceDetectorError) -> [Rect] {
+        let minSide = Int32(options.minFaceSize.map { Double($0) / scale } ?? 0)
+        let maxSide = Int32(options.maxFaceSize.map { Double($0) / scale } ?? 0)
+        var params = fkcv_detect_params(scale_factor: options.scaleFactor, min_neighbors: Int32(options.minNeighbors),
+                                        min_width: minSide, min_height: minSide, max_width: maxSide, max_height: maxSide)
         var rects = [fkcv_rect](repeating: fkcv_rect(), count: 64)
         var found: Int32 = 0
         var message = [CChar](repeating: 0, count: 512)
         let status = image.withUnsafeBytes(ofPlane: 0) { bytes, plane in
-            let origin = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + roi.y * plane.bytesPerRow + roi.x
-            return fkcv_cascade_detect(cascade, origin, Int32(roi.width), Int32(roi.height), plane.bytesPerRow,
+            let origin = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            return fkcv_cascade_detect(cascade, origin, Int32(image.width), Int32(image.height), plane.bytesPerRow,
                                        &params, &rects, Int32(rects.count), &found, &message, message.count)
         }
         guard status == FKCV_OK else { throw .openCV(message: Self.text(message, status)) }

@@ -14,21 +14,61 @@ public enum Resize {
         guard dw <= sp.width, dh <= sp.height else {
             throw .sizeMismatch(expected: "at most \(sp.width)x\(sp.height) (area resize shrinks)", actual: "\(dw)x\(dh)")
         }
+        if sp.width % dw == 0 && sp.height % dh == 0 && sp.width / dw == sp.height / dh {
+            return areaInteger(source, plane: plane, into: &destination, factor: sp.width / dw)
+        }
         let xTaps = taps(source: sp.width, destination: dw)
         let yTaps = taps(source: sp.height, destination: dh)
         var rowSums = [Float](repeating: 0, count: sp.width)
         source.withUnsafeBytes(ofPlane: plane) { src, _ in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
-                for dy in 0..<dh {
-                    for i in 0..<sp.width { rowSums[i] = 0 }
-                    for (sy, wy) in yTaps[dy] {
-                        let base = sy * sp.bytesPerRow
-                        for i in 0..<sp.width { rowSums[i] += Float(src[base + i]) * wy }
+                rowSums.withUnsafeMutableBufferPointer { sums in
+                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for dy in 0..<dh {
+                        for i in 0..<sp.width { sums[i] = 0 }
+                        for (sy, wy) in yTaps[dy] {
+                            let row = s + sy * sp.bytesPerRow
+                            for i in 0..<sp.width { sums[i] += Float(row[i]) * wy }
+                        }
+                        let out = d + dy * dp.bytesPerRow
+                        for dx in 0..<dw {
+                            var acc: Float = 0
+                            for (sx, wx) in xTaps[dx] { acc += sums[sx] * wx }
+                            out[dx] = UInt8(clamping: Int(acc.rounded()))
+                        }
                     }
-                    for dx in 0..<dw {
-                        var acc: Float = 0
-                        for (sx, wx) in xTaps[dx] { acc += rowSums[sx] * wx }
-                        dst[dy * dp.bytesPerRow + dx] = UInt8(clamping: Int((acc).rounded()))
+                }
+            }
+        }
+    }
+
+    /// Exact k-times down-scaling: the rounded mean of each k x k block (OpenCV's fast path).
+    static func areaInteger(_ source: PixelBuffer, plane: Int, into destination: inout PixelBuffer, factor k: Int) {
+        let dw = destination.width, dh = destination.height
+        let area = UInt32(k * k), half = area / 2
+        var sums = [UInt32](repeating: 0, count: dw)
+        source.withUnsafeBytes(ofPlane: plane) { src, sp in
+            destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                sums.withUnsafeMutableBufferPointer { acc in
+                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for dy in 0..<dh {
+                        for i in 0..<dw { acc[i] = 0 }
+                        for r in 0..<k {
+                            let row = s + (dy * k + r) * sp.bytesPerRow
+                            if k == 2 {
+                                for dx in 0..<dw { acc[dx] &+= UInt32(row[2 &* dx]) &+ UInt32(row[2 &* dx &+ 1]) }
+                            } else {
+                                for dx in 0..<dw {
+                                    var t: UInt32 = 0
+                                    for c in 0..<k { t &+= UInt32(row[dx &* k &+ c]) }
+                                    acc[dx] &+= t
+                                }
+                            }
+                        }
+                        let out = d + dy * dp.bytesPerRow
+                        for dx in 0..<dw { out[dx] = UInt8(truncatingIfNeeded: (acc[dx] &+ half) / area) }
                     }
                 }
             }

@@ -71,17 +71,23 @@ struct V4L2BackendTests {
                 buffers.withLock { $0.append(frame.pixelBuffer) }
             }
         }
-        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder, format: .yuyv)
+        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder, format: .yuyv,
+                                                discardsLate: false)
         let inspect = Inspect()
         output.setSampleBufferDelegate(inspect)
         try session.startRunning()
-        #expect(recorder.wait { _ in inspect.buffers.withLock { $0.count } >= 1 })
-        let first = inspect.buffers.withLock { $0[0] }
-        #expect(first.isBorrowed)
-        #expect(first.plane(0).bytesPerRow == 640 * 2 + 64)
-        // Luma of frame 0 is 0 (the fake fills with the sequence number); row padding skipped.
-        #expect(first.withUnsafeBytes(ofPlane: 0) { b, _ in b[0] } == 0)
+        // The consumer holds all four driver buffers: nothing is re-queued while it does.
+        #expect(recorder.wait { _ in inspect.buffers.withLock { $0.count } == 4 })
+        do {
+            let first = inspect.buffers.withLock { $0[0] }
+            #expect(first.isBorrowed)
+            #expect(first.plane(0).bytesPerRow == 640 * 2 + 64)
+            // Luma of frame 0 is 0 (the fake fills with the sequence number); row padding skipped.
+            #expect(first.withUnsafeBytes(ofPlane: 0) { b, _ in b[0] } == 0)
+        }
         let requeuesBefore = kernel.with { $0.qbufPerIndex.values.reduce(0, +) }
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(kernel.with { $0.qbufPerIndex.values.reduce(0, +) } == requeuesBefore)
         inspect.buffers.withLock { $0.removeAll() }
         #expect(recorder.wait { _ in kernel.with { $0.qbufPerIndex.values.reduce(0, +) } > requeuesBefore })
         session.stopRunning()

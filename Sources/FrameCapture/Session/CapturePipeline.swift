@@ -132,7 +132,9 @@ final class CapturePipeline: Sendable {
                 break
             }
             switch event {
-            case let .frame(frame): for output in outputs { output.receive(frame) }
+            case var .frame(frame):
+                frame.dequeueInstant = .now()
+                for output in outputs { output.receive(frame) }
             case let .dropped(drop): for output in outputs { output.receive(drop: drop) }
             case .idle: continue
             case .endOfStream: ending = .sourceEnded
