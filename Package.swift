@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "COpenCVBaseline",
             cxxSettings: openCVHeaders,
-            linkerSettings: [.linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+            linkerSettings: [.linkedLibrary("opencv_videoio"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
         ),
 
         // Swift face of COpenCVBaseline: what tests and benchmarks compare FrameKit against.
@@ -55,8 +55,9 @@ let package = Package(
                 dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "CV4L2"],
                 exclude: ["Resources"]),
         .target(name: "FrameStats", dependencies: ["FrameCore"]),
+        .target(name: "FramePreview", dependencies: ["FrameCore", "FrameImageIO", "FrameCapture", "FrameStats"]),
         .target(name: "FrameKit",
-                dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "FrameCapture", "FrameStats"]),
+                dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKit"]),
         .executableTarget(name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference"],
                           path: "Benchmarks/FrameKitBench"),
@@ -68,10 +69,10 @@ let package = Package(
                 exclude: ["Fixtures"]),
         .testTarget(name: "ShimTests",
                     dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim"]),
-        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2"]),
+        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI"]),
+        .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI", "OpenCVReference"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

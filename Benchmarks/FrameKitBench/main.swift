@@ -27,9 +27,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 }
 if arguments.contains("--help") { print(usage); exit(0) }
 let known: Set<String> = ["--quick", "--suite", "--filter", "--json", "--compare", "--tolerance"]
-for (i, a) in arguments.enumerated() where a.hasPrefix("--") && !known.contains(a) {
-    FileHandle.standardError.write(Data("framekit-bench: unknown option \(a)\n".utf8)); exit(64)
-    _ = i
+for a in arguments where a.hasPrefix("--") && !known.contains(a) {
+    FileHandle.standardError.write(Data("framekit-bench: unknown option \(a)\n".utf8))
+    exit(64)
 }
 let quick = arguments.contains("--quick")
 let suites = Set((option("--suite") ?? "filters,capture,detection").split(separator: ",").map(String.init))

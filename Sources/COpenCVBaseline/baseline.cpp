@@ -2,6 +2,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -99,3 +100,24 @@ extern "C" int fkcvb_flip(fkcvb_image src, fkcvb_image dst, int32_t f, char *m, 
     return guarded(m, c, [&] { cv::Mat out = wrap(dst); cv::flip(wrap(src), out, f); require_in_place(out, dst); });
 }
 extern "C" void fkcvb_set_num_threads(int32_t threads) { cv::setNumThreads(threads); }
+
+extern "C" int fkcvb_video_probe(const char *path, int32_t backend, int32_t *decoded, int32_t *header_frames, int32_t *width,
+                                 int32_t *height, double *fps, char *m, size_t c) {
+    int opened = 0;
+    int status = guarded(m, c, [&] {
+        cv::VideoCapture capture(path, backend == 0 ? cv::CAP_FFMPEG : cv::CAP_OPENCV_MJPEG);
+        if (!capture.isOpened()) return;
+        opened = 1;
+        *header_frames = (int32_t)capture.get(cv::CAP_PROP_FRAME_COUNT);
+        *width = (int32_t)capture.get(cv::CAP_PROP_FRAME_WIDTH);
+        *height = (int32_t)capture.get(cv::CAP_PROP_FRAME_HEIGHT);
+        *fps = capture.get(cv::CAP_PROP_FPS);
+        cv::Mat frame;
+        int32_t n = 0;
+        while (capture.read(frame)) ++n;
+        *decoded = n;
+    });
+    if (status != 0) return -1;
+    if (!opened && m && c) std::snprintf(m, c, "VideoCapture could not open the file");
+    return opened ? 0 : -1;
+}

@@ -3,5 +3,6 @@
 @_exported import FrameCore
 @_exported import FrameImageIO
 @_exported import FrameModels
+@_exported import FramePreview
 @_exported import FrameProcessors
 @_exported import FrameStats

@@ -15,6 +15,9 @@ struct Subcommand {
 let subcommands = [
     Subcommand(name: "detect", abstract: DetectCommand.abstract, usage: DetectCommand.usage, specs: DetectCommand.specs, run: DetectCommand.run),
     Subcommand(name: "devices", abstract: DevicesCommand.abstract, usage: DevicesCommand.usage, specs: DevicesCommand.specs, run: DevicesCommand.run),
+    Subcommand(name: "photo", abstract: PhotoCommand.abstract, usage: PhotoCommand.usage, specs: PhotoCommand.specs, run: PhotoCommand.run),
+    Subcommand(name: "record", abstract: RecordCommand.abstract, usage: RecordCommand.usage, specs: RecordCommand.specs, run: RecordCommand.run),
+    Subcommand(name: "preview", abstract: PreviewCommand.abstract, usage: PreviewCommand.usage, specs: PreviewCommand.specs, run: PreviewCommand.run),
     Subcommand(name: "profile", abstract: ProfileCommand.abstract, usage: ProfileCommand.usage, specs: ProfileCommand.specs, run: ProfileCommand.run),
 ]
 

@@ -95,4 +95,20 @@ public enum OpenCV {
         try check { fkcvb_flip(image(s), dst, 1, $0, $1) }
     }
     public static func setThreads(_ n: Int) { fkcvb_set_num_threads(Int32(n)) }
+
+    /// What OpenCV's VideoCapture reads from a video file.
+    public struct VideoProbe: Sendable, Equatable {
+        public var decodedFrames: Int
+        public var headerFrames: Int
+        public var width: Int
+        public var height: Int
+        public var fps: Double
+    }
+
+    /// Reads a video file with OpenCV (FFmpeg backend, or OpenCV's own MJPEG reader).
+    public static func probeVideo(_ path: String, ownMJPEGReader: Bool = false) throws(Failure) -> VideoProbe {
+        var decoded: Int32 = 0, frames: Int32 = 0, w: Int32 = 0, h: Int32 = 0, fps = 0.0
+        try check { fkcvb_video_probe(path, ownMJPEGReader ? 1 : 0, &decoded, &frames, &w, &h, &fps, $0, $1) }
+        return VideoProbe(decodedFrames: Int(decoded), headerFrames: Int(frames), width: Int(w), height: Int(h), fps: fps)
+    }
 }

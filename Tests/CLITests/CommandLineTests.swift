@@ -1,6 +1,7 @@
 import Foundation
 import FrameKit
 import FrameTestSupport
+import OpenCVReference
 import Testing
 
 @Suite("framekit, run as a real process")
@@ -193,4 +194,72 @@ func jpegFrames(of url: URL) throws -> [[UInt8]] {
     }
     if start < bytes.count { frames.append(Array(bytes[start...])) }
     return frames
+}
+
+@Suite("framekit photo, record and preview")
+struct OutputCommandTests {
+    @Test("photo writes a JPEG of the preset's size and never overwrites")
+    func photo() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("shot.jpg")
+        let run = try BinaryRunner.run("framekit", ["photo", "--output", file.path, "--device", "virtual", "--preset", "hd1280x720", "--quality", "80"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let image = try PixelBuffer(contentsOf: file)
+        #expect(image.width == 1280 && image.height == 720)
+        let again = try BinaryRunner.run("framekit", ["photo", "--output", file.path, "--device", "virtual"])
+        #expect(again.status == 1 && again.stderr.contains("exists"))
+        #expect(try BinaryRunner.run("framekit", ["photo"]).status == 64)
+    }
+
+    @Test("record writes an AVI that OpenCV reads with the frames and size asked for")
+    func record() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")
+        let run = try BinaryRunner.run("framekit", ["record", "--output", file.path, "--frames", "12", "--device", "virtual", "--preset", "vga640x480"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try run.jsonLines().first)
+        let frames = try #require(summary["frames"] as? Int)
+        #expect(frames >= 12)
+        let probe = try OpenCV.probeVideo(file.path)
+        #expect(probe.decodedFrames == frames && probe.width == 640 && probe.height == 480)
+        #expect(try BinaryRunner.run("framekit", ["record", "--output", file.path, "--frames", "3", "--device", "virtual"]).status == 1)
+        #expect(try BinaryRunner.run("framekit", ["record", "--output", "x.avi"]).status == 64)
+        #expect(try BinaryRunner.run("framekit", ["record", "--output", "x.avi", "--frames", "3", "--duration", "1"]).status == 64)
+    }
+
+    @Test("preview: a real headless Chromium opens the page and its screenshot shows the video")
+    func previewInChromium() throws {
+        let chromium = "/usr/bin/chromium"
+        try #require(FileManager.default.isExecutableFile(atPath: chromium), "Debian's chromium is needed (scripts/bootstrap installs it)")
+        let process = Process()
+        process.executableURL = BinaryRunner.productsFolder.appendingPathComponent("framekit")
+        process.arguments = ["preview", "--port", "0", "--duration", "20", "--device", "virtual", "--preset", "vga640x480"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.interrupt(); process.waitUntilExit() }
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        let announced = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let port = try #require(announced["port"] as? Int)
+        Thread.sleep(forTimeInterval: 1)
+        let shot = Fixtures.temporaryFolder().appendingPathComponent("preview.jpeg")
+        let browser = try BinaryRunner.runTool(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                                          "--window-size=900,700", "--virtual-time-budget=3000",
+                                                          "--screenshot=\(shot.path)", "http://127.0.0.1:\(port)/"])
+        #expect(FileManager.default.fileExists(atPath: shot.path), "chromium: \(browser.stderr.suffix(300))")
+        let screenshot = try JPEG.decode(ImageFile.read(shot), to: .rgb24)
+        // The page is near-black (#111) but for the video: count strongly coloured pixels in
+        // the area where the 640x480 video sits (colour bars and the face).
+        var saturated = 0, total = 0
+        screenshot.withUnsafeBytes(ofPlane: 0) { b, p in
+            for y in stride(from: 80, to: min(540, screenshot.height), by: 4) {
+                for x in stride(from: 20, to: min(650, screenshot.width), by: 4) {
+                    let o = y * p.bytesPerRow + x * 3
+                    let (r, g, bl) = (Int(b[o]), Int(b[o + 1]), Int(b[o + 2]))
+                    if max(r, g, bl) - min(r, g, bl) > 100 { saturated += 1 }
+                    total += 1
+                }
+            }
+        }
+        #expect(Double(saturated) / Double(total) > 0.3, "\(saturated) of \(total) sampled pixels are coloured")
+    }
 }

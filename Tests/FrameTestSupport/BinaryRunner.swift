@@ -28,8 +28,14 @@ public enum BinaryRunner {
 
     public static func run(_ product: String, _ arguments: [String], environment: [String: String]? = nil,
                            timeout: Double = 120) throws -> BinaryRun {
+        try runTool(productsFolder.appendingPathComponent(product).path, arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Runs any executable by path.
+    public static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
+                               timeout: Double = 120) throws -> BinaryRun {
         let process = Process()
-        process.executableURL = productsFolder.appendingPathComponent(product)
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()

@@ -38,6 +38,11 @@ int fkcvb_equalize_hist(fkcvb_image src, fkcvb_image dst, char *message, size_t 
 int fkcvb_rotate(fkcvb_image src, fkcvb_image dst, int32_t rotation, char *message, size_t capacity);
 /// flip_code: 1 = around the vertical axis (mirror)
 int fkcvb_flip(fkcvb_image src, fkcvb_image dst, int32_t flip_code, char *message, size_t capacity);
+/// Opens a video file with OpenCV's VideoCapture (an independent reader of FrameKit's AVI files)
+/// and decodes every frame. backend: 0 = FFmpeg, 1 = OpenCV's own MJPEG reader. Returns 0 if
+/// the file opened; frames decoded, the header's frame count, size and rate are written out.
+int fkcvb_video_probe(const char *path, int32_t backend, int32_t *decoded, int32_t *header_frames, int32_t *width,
+                      int32_t *height, double *fps, char *message, size_t capacity);
 /// Sets OpenCV's worker-thread count (1 for a fair single-thread comparison).
 void fkcvb_set_num_threads(int32_t threads);
 

@@ -116,7 +116,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     // MARK: Session side (capture thread)
 
-    func attach(nativeFormat: PixelFormat, capacity: Int) {
+    func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
         state.withLock { s in
             s.connection.pixelFormat = s.settings.pixelFormat ?? nativeFormat
             s.capacity = max(1, capacity)

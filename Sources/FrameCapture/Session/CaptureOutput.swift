@@ -6,7 +6,7 @@ public protocol CaptureOutput: AnyObject, Sendable {}
 
 /// What the session needs of an output: FrameKit's own outputs conform.
 protocol FrameSink: CaptureOutput {
-    func attach(nativeFormat: PixelFormat, capacity: Int)
+    func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double)
     func receive(_ frame: SampleBuffer)
     func receive(drop: DroppedFrame)
     var isReadyForMoreFrames: Bool { get }

@@ -42,7 +42,7 @@ final class CapturePipeline: Sendable {
         self.usage = Self.usageProvider(source)
         self.outputs = outputs
         self.onEnd = onEnd
-        for output in outputs { output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount) }
+        for output in outputs { output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount, frameRate: configuration.frameRate) }
     }
 
     private static func usageProvider(_ source: any FrameSource) -> @Sendable () -> BufferPool.Usage {

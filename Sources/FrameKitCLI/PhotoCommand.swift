@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+import FrameKit
+import Synchronization
+
+/// `framekit photo`: one still photo as a JPEG file.
+enum PhotoCommand {
+    static let abstract = "Take one photo (JPEG through libjpeg-turbo)."
+    static let usage = "framekit photo --output FILE.jpg [--preset NAME] [--device PATH|ID|virtual] [--quality 1-100]"
+    static let specs: [OptionSpec] = [
+        OptionSpec(name: "output", valueName: "FILE.jpg", help: "Where to write the photo (never overwritten)."),
+        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default photo: the largest size the device offers)."),
+        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to use (default: the first V4L2 camera, else the virtual camera)."),
+        OptionSpec(name: "quality", valueName: "1-100", help: "JPEG quality (default 92)."),
+    ]
+
+    final class Waiter: PhotoCaptureDelegate {
+        let result = Mutex<(Photo?, CaptureError?)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: CaptureError?) {
+            result.withLock { $0 = (photo, error) }
+            done.signal()
+        }
+    }
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try ParsedOptions(arguments, specs: specs, command: "photo")
+        guard let path = options.string("output") else { throw UsageError("photo: --output FILE.jpg is required") }
+        let quality = try options.int("quality", range: 1...100) ?? 92
+        let preset = try DeviceChoice.preset(options, default: .photo)
+        let url = URL(fileURLWithPath: path)
+        guard !FileManager.default.fileExists(atPath: url.path) else { throw RuntimeFailure("\(url.path) exists; not overwriting it") }
+        let device = try DeviceChoice.resolve(options)
+        let session = CaptureSession()
+        let output = PhotoOutput()
+        do {
+            try session.configure {
+                try session.addInput(CaptureDeviceInput(device: device))
+                try session.setSessionPreset(preset)
+                try session.addOutput(output)
+            }
+            try session.startRunning()
+        } catch { throw RuntimeFailure("\(error)") }
+        defer { session.stopRunning() }
+        let waiter = Waiter()
+        output.capturePhoto(with: PhotoSettings(quality: quality), delegate: waiter)
+        guard waiter.done.wait(timeout: .now() + 30) == .success else { throw RuntimeFailure("no frame arrived within 30 s") }
+        let (photo, error) = waiter.result.withLock { $0! }
+        guard let photo else { throw RuntimeFailure("\(error.map { "\($0)" } ?? "no photo")") }
+        let data = Data(photo.fileDataRepresentation())
+        guard FileManager.default.createFile(atPath: url.path, contents: data) else { throw RuntimeFailure("cannot write \(url.path)") }
+        Console.out(JSON.object([("photo", .string(url.path)), ("width", .int(photo.pixelBuffer.width)),
+                                 ("height", .int(photo.pixelBuffer.height)), ("bytes", .int(data.count)),
+                                 ("source", .string(DetectCommand.sourceName(device)))]).text)
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,73 @@
+import Dispatch
+import Foundation
+import FrameKit
+import Synchronization
+
+/// `framekit record`: Motion-JPEG AVI of the camera.
+enum RecordCommand {
+    static let abstract = "Record video to a Motion-JPEG AVI file."
+    static let usage = "framekit record --output FILE.avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
+    static let specs: [OptionSpec] = [
+        OptionSpec(name: "output", valueName: "FILE.avi", help: "Where to record (never overwritten)."),
+        OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames are written."),
+        OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this much video."),
+        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720)."),
+        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to use (default: the first V4L2 camera, else the virtual camera)."),
+        OptionSpec(name: "max-size", valueName: "BYTES", help: "End the recording before the file exceeds this size."),
+    ]
+
+    final class Finish: RecordingDelegate {
+        let result = Mutex<(Int, CaptureError?)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?) {
+            result.withLock { $0 = (frames, error) }
+            done.signal()
+        }
+    }
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let options = try ParsedOptions(arguments, specs: specs, command: "record")
+        guard let path = options.string("output") else { throw UsageError("record: --output FILE.avi is required") }
+        let frames = try options.int("frames", range: 1...10_000_000)
+        let duration = try options.double("duration", range: 0.01...86_400)
+        guard (frames == nil) != (duration == nil) else { throw UsageError("record: give exactly one of --frames N or --duration S") }
+        let maxSize = try options.int("max-size", range: 1024...Int.max)
+        let preset = try DeviceChoice.preset(options, default: .hd1280x720)
+        let url = URL(fileURLWithPath: path)
+        guard !FileManager.default.fileExists(atPath: url.path) else { throw RuntimeFailure("\(url.path) exists; not overwriting it") }
+        let device = try DeviceChoice.resolve(options)
+        let session = CaptureSession()
+        let output = MovieFileOutput()
+        output.maxRecordedDuration = duration
+        output.maxRecordedFileSize = maxSize
+        let finish = Finish()
+        do {
+            try session.configure {
+                try session.addInput(CaptureDeviceInput(device: device))
+                try session.setSessionPreset(preset)
+                try session.addOutput(output)
+            }
+            try session.startRunning()
+            try output.startRecording(to: url, recordingDelegate: finish)
+        } catch {
+            session.stopRunning()
+            throw RuntimeFailure("\(error)")
+        }
+        let interrupt = SignalWatch.onInterrupt { output.stopRecording() }
+        defer { interrupt.cancel() }
+        while finish.done.wait(timeout: .now() + 0.02) == .timedOut {
+            if let frames, output.counts.delivered >= frames { output.stopRecording() }
+        }
+        session.stopRunning()
+        let (written, error) = finish.result.withLock { $0! }
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        let counts = output.counts
+        // A limit ending the recording is what --duration/--max-size asked for, not a failure.
+        let failed = error.map { !"\($0)".contains("maximum recorded") } ?? false
+        Console.out(JSON.object([("recording", .string(url.path)), ("frames", .int(written)), ("bytes", .int(size)),
+                                 ("frames_dropped", .int(counts.droppedTotal)),
+                                 ("ended_by", .string(error.map { "\($0)" } ?? "stop"))]).text)
+        if failed { Console.err("framekit: \(error!)"); return ExitCode.failure }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,59 @@
+import FrameCapture
+import FrameCore
+import FrameImageIO
+import FrameStats
+import Synchronization
+
+/// Feeds a ``PreviewServer`` from a ``VideoDataOutput``: each delivered frame (annotated by the
+/// output's processors, if it has an annotation stage) is encoded as JPEG and published, and the
+/// figures behind `/stats.json` are kept current.
+public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
+    public let server: PreviewServer
+    public let stats = StatsRecorder()
+    private let quality: Int
+    private let encoder = Mutex(SendableBox<JPEG.Encoder?>(nil))
+    private let faces = Atomic<Int>(0)
+    private let lastPublished = Mutex(Timestamp(nanoseconds: 0))
+
+    public init(server: PreviewServer, quality: Int = 75) {
+        self.server = server
+        self.quality = quality
+    }
+
+    public func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+        stats.recordResult(of: frame)
+        faces.store(frame.faces.count, ordering: .relaxed)
+        let jpeg: [UInt8]? = encoder.withLock { box in
+            if box.value == nil { box.value = try? JPEG.Encoder() }
+            return try? box.value?.encode(frame.pixelBuffer, quality: quality)
+        }
+        if let jpeg { server.publish(jpeg: jpeg) }
+        // The stats are re-rendered at most twice a second.
+        let now = Timestamp.now()
+        let due = lastPublished.withLock { last -> Bool in
+            guard now.seconds(since: last) >= 0.5 else { return false }
+            last = now
+            return true
+        }
+        if due { publishStats(output) }
+    }
+
+    public func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+        stats.recordDrop(frame)
+    }
+
+    func publishStats(_ output: VideoDataOutput) {
+        let c = output.counts
+        let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: c)
+        let drops = DropReason.allCases.map { "\"\($0.rawValue)\": \(c.dropped($0))" }.joined(separator: ", ")
+        let json = """
+        {"frames_captured": \(c.captured), "frames_delivered": \(c.delivered), "frames_dropped": \(c.droppedTotal), \
+        "drops": {\(drops)}, "fps": \(rounded(s.fps)), "faces": \(faces.load(ordering: .relaxed)), \
+        "latency_ms": {"p50": \(rounded(s.latencyMilliseconds.p50)), "p99": \(rounded(s.latencyMilliseconds.p99))}, \
+        "clients": \(server.connectedClients), "rss_mb": \(rounded(s.memory.rssCurrentMB))}
+        """
+        server.publish(statsJSON: json)
+    }
+
+    private func rounded(_ v: Double) -> String { v.isFinite ? String((v * 100).rounded() / 100) : "null" }
+}

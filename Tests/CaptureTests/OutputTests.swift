@@ -1,0 +1,120 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import OpenCVReference
+import Synchronization
+import Testing
+
+final class PhotoWaiter: PhotoCaptureDelegate {
+    let results = Mutex<[(Photo?, CaptureError?)]>([])
+    func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: CaptureError?) {
+        results.withLock { $0.append((photo, error)) }
+    }
+    func wait(for count: Int) -> [(Photo?, CaptureError?)] {
+        for _ in 0..<500 where results.withLock({ $0.count }) < count { Thread.sleep(forTimeInterval: 0.01) }
+        return results.withLock { $0 }
+    }
+}
+
+final class RecordingWaiter: RecordingDelegate {
+    let result = Mutex<(URL, Int, CaptureError?)?>(nil)
+    func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?) {
+        result.withLock { $0 = (url, frames, error) }
+    }
+    func wait() -> (URL, Int, CaptureError?)? {
+        for _ in 0..<1000 where result.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.01) }
+        return result.withLock { $0 }
+    }
+}
+
+@Suite("Photo and movie-file outputs")
+struct OutputTests {
+    @Test("a photo is a JPEG of the preset's size, taken while a video output runs; settings are single-use")
+    func photo() throws {
+        let recorder = Recorder()
+        let (session, video) = try makeSession(.virtualCamera, preset: .photo, recorder: recorder)
+        let photos = PhotoOutput()
+        try session.addOutput(photos)
+        let waiter = PhotoWaiter()
+        photos.capturePhoto(with: PhotoSettings(), delegate: waiter)
+        #expect(waiter.wait(for: 1).first?.1 != nil) // not running yet: an error, not a hang
+        try session.startRunning()
+        let settings = PhotoSettings(quality: 80)
+        photos.capturePhoto(with: settings, delegate: waiter)
+        photos.capturePhoto(with: settings, delegate: waiter) // reused: refused
+        photos.capturePhoto(with: PhotoSettings(from: settings), delegate: waiter)
+        let results = waiter.wait(for: 4)
+        session.stopRunning()
+        try #require(results.count == 4)
+        let taken = results.compactMap(\.0)
+        #expect(taken.count == 2)
+        #expect(results.filter { $0.1?.description.contains("used before") == true }.count == 1)
+        let jpeg = try #require(taken.first).fileDataRepresentation()
+        let decoded = try JPEG.decode(jpeg, to: .rgb24)
+        #expect(decoded.width == 3840 && decoded.height == 2160) // photo: the largest size offered
+        #expect(PhotoSettings(from: settings).uniqueID != settings.uniqueID)
+        #expect(video.counts.delivered > 0) // the video output ran alongside
+    }
+
+    @Test("an AVI recording is read back by OpenCV (FFmpeg and its own MJPEG reader) with the right count and size")
+    func recording() throws {
+        let folder = Fixtures.temporaryFolder()
+        let url = folder.appendingPathComponent("clip.avi")
+        let session = CaptureSession()
+        let movie = MovieFileOutput()
+        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try session.setSessionPreset(.cif352x288)
+        try session.addOutput(movie)
+        try session.startRunning()
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        #expect(movie.isRecording)
+        #expect(throws: CaptureError.self) { try movie.startRecording(to: url, recordingDelegate: waiter) }
+        while movie.counts.delivered < 15 { Thread.sleep(forTimeInterval: 0.01) }
+        movie.stopRecording()
+        let (done, frames, error) = try #require(waiter.wait())
+        session.stopRunning()
+        #expect(done == url && error == nil && frames >= 15)
+        for own in [false, true] {
+            let probe = try OpenCV.probeVideo(url.path, ownMJPEGReader: own)
+            #expect(probe.decodedFrames == frames && probe.width == 352 && probe.height == 288, "\(probe)")
+            #expect(abs(probe.fps - 30) < 0.1)
+        }
+        // Never overwrites.
+        let again = CaptureSession()
+        let second = MovieFileOutput()
+        try again.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try again.addOutput(second)
+        #expect(throws: CaptureError.self) { try second.startRecording(to: url, recordingDelegate: waiter) }
+    }
+
+    @Test("duration, file-size and free-space limits end the recording with an error and a valid file", arguments: ["duration", "size", "disk"])
+    func limits(limit: String) throws {
+        let url = Fixtures.temporaryFolder().appendingPathComponent("limited.avi")
+        let session = CaptureSession()
+        let movie = MovieFileOutput()
+        switch limit {
+        case "duration": movie.maxRecordedDuration = 0.5
+        case "size": movie.maxRecordedFileSize = 60_000
+        default: movie.minFreeDiskSpaceLimit = Int.max // there is never that much free
+        }
+        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try session.setSessionPreset(.cif352x288)
+        try session.addOutput(movie)
+        try session.startRunning()
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        let (_, frames, error) = try #require(waiter.wait())
+        session.stopRunning()
+        #expect(error != nil && !movie.isRecording)
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+        switch limit {
+        case "duration": #expect(frames >= 13 && frames <= 17, "\(frames) frames in 0.5 s at 30 fps")
+        case "size": #expect(size <= 60_000 && frames > 0, "\(size) bytes")
+        default: #expect(frames == 0)
+        }
+        // OpenCV's own MJPEG reader needs a non-empty index; FFmpeg's reads an empty recording too.
+        let probe = try OpenCV.probeVideo(url.path, ownMJPEGReader: frames > 0)
+        #expect(probe.decodedFrames == frames && probe.width == 352)
+    }
+}

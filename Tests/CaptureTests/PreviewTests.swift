@@ -1,0 +1,110 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("The preview server over loopback")
+struct PreviewTests {
+    func server(maxClients: Int = 4, sendTimeout: Double = 2) throws -> PreviewServer {
+        var configuration = PreviewServer.Configuration()
+        configuration.port = 0
+        configuration.maxClients = maxClients
+        configuration.sendTimeout = sendTimeout
+        let server = PreviewServer(configuration: configuration)
+        try server.start()
+        return server
+    }
+
+    var photo: [UInt8] { (try? ImageFile.read(Fixtures.astronaut)) ?? [] }
+
+    @Test("fixed routes; GET and HEAD only; everything else 404, path tricks included")
+    func routes() throws {
+        let server = try server()
+        defer { server.stop() }
+        server.publish(statsJSON: "{\"fps\": 30}")
+        let page = try RawHTTP.request(port: server.port, "GET", "/")
+        #expect(page.status == 200 && page.headers.contains("text/html"))
+        #expect(String(decoding: page.body, as: UTF8.self).contains("src=\"/stream.mjpeg\""))
+        let head = try RawHTTP.request(port: server.port, "HEAD", "/")
+        #expect(head.status == 200 && head.body.isEmpty && head.headers.contains("Content-Length: \(page.body.count)"))
+        let stats = try RawHTTP.request(port: server.port, "GET", "/stats.json")
+        #expect(stats.status == 200)
+        #expect((try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Int])?["fps"] == 30)
+        for method in ["POST", "PUT", "DELETE", "OPTIONS"] {
+            let r = try RawHTTP.request(port: server.port, method, "/")
+            #expect(r.status == 405 && r.headers.contains("Allow: GET, HEAD"), "\(method)")
+        }
+        for path in ["/nope", "/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd", "/stream.mjpeg/../../etc/passwd", "/switch/0", "/index.html"] {
+            #expect(try RawHTTP.request(port: server.port, "GET", path).status == 404, "\(path)")
+        }
+        let garbage = try RawHTTP(port: server.port)
+        garbage.send("HELLO\r\n\r\n")
+        #expect(RawHTTP.split(garbage.read()).status == 400)
+    }
+
+    @Test("the stream is multipart/x-mixed-replace with well-framed JPEG parts, newest frame first")
+    func streamFraming() throws {
+        let server = try server()
+        defer { server.stop() }
+        server.publish(jpeg: photo)
+        let client = try RawHTTP(port: server.port)
+        client.send("GET /stream.mjpeg HTTP/1.1\r\n\r\n")
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { server.publish(jpeg: self.photo) }
+        let raw = client.read(atMost: 2 * photo.count + 600)
+        let (status, headers, body) = RawHTTP.split(raw)
+        #expect(status == 200 && headers.contains("multipart/x-mixed-replace; boundary=frame"))
+        // Two parts: "--frame\r\nContent-Type: image/jpeg\r\nContent-Length: N\r\n\r\n" + N bytes + "\r\n".
+        var cursor = 0
+        for _ in 0..<2 {
+            let part = RawHTTP.split(Array(body[cursor...]))
+            let headerText = String(decoding: body[cursor..<min(body.count, cursor + 200)], as: UTF8.self)
+            #expect(headerText.hasPrefix("--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\n\r\n"))
+            let start = body.count - part.body.count
+            try #require(body.count >= start + photo.count + 2)
+            #expect(Array(body[start..<start + photo.count]) == photo)
+            #expect(body[start + photo.count] == 13 && body[start + photo.count + 1] == 10)
+            cursor = start + photo.count + 2
+        }
+    }
+
+    @Test("a bounded number of clients: the next one gets 503")
+    func clientLimit() throws {
+        let server = try server(maxClients: 2)
+        defer { server.stop() }
+        server.publish(jpeg: photo)
+        let a = try RawHTTP(port: server.port), b = try RawHTTP(port: server.port)
+        a.send("GET /stream.mjpeg HTTP/1.1\r\n\r\n")
+        b.send("GET /stream.mjpeg HTTP/1.1\r\n\r\n")
+        _ = a.read(atMost: 100)
+        _ = b.read(atMost: 100)
+        #expect(server.connectedClients == 2)
+        #expect(try RawHTTP.request(port: server.port, "GET", "/stats.json").status == 503)
+    }
+
+    @Test("a client that stops reading never stalls publishing, and is dropped")
+    func slowClient() throws {
+        let server = try server(sendTimeout: 0.5)
+        defer { server.stop() }
+        let big = [UInt8](repeating: 0xAB, count: 2_000_000)
+        server.publish(jpeg: big)
+        let stalled = try RawHTTP(port: server.port)
+        stalled.send("GET /stream.mjpeg HTTP/1.1\r\n\r\n") // and never reads
+        let start = Date()
+        for _ in 0..<200 {
+            server.publish(jpeg: big)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(Date().timeIntervalSince(start) < 4, "publishing was held up by the client")
+        for _ in 0..<300 where server.connectedClients > 0 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(server.connectedClients == 0, "the stalled client was not dropped")
+        _ = stalled
+    }
+
+    @Test("binds 127.0.0.1 by default and rejects a bad host")
+    func defaults() throws {
+        #expect(PreviewServer.Configuration().host == "127.0.0.1")
+        var configuration = PreviewServer.Configuration()
+        configuration.host = "not-an-address"
+        #expect(throws: PreviewServer.ServerError.self) { try PreviewServer(configuration: configuration).start() }
+    }
+}

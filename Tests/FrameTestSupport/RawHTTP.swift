@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bare HTTP/1.1 client on POSIX sockets, so tests see exactly what a server sends.
+public final class RawHTTP {
+    public let fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let r = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard r == 0 else { close(fd); throw CocoaError(.fileReadNoPermission) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ text: String) {
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Reads until `count` bytes have arrived, the peer closes, or the timeout passes.
+    public func read(atMost count: Int = 1 << 22) -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while out.count < count {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, min($0.count, count - out.count), 0) }
+            if n <= 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    /// One request on a fresh connection: status code, header text and body.
+    public static func request(port: Int, _ method: String, _ path: String) throws -> (status: Int, headers: String, body: [UInt8]) {
+        let client = try RawHTTP(port: port)
+        client.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let raw = client.read()
+        return split(raw)
+    }
+
+    public static func split(_ raw: [UInt8]) -> (status: Int, headers: String, body: [UInt8]) {
+        var end = 0
+        while end + 3 < raw.count && !(raw[end] == 13 && raw[end + 1] == 10 && raw[end + 2] == 13 && raw[end + 3] == 10) { end += 1 }
+        let headers = String(decoding: raw[0..<min(end, raw.count)], as: UTF8.self)
+        let status = Int(headers.split(separator: " ").dropFirst().first ?? "") ?? 0
+        return (status, headers, end + 4 <= raw.count ? Array(raw[(end + 4)...]) : [])
+    }
+}
