@@ -55,11 +55,20 @@ public enum Resize {
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     for dy in 0..<dh {
                         for i in 0..<dw { acc[i] = 0 }
+                        if k == 2 {
+                            // The common case gets its own loop: two rows, pairs of columns.
+                            let r0 = s + (dy * 2) * sp.bytesPerRow, r1 = r0 + sp.bytesPerRow
+                            let out = d + dy * dp.bytesPerRow
+                            for dx in 0..<dw {
+                                let i = 2 &* dx
+                                let sum = UInt16(r0[i]) &+ UInt16(r0[i &+ 1]) &+ UInt16(r1[i]) &+ UInt16(r1[i &+ 1]) &+ 2
+                                out[dx] = UInt8(truncatingIfNeeded: sum &>> 2)
+                            }
+                            continue
+                        }
                         for r in 0..<k {
                             let row = s + (dy * k + r) * sp.bytesPerRow
-                            if k == 2 {
-                                for dx in 0..<dw { acc[dx] &+= UInt32(row[2 &* dx]) &+ UInt32(row[2 &* dx &+ 1]) }
-                            } else {
+                            do {
                                 for dx in 0..<dw {
                                     var t: UInt32 = 0
                                     for c in 0..<k { t &+= UInt32(row[dx &* k &+ c]) }

@@ -17,6 +17,35 @@ public enum Transform {
         rotation == .clockwise90 || rotation == .clockwise270 ? (height, width) : (width, height)
     }
 
+    /// Left-right mirror, plane by plane, with loops specialised per element size.
+    static func mirrorRows(_ source: PixelBuffer, into out: inout PixelBuffer) {
+        for index in 0..<source.planeCount {
+            let p = source.plane(index)
+            source.withUnsafeBytes(ofPlane: index) { src, _ in
+                out.withUnsafeMutableBytes(ofPlane: index) { dst, dp in
+                    for y in 0..<p.height {
+                        let s = src.baseAddress! + y * p.bytesPerRow, d = dst.baseAddress! + y * dp.bytesPerRow
+                        let n = p.width
+                        switch p.bytesPerPixel {
+                        case 1:
+                            let a = s.assumingMemoryBound(to: UInt8.self), b = d.assumingMemoryBound(to: UInt8.self)
+                            for x in 0..<n { b[n &- 1 &- x] = a[x] }
+                        case 2:
+                            for x in 0..<n { d.storeBytes(of: s.loadUnaligned(fromByteOffset: 2 &* x, as: UInt16.self), toByteOffset: 2 &* (n &- 1 &- x), as: UInt16.self) }
+                        case 4:
+                            for x in 0..<n { d.storeBytes(of: s.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self), toByteOffset: 4 &* (n &- 1 &- x), as: UInt32.self) }
+                        default:
+                            for x in 0..<n {
+                                let from = s + p.bytesPerPixel &* x, to = d + p.bytesPerPixel &* (n &- 1 &- x)
+                                to.copyMemory(from: from, byteCount: p.bytesPerPixel)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Rotates `source` clockwise by `rotation`, then mirrors left-right if `mirrored`.
     public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool) throws(PixelBufferError) -> PixelBuffer {
         guard supports(source.format, rotation: rotation) else {
@@ -25,6 +54,10 @@ public enum Transform {
         if rotation == .none && !mirrored { return source }
         let size = size(width: source.width, height: source.height, rotation: rotation)
         var out = try PixelBuffer(width: size.width, height: size.height, format: source.format)
+        if rotation == .none && source.format != .yuyv {
+            mirrorRows(source, into: &out)
+            return out
+        }
         for index in 0..<source.planeCount {
             let sp = source.plane(index)
             let bpp = source.format == .yuyv ? 4 : sp.bytesPerPixel
