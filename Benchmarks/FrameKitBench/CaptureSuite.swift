@@ -16,6 +16,15 @@ struct CaptureResult: Codable {
     /// source's own buffer).
     var copies_per_frame: Int
     var rss_peak_mb: Double
+    /// CPU time of the whole process over the run, as a share of one core.
+    var cpu_percent_of_core: Double
+}
+
+/// User + system CPU seconds of this process so far.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
 /// A delegate that does nothing but measure.
@@ -47,9 +56,11 @@ enum CaptureSuite {
         }
         let ended = DispatchSemaphore(value: 0)
         session.addObserver { if case .sourceEnded = $0 { ended.signal() } }
+        let cpuStart = processCPUSeconds(), wallStart = Timestamp.now()
         try session.startRunning()
         if let seconds { _ = ended.wait(timeout: .now() + seconds) } else { ended.wait() }
         session.stopRunning()
+        let cpu = (processCPUSeconds() - cpuStart) / Timestamp.now().seconds(since: wallStart) * 100
         let s = timer.state.withLock { $0 }
         let span = s.first.flatMap { f in s.last.map { $0.seconds(since: f) } } ?? 0
         let counts = output.counts
@@ -60,6 +71,7 @@ enum CaptureSuite {
                              dequeue_to_delegate_ms_p99: s.histogram.percentileMilliseconds(99),
                              frames_captured: counts.captured, frames_dropped: counts.droppedTotal,
                              copies_per_frame: s.frames > 0 && s.borrowed == s.frames ? 0 : 1,
-                             rss_peak_mb: Double(MemoryProbe.residentSet()?.peak ?? 0) / 1_048_576)
+                             rss_peak_mb: Double(MemoryProbe.residentSet()?.peak ?? 0) / 1_048_576,
+                             cpu_percent_of_core: cpu)
     }
 }

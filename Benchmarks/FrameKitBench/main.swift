@@ -82,10 +82,11 @@ do {
         try Data((0..<frames).flatMap { _ in jpeg }).write(to: mjpegURL)
         report.capture.append(try CaptureSuite.run(device: .file(mjpegURL), name: "mjpeg", preset: .high, seconds: nil))
         print("\n" + pad("source", 9) + pad("preset", 14) + pad("format", 11) + pad("fps", 9) + pad("deq→del p50", 13) + pad("p99 ms", 9)
-              + pad("dropped", 9) + pad("copies", 8) + "rss MB")
+              + pad("dropped", 9) + pad("copies", 8) + pad("cpu %", 8) + "rss MB")
         for r in report.capture {
             print(pad(r.source, 9) + pad(r.preset, 14) + pad(r.format, 11) + pad(f(r.fps, 1), 9) + pad(f(r.dequeue_to_delegate_ms_p50), 13)
-                  + pad(f(r.dequeue_to_delegate_ms_p99), 9) + pad("\(r.frames_dropped)", 9) + pad("\(r.copies_per_frame)", 8) + f(r.rss_peak_mb, 1))
+                  + pad(f(r.dequeue_to_delegate_ms_p99), 9) + pad("\(r.frames_dropped)", 9) + pad("\(r.copies_per_frame)", 8)
+                  + pad(f(r.cpu_percent_of_core, 1), 8) + f(r.rss_peak_mb, 1))
         }
     }
     if suites.contains("detection") {
