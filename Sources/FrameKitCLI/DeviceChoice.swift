@@ -3,8 +3,12 @@ import FrameKit
 
 /// Turns `--device` / `--input` into a capture device, as every capturing command does.
 enum DeviceChoice {
+    /// `--device`, shared by every command that captures.
+    static let deviceSpec = OptionSpec(name: "device", valueName: "PATH|ID|virtual",
+                                       help: "Camera to use (default: the first V4L2 camera, else the virtual camera).")
+
     static let specs: [OptionSpec] = [
-        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to use (default: the first V4L2 camera, else the virtual camera)."),
+        deviceSpec,
         OptionSpec(name: "input", valueName: "FILE|DIR", help: "Read frames from a Y4M, MJPEG, JPEG/PGM/PPM file or a folder of images."),
         OptionSpec(name: "realtime", valueName: nil, help: "Pace --input at its frame rate, dropping late frames like a camera."),
     ]

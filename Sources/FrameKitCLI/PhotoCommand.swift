@@ -10,7 +10,7 @@ enum PhotoCommand {
     static let specs: [OptionSpec] = [
         OptionSpec(name: "output", valueName: "FILE.jpg", help: "Where to write the photo (never overwritten)."),
         OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default photo: the largest size the device offers)."),
-        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to use (default: the first V4L2 camera, else the virtual camera)."),
+        DeviceChoice.deviceSpec,
         OptionSpec(name: "quality", valueName: "1-100", help: "JPEG quality (default 92)."),
     ]
 

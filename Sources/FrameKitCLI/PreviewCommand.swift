@@ -32,14 +32,13 @@ enum PreviewCommand {
         let output = VideoDataOutput()
         let server = PreviewServer(configuration: configuration)
         let feed = PreviewFeed(server: server)
-        let size = try DetectCommand.activeSize(device: first, preset: preset)
+        _ = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
         var tracking = FaceTracker.Options()
         tracking.minFaceFraction = 0.1
         do {
             output.processors = ProcessorChain([FaceTrackingProcessor(tracker: FaceTracker(detector: try FaceDetector(), options: tracking)),
                                                 AnnotationStage()])
         } catch { throw RuntimeFailure("\(error)") }
-        _ = size
         output.setSampleBufferDelegate(feed)
         do {
             try session.configure {

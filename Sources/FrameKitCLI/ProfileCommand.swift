@@ -8,7 +8,7 @@ enum ProfileCommand {
     static let specs: [OptionSpec] = [
         OptionSpec(name: "presets", valueName: "a,b,c", help: "Presets to run, comma-separated (default vga640x480,hd1280x720,hd1920x1080)."),
         OptionSpec(name: "duration", valueName: "SECONDS", help: "How long to run each preset (default 5)."),
-        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to use (default: the first V4L2 camera, else the virtual camera)."),
+        DeviceChoice.deviceSpec,
         OptionSpec(name: "json", valueName: "FILE", help: "Also write the JSON to this file."),
         OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report comparing the presets."),
     ] + DetectorSettings.specs

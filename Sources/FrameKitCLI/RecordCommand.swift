@@ -12,7 +12,7 @@ enum RecordCommand {
         OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames are written."),
         OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this much video."),
         OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720)."),
-        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to use (default: the first V4L2 camera, else the virtual camera)."),
+        DeviceChoice.deviceSpec,
         OptionSpec(name: "max-size", valueName: "BYTES", help: "End the recording before the file exceeds this size."),
     ]
 
