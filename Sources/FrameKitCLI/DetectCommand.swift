@@ -74,7 +74,10 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     private let frameLimit: Int?
     private let printFrames: Bool
     private let writer: MJPEGWriter?
-    private let state = Mutex<(seen: Int, end: End?)>((0, nil))
+    // What this run reported: frames printed and drops seen until it ended. The summary is
+    // built from these, so it agrees with the lines printed (the output may count a frame or
+    // two more that arrived while the session was stopping).
+    private let state = Mutex<(seen: Int, end: End?, counts: OutputCounts)>((0, nil, OutputCounts()))
     private let ended = DispatchSemaphore(value: 0)
 
     init(frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil) {
@@ -85,7 +88,7 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
 
     func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
         let delivered = Timestamp.now() // the processors have run: this is the result's moment
-        guard count() else { return }
+        guard count(nil) else { return }
         stats.recordResult(of: frame, resultAt: delivered)
         stats.sampleMemoryIfDue(frame.sequenceNumber)
         if let writer {
@@ -104,16 +107,18 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     }
 
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
-        guard count() else { return }
+        guard count(frame.reason) else { return }
         stats.recordDrop(frame)
     }
 
     /// Counts a captured frame; false once the run has ended (frames after the limit are
     /// still counted by the output but not printed).
-    private func count() -> Bool {
+    private func count(_ drop: DropReason?) -> Bool {
         let (accept, reached) = state.withLock { s -> (Bool, Bool) in
             guard s.end == nil else { return (false, false) }
             s.seen += 1
+            s.counts.captured += 1
+            if let drop { s.counts.dropped[drop, default: 0] += 1 } else { s.counts.delivered += 1 }
             return (true, frameLimit.map { s.seen >= $0 } ?? false)
         }
         if reached { finish(reason: .frames) }
@@ -137,6 +142,9 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
         }
         if first { ended.signal() }
     }
+
+    /// Frames captured, delivered and dropped as this run reported them.
+    var counts: OutputCounts { state.withLock { $0.counts } }
 
     /// Blocks until the run ends (or `deadline` passes).
     func wait(until deadline: Date?) -> End {

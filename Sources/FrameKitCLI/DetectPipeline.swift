@@ -105,7 +105,7 @@ enum DetectPipeline {
 
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
         let snapshot = runner.stats.snapshot(preset: preset.rawValue, width: active.width, height: active.height,
-                                              source: DetectCommand.sourceName(device), counts: output.counts,
+                                              source: DetectCommand.sourceName(device), counts: runner.counts,
                                               poolPeakBytes: poolPeak)
         return Result(snapshot: snapshot, end: end)
     }
