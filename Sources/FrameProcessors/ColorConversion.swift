@@ -57,37 +57,22 @@ public enum ColorConversion {
         }
     }
 
+    // Each pixel read as one contiguous word (16-bit YUYV pair half, 32-bit BGRA) so the
+    // compiler vectorises the loop.
     @inlinable
     static func lumaFromYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int) {
-        var x = 0
-        // 16 pixels (32 bytes) at a time: the even bytes are luma.
-        while x + 16 <= w {
-            let v = UnsafeRawPointer(s + 2 * x).loadUnaligned(as: SIMD32<UInt8>.self)
-            let even = SIMD16<UInt8>(v[0], v[2], v[4], v[6], v[8], v[10], v[12], v[14],
-                                     v[16], v[18], v[20], v[22], v[24], v[26], v[28], v[30])
-            UnsafeMutableRawPointer(d + x).storeBytes(of: even, as: SIMD16<UInt8>.self)
-            x += 16
-        }
-        while x < w { d[x] = s[2 &* x]; x += 1 }
+        let words = UnsafeRawPointer(s)
+        for x in 0..<w { d[x] = UInt8(truncatingIfNeeded: words.loadUnaligned(fromByteOffset: 2 &* x, as: UInt16.self)) }
     }
 
     // Y = (9798 R + 19235 G + 3735 B + 16384) >> 15: the weights OpenCV 4 uses, so results match it.
     @inlinable
     static func grayFromBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int) {
-        var x = 0
-        while x + 8 <= w {
-            let v = SIMD32<UInt16>(truncatingIfNeeded: UnsafeRawPointer(s + 4 * x).loadUnaligned(as: SIMD32<UInt8>.self))
-            let b = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(v[0], v[4], v[8], v[12], v[16], v[20], v[24], v[28]))
-            let g = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(v[1], v[5], v[9], v[13], v[17], v[21], v[25], v[29]))
-            let r = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(v[2], v[6], v[10], v[14], v[18], v[22], v[26], v[30]))
-            let y = (r &* 9798 &+ g &* 19235 &+ b &* 3735 &+ 16384) &>> 15
-            UnsafeMutableRawPointer(d + x).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: y), as: SIMD8<UInt8>.self)
-            x += 8
-        }
-        while x < w {
-            let p = s + 4 &* x
-            d[x] = UInt8(truncatingIfNeeded: (UInt32(p[2]) &* 9798 &+ UInt32(p[1]) &* 19235 &+ UInt32(p[0]) &* 3735 &+ 16384) &>> 15)
-            x += 1
+        let words = UnsafeRawPointer(s)
+        for x in 0..<w {
+            let v = words.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self)
+            let b = v & 0xFF, g = (v &>> 8) & 0xFF, r = (v &>> 16) & 0xFF
+            d[x] = UInt8(truncatingIfNeeded: (r &* 9798 &+ g &* 19235 &+ b &* 3735 &+ 16384) &>> 15)
         }
     }
 

@@ -17,6 +17,30 @@ public enum Transform {
         rotation == .clockwise90 || rotation == .clockwise270 ? (height, width) : (width, height)
     }
 
+    /// A quarter turn of an 8-bit plane in 32x32 tiles, so reads and writes both stay in cache.
+    static func quarterTurnGray(_ source: PixelBuffer, into out: inout PixelBuffer, clockwise: Bool) {
+        let sw = source.width, sh = source.height
+        source.withUnsafeBytes(ofPlane: 0) { src, sp in
+            out.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let tile = 32
+                for ty in stride(from: 0, to: sh, by: tile) {
+                    for tx in stride(from: 0, to: sw, by: tile) {
+                        for sy in ty..<min(ty + tile, sh) {
+                            let row = s + sy * sp.bytesPerRow
+                            for sx in tx..<min(tx + tile, sw) {
+                                // Clockwise: (sx, sy) → (sh-1-sy, sx); counter-clockwise: (sy, sw-1-sx).
+                                let (dx, dy) = clockwise ? (sh &- 1 &- sy, sx) : (sy, sw &- 1 &- sx)
+                                d[dy &* dp.bytesPerRow &+ dx] = row[sx]
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Left-right mirror, plane by plane, with loops specialised per element size.
     static func mirrorRows(_ source: PixelBuffer, into out: inout PixelBuffer) {
         for index in 0..<source.planeCount {
@@ -56,6 +80,10 @@ public enum Transform {
         var out = try PixelBuffer(width: size.width, height: size.height, format: source.format)
         if rotation == .none && source.format != .yuyv {
             mirrorRows(source, into: &out)
+            return out
+        }
+        if source.format == .gray8 && !mirrored && (rotation == .clockwise90 || rotation == .clockwise270) {
+            quarterTurnGray(source, into: &out, clockwise: rotation == .clockwise90)
             return out
         }
         for index in 0..<source.planeCount {
