@@ -8,6 +8,8 @@ public enum JPEG {
         public var width: Int
         public var height: Int
         public var isGrayscale: Bool
+        /// TurboJPEG's TJSAMP value (chroma subsampling).
+        var subsampling: Int32 = 0
     }
 
     /// A reusable decoder (one libjpeg-turbo handle). Not for use from two threads at once.
@@ -29,7 +31,8 @@ public enum JPEG {
             if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
                 throw failure()
             }
-            return Header(width: Int(width), height: Int(height), isGrayscale: subsampling == Int32(TJSAMP_GRAY.rawValue))
+            return Header(width: Int(width), height: Int(height), isGrayscale: subsampling == Int32(TJSAMP_GRAY.rawValue),
+                          subsampling: subsampling)
         }
 
         /// Decodes into a new buffer of `format` (any FrameKit format). Y'CbCr targets are
@@ -71,9 +74,8 @@ public enum JPEG {
                 if status != 0 { throw failure() }
                 return
             }
-            var subsampling: Int32 = 0, w: Int32 = 0, h: Int32 = 0, colorspace: Int32 = 0
-            _ = tjDecompressHeader3(handle, base, UInt(data.count), &w, &h, &subsampling, &colorspace)
-            let isGray = subsampling == Int32(TJSAMP_GRAY.rawValue)
+            let subsampling = header.subsampling, w = Int32(header.width), h = Int32(header.height)
+            let isGray = header.isGrayscale
             let cw = isGray ? 1 : Int(tjPlaneWidth(1, w, subsampling))
             let ch = isGray ? 1 : Int(tjPlaneHeight(1, h, subsampling))
             var planes = PlanarYCbCr(width: header.width, height: header.height, chromaWidth: cw, chromaHeight: ch)

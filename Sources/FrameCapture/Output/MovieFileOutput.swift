@@ -72,12 +72,13 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             guard !FileManager.default.fileExists(atPath: url.path) else {
                 throw .configuration("\(url.path) exists; FrameKit does not overwrite recordings")
             }
-            s.value.recording = Recording(url: url, writer: try Self.placeholderWriter(url), delegate: recordingDelegate)
+            s.value.recording = Recording(url: url, writer: try Self.reserveFile(url), delegate: recordingDelegate)
         }
     }
 
-    // The writer needs the frame size, known at the first frame: until then a marker.
-    private static func placeholderWriter(_ url: URL) throws(CaptureError) -> AVIWriter {
+    // Creates the file now (so a name taken meanwhile fails here); the headers follow with the
+    // first frame, whose size they record.
+    private static func reserveFile(_ url: URL) throws(CaptureError) -> AVIWriter {
         do { return try AVIWriter(deferredAt: url) } catch { throw .configuration("cannot create \(url.path): \(error)") }
     }
 
