@@ -33,6 +33,28 @@ public enum ColorConversion {
         }
     }
 
+    /// The fixed-point terms of ``Coefficients`` tabulated per 8-bit input (the same integers,
+    /// so results are unchanged), and a clamp table for the final >> 20: the conversion loop
+    /// becomes lookups and adds.
+    final class Tables: Sendable {
+        let luma: [Int32], rv: [Int32], gu: [Int32], gv: [Int32], bu: [Int32]
+        /// Index (x >> 20) + 1024 → the value clamped to 0…255 (every sum of the terms is within ±1024).
+        let clamp: [UInt8]
+        init(_ k: Coefficients) {
+            luma = (0..<256).map { max(0, Int32($0) &- k.yOffset) &* k.y }
+            rv = (0..<256).map { k.rv &* (Int32($0) &- 128) &+ (1 << 19) }
+            gu = (0..<256).map { k.gu &* (Int32($0) &- 128) &+ (1 << 19) }
+            gv = (0..<256).map { k.gv &* (Int32($0) &- 128) }
+            bu = (0..<256).map { k.bu &* (Int32($0) &- 128) &+ (1 << 19) }
+            clamp = (0..<2048).map { UInt8(clamping: $0 - 1024) }
+        }
+        static let all: [Tables] = [
+            Tables(Coefficients(matrix: .bt601, fullRange: false)), Tables(Coefficients(matrix: .bt601, fullRange: true)),
+            Tables(Coefficients(matrix: .bt709, fullRange: false)), Tables(Coefficients(matrix: .bt709, fullRange: true)),
+        ]
+        static func forMatrix(_ m: Matrix, fullRange: Bool) -> Tables { all[(m == .bt601 ? 0 : 2) + (fullRange ? 1 : 0)] }
+    }
+
     // MARK: To gray
 
     /// Gray (luma) from any format into a ``PixelFormat/gray8`` buffer of the same size. For
@@ -102,13 +124,17 @@ public enum ColorConversion {
         case .rgb24, .bgra32, .gray8:
             copyRGB(source, into: &destination)
         case .nv12VideoRange, .nv12FullRange, .i420, .yuyv:
-            yCbCrToRGB(source, into: &destination, Coefficients(matrix: matrix, fullRange: source.format == .nv12FullRange))
+            yCbCrToRGB(source, into: &destination, Tables.forMatrix(matrix, fullRange: source.format == .nv12FullRange))
         }
     }
 
-    static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: Coefficients) {
+    static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ tables: Tables) {
         let w = source.width, h = source.height, format = source.format
         let bgra = destination.format == .bgra32
+        tables.luma.withUnsafeBufferPointer { l in tables.rv.withUnsafeBufferPointer { rv in tables.gu.withUnsafeBufferPointer { gu in
+        tables.gv.withUnsafeBufferPointer { gv in tables.bu.withUnsafeBufferPointer { bu in tables.clamp.withUnsafeBufferPointer { cl in
+        let k = Lookup(luma: l.baseAddress!, rv: rv.baseAddress!, gu: gu.baseAddress!, gv: gv.baseAddress!, bu: bu.baseAddress!,
+                       clamp: cl.baseAddress! + 1024)
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
             let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
             source.withUnsafeBytes(ofPlane: 0) { yb, yp in
@@ -146,18 +172,22 @@ public enum ColorConversion {
                 }
             }
         }
+        } } } } } }
+    }
+
+    /// Pointers into ``Tables`` for the conversion loop.
+    struct Lookup {
+        let luma: UnsafePointer<Int32>, rv: UnsafePointer<Int32>, gu: UnsafePointer<Int32>
+        let gv: UnsafePointer<Int32>, bu: UnsafePointer<Int32>, clamp: UnsafePointer<UInt8>
     }
 
     /// Two horizontally adjacent pixels sharing one chroma sample.
     @inline(__always)
     static func pixelPair(_ y0: UInt8, _ y1: UInt8, _ u: UInt8, _ v: UInt8, _ d: UnsafeMutablePointer<UInt8>,
-                          _ bgra: Bool, _ k: Coefficients) {
-        let cu = Int32(u) &- 128, cv = Int32(v) &- 128
-        let ruv = k.rv &* cv &+ (1 << 19)
-        let guv = k.gu &* cu &+ k.gv &* cv &+ (1 << 19)
-        let buv = k.bu &* cu &+ (1 << 19)
-        let a = max(0, Int32(y0) &- k.yOffset) &* k.y, b = max(0, Int32(y1) &- k.yOffset) &* k.y
-        @inline(__always) func c(_ x: Int32) -> UInt8 { UInt8(clamping: x >> 20) }
+                          _ bgra: Bool, _ k: Lookup) {
+        let ruv = k.rv[Int(v)], guv = k.gu[Int(u)] &+ k.gv[Int(v)], buv = k.bu[Int(u)]
+        let a = k.luma[Int(y0)], b = k.luma[Int(y1)]
+        @inline(__always) func c(_ x: Int32) -> UInt8 { k.clamp[Int(x &>> 20)] }
         if bgra {
             d[0] = c(a &+ buv); d[1] = c(a &+ guv); d[2] = c(a &+ ruv); d[3] = 255
             d[4] = c(b &+ buv); d[5] = c(b &+ guv); d[6] = c(b &+ ruv); d[7] = 255
