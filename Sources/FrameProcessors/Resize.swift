@@ -119,22 +119,41 @@ extension Resize {
             let i = min(Int(s), sw - 1)
             return (i, Int32(((s - Double(i)) * 2048).rounded()))
         }
+        // Separable: each source row that is needed is interpolated horizontally once (11-bit
+        // weights, kept as 32-bit sums), then output rows blend two of those rows — the same
+        // integers as interpolating each pixel from its four neighbours, so results are identical.
+        let rowLength = dw * channels
+        var cache = [Int32](repeating: 0, count: 2 * rowLength)
+        var cachedRow = [-1, -1]
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
-                for y in 0..<dh {
-                    let s = max(0, (Double(y) + 0.5) * fy - 0.5)
-                    let y0 = min(Int(s), sh - 1), y1 = min(y0 + 1, sh - 1)
-                    let wy = Int32(((s - Double(y0)) * 2048).rounded())
-                    let r0 = y0 * sp.bytesPerRow, r1 = y1 * sp.bytesPerRow
-                    for x in 0..<dw {
-                        let (x0, wx) = xs[x]
-                        let x1 = min(x0 + 1, sw - 1)
-                        for c in 0..<channels {
-                            let a = Int32(src[r0 + x0 * channels + c]), b = Int32(src[r0 + x1 * channels + c])
-                            let cc = Int32(src[r1 + x0 * channels + c]), d = Int32(src[r1 + x1 * channels + c])
-                            let top = a &* (2048 &- wx) &+ b &* wx, bottom = cc &* (2048 &- wx) &+ d &* wx
-                            let v = (top &* (2048 &- wy) &+ bottom &* wy &+ (1 << 21)) >> 22
-                            dst[y * dp.bytesPerRow + x * channels + c] = UInt8(clamping: v)
+                cache.withUnsafeMutableBufferPointer { rows in
+                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    func horizontal(_ sy: Int) -> UnsafeMutablePointer<Int32> {
+                        let slot = sy & 1
+                        let out = rows.baseAddress! + slot * rowLength
+                        if cachedRow[slot] == sy { return out }
+                        cachedRow[slot] = sy
+                        let row = s + sy * sp.bytesPerRow
+                        for x in 0..<dw {
+                            let (x0, wx) = xs[x]
+                            let x1 = min(x0 + 1, sw - 1)
+                            for c in 0..<channels {
+                                out[x &* channels &+ c] = Int32(row[x0 &* channels &+ c]) &* (2048 &- wx) &+ Int32(row[x1 &* channels &+ c]) &* wx
+                            }
+                        }
+                        return out
+                    }
+                    for y in 0..<dh {
+                        let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
+                        let y0 = min(Int(sy), sh - 1), y1 = min(y0 + 1, sh - 1)
+                        let wy = Int32(((sy - Double(y0)) * 2048).rounded())
+                        let top = horizontal(y0), bottom = horizontal(y1)
+                        let out = d + y * dp.bytesPerRow
+                        for i in 0..<rowLength {
+                            let v = (top[i] &* (2048 &- wy) &+ bottom[i] &* wy &+ (1 << 21)) &>> 22
+                            out[i] = UInt8(truncatingIfNeeded: min(max(v, 0), 255))
                         }
                     }
                 }
