@@ -67,14 +67,10 @@ enum DetectPipeline {
 
     static func run(device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
                     printFrames: Bool, annotate: URL? = nil) throws -> Result {
-        let session = CaptureSession()
+        let session: CaptureSession
         let output = VideoDataOutput()
         do {
-            try session.configure {
-                try session.addInput(CaptureDeviceInput(device: device))
-                try session.setSessionPreset(preset)
-                try session.addOutput(output)
-            }
+            session = try DeviceChoice.session(device: device, preset: preset, output: output)
         } catch {
             throw RuntimeFailure("\(error)")
         }

@@ -49,4 +49,15 @@ enum DeviceChoice {
         }
         return preset
     }
+
+    /// A session with `device` as its input at `preset`, feeding `output` (not yet running).
+    static func session(device: CaptureDevice, preset: SessionPreset, output: any CaptureOutput) throws -> CaptureSession {
+        let session = CaptureSession()
+        try session.configure {
+            try session.addInput(CaptureDeviceInput(device: device))
+            try session.setSessionPreset(preset)
+            try session.addOutput(output)
+        }
+        return session
+    }
 }

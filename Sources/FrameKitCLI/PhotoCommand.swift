@@ -31,14 +31,10 @@ enum PhotoCommand {
         let url = URL(fileURLWithPath: path)
         guard !FileManager.default.fileExists(atPath: url.path) else { throw RuntimeFailure("\(url.path) exists; not overwriting it") }
         let device = try DeviceChoice.resolve(options)
-        let session = CaptureSession()
+        let session: CaptureSession
         let output = PhotoOutput()
         do {
-            try session.configure {
-                try session.addInput(CaptureDeviceInput(device: device))
-                try session.setSessionPreset(preset)
-                try session.addOutput(output)
-            }
+            session = try DeviceChoice.session(device: device, preset: preset, output: output)
             try session.startRunning()
         } catch { throw RuntimeFailure("\(error)") }
         defer { session.stopRunning() }

@@ -28,7 +28,7 @@ enum PreviewCommand {
         }
         let first = try DeviceChoice.resolve(options)
         let all = [first] + DiscoverySession().devices.filter { $0.uniqueID != first.uniqueID }
-        let session = CaptureSession()
+        let session: CaptureSession
         let output = VideoDataOutput()
         let server = PreviewServer(configuration: configuration)
         let feed = PreviewFeed(server: server)
@@ -41,11 +41,7 @@ enum PreviewCommand {
         } catch { throw RuntimeFailure("\(error)") }
         output.setSampleBufferDelegate(feed)
         do {
-            try session.configure {
-                try session.addInput(CaptureDeviceInput(device: first))
-                try session.setSessionPreset(preset)
-                try session.addOutput(output)
-            }
+            session = try DeviceChoice.session(device: first, preset: preset, output: output)
             try server.start()
             try session.startRunning()
         } catch {

@@ -36,17 +36,15 @@ enum RecordCommand {
         let url = URL(fileURLWithPath: path)
         guard !FileManager.default.fileExists(atPath: url.path) else { throw RuntimeFailure("\(url.path) exists; not overwriting it") }
         let device = try DeviceChoice.resolve(options)
-        let session = CaptureSession()
+        let session: CaptureSession
         let output = MovieFileOutput()
         output.maxRecordedDuration = duration
         output.maxRecordedFileSize = maxSize
         let finish = Finish()
+        do { session = try DeviceChoice.session(device: device, preset: preset, output: output) } catch {
+            throw RuntimeFailure("\(error)")
+        }
         do {
-            try session.configure {
-                try session.addInput(CaptureDeviceInput(device: device))
-                try session.setSessionPreset(preset)
-                try session.addOutput(output)
-            }
             try session.startRunning()
             try output.startRecording(to: url, recordingDelegate: finish)
         } catch {
