@@ -92,7 +92,7 @@ enum DetectPipeline {
         defer { interrupt.cancel() }
         do { try session.startRunning() } catch { throw RuntimeFailure("\(error)") }
         let started = Date()
-        let progress = Console.stderrIsTerminal ? Progress(output: output) : nil
+        let progress = Console.stderrIsTerminal ? Progress(output: output, stats: runner.stats) : nil
         let end = runner.wait(until: limits.duration.map { started.addingTimeInterval($0) })
         let poolPeak = session.bufferUsage?.peakBytesInUse
         session.stopRunning()

@@ -58,6 +58,15 @@ struct CommandLineTests {
         #expect(!run.stderr.contains("\r"))
     }
 
+    @Test("on a terminal, detect shows a live progress line on stderr")
+    func progressOnTerminal() throws {
+        let binary = BinaryRunner.productsFolder.appendingPathComponent("framekit").path
+        // util-linux's `script` gives the process a pseudo-terminal.
+        let run = try BinaryRunner.runTool("/usr/bin/script", ["-qec", "\(binary) detect --device virtual --preset vga640x480 --frames 45", "/dev/null"])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("\r") && run.stdout.contains("fps") && run.stdout.contains("latency p50"), "\(run.stdout.suffix(300))")
+    }
+
     @Test("detect on a file processes every frame; corrupt frames are counted, not fatal")
     func detectFile() throws {
         let folder = Fixtures.temporaryFolder()
