@@ -43,7 +43,7 @@ final class FileSource: FrameSource {
                 throw .unreadableFile(path: description.url.path, reason: "cannot read the file")
             }
             cursor = description.y4m?.headerLength ?? 0
-            if description.kind == .mjpeg { mjpegFrames = MJPEGSplitter.frameRanges(in: [UInt8](data)) }
+            if description.kind == .mjpeg { mjpegFrames = MJPEGSplitter.frameRanges(in: data) }
         case .images:
             cursor = 0
         }

@@ -70,14 +70,17 @@ struct FileSourceDescription: Sendable {
             y4m = header
             imageFiles = []
         } else if JPEG.hasSignature(head) {
-            // One JPEG, or a stream of them (MJPEG): the first frame gives the size.
-            let bytes: [UInt8]
-            do { bytes = try ImageFile.read(url) } catch { throw .unreadableFile(path: url.path, reason: error.description) }
+            // One JPEG, or a stream of them (MJPEG): the first frame gives the size. The file is
+            // mapped, and scanned only as far as the second frame's start.
+            let bytes: Data
+            do { bytes = try Data(contentsOf: url, options: .alwaysMapped) } catch {
+                throw .unreadableFile(path: url.path, reason: "cannot read the file")
+            }
+            let frames = MJPEGSplitter.frameRanges(in: bytes, limit: 2)
             let header: JPEG.Header
-            do { header = try JPEG.header(of: bytes) } catch {
+            do { header = try JPEG.header(of: [UInt8](bytes[frames[0]])) } catch {
                 throw .unreadableFile(path: url.path, reason: "unreadable JPEG header: \(error)")
             }
-            let frames = MJPEGSplitter.frameRanges(in: bytes)
             if frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased()) {
                 kind = .mjpeg
                 imageFiles = []
@@ -173,12 +176,18 @@ struct Y4MHeader: Sendable {
 
 /// Splits a stream of concatenated JPEGs at their boundaries (an EOI marker followed by SOI).
 enum MJPEGSplitter {
-    static func frameRanges(in bytes: [UInt8]) -> [Range<Int>] {
+    /// The byte ranges of the JPEGs in `data`, at most `limit` of them (the last range then
+    /// runs to the end). Reads the bytes in place: a mapped file is not copied.
+    static func frameRanges(in data: Data, limit: Int = .max) -> [Range<Int>] {
+        data.withUnsafeBytes { frameRanges(in: $0, limit: limit) }
+    }
+
+    static func frameRanges(in bytes: UnsafeRawBufferPointer, limit: Int = .max) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         var start = 0
         var i = 2
         let n = bytes.count
-        while i + 3 < n {
+        while i + 3 < n && ranges.count + 1 < limit {
             if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 && bytes[i + 2] == 0xFF && bytes[i + 3] == 0xD8 {
                 ranges.append(start..<i + 2)
                 start = i + 2
