@@ -110,25 +110,41 @@ public struct PlanarYCbCr: Sendable {
         switch buffer.format {
         case .nv12VideoRange, .nv12FullRange, .i420:
             self.init(width: w, height: h, chromaWidth: w / 2, chromaHeight: h / 2)
+            // Row loops over plane pointers (this runs for every frame a recording encodes).
+            let lm = lumaMap ?? Self.identity, cm = chromaMap ?? Self.identity
+            let cw = w / 2, planar = buffer.format == .i420
             buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
-                for row in 0..<h { for col in 0..<w {
-                    let v = bytes[row * p.bytesPerRow + col]
-                    y[row * w + col] = lumaMap?[Int(v)] ?? v
-                } }
+                y.withUnsafeMutableBufferPointer { out in
+                    for row in 0..<h {
+                        let src = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * p.bytesPerRow
+                        for col in 0..<w { out[row &* w &+ col] = lm[Int(src[col])] }
+                    }
+                }
             }
-            for cy in 0..<h / 2 {
-                for cx in 0..<w / 2 {
-                    let (b, r): (UInt8, UInt8)
-                    if buffer.format == .i420 {
-                        b = buffer.withUnsafeBytes(ofPlane: 1) { bytes, p in bytes[cy * p.bytesPerRow + cx] }
-                        r = buffer.withUnsafeBytes(ofPlane: 2) { bytes, p in bytes[cy * p.bytesPerRow + cx] }
-                    } else {
-                        (b, r) = buffer.withUnsafeBytes(ofPlane: 1) { bytes, p in
-                            (bytes[cy * p.bytesPerRow + 2 * cx], bytes[cy * p.bytesPerRow + 2 * cx + 1])
+            // Chroma: interleaved CbCr (NV12) or separate Cb and Cr planes (I420).
+            func chroma(_ a: UnsafeRawPointer, _ aStride: Int, _ v: UnsafeRawPointer?, _ vStride: Int) {
+                cb.withUnsafeMutableBufferPointer { bOut in
+                    cr.withUnsafeMutableBufferPointer { rOut in
+                        for row in 0..<h / 2 {
+                            let u = a.assumingMemoryBound(to: UInt8.self) + row * aStride
+                            if let v {
+                                let vr = v.assumingMemoryBound(to: UInt8.self) + row * vStride
+                                for cx in 0..<cw { bOut[row &* cw &+ cx] = cm[Int(u[cx])]; rOut[row &* cw &+ cx] = cm[Int(vr[cx])] }
+                            } else {
+                                for cx in 0..<cw {
+                                    bOut[row &* cw &+ cx] = cm[Int(u[2 &* cx])]
+                                    rOut[row &* cw &+ cx] = cm[Int(u[2 &* cx &+ 1])]
+                                }
+                            }
                         }
                     }
-                    cb[cy * chromaWidth + cx] = chromaMap?[Int(b)] ?? b
-                    cr[cy * chromaWidth + cx] = chromaMap?[Int(r)] ?? r
+                }
+            }
+            buffer.withUnsafeBytes(ofPlane: 1) { first, fp in
+                if planar {
+                    buffer.withUnsafeBytes(ofPlane: 2) { second, sp in chroma(first.baseAddress!, fp.bytesPerRow, second.baseAddress!, sp.bytesPerRow) }
+                } else {
+                    chroma(first.baseAddress!, fp.bytesPerRow, nil, 0)
                 }
             }
         case .yuyv:
