@@ -64,10 +64,10 @@ enum FilterSuite {
         Case(name: "equalize-histogram", source: .gray8, target: .gray8,
              framekit: { try Filters.equalizeHistogram($0, into: &$1) }, opencv: { try OpenCV.equalizeHistogram($0, &$1) }),
         Case(name: "rotate-90-gray", source: .gray8, target: .gray8,
-             framekit: { $1 = try Transform.apply($0, rotation: .clockwise90, mirrored: false) },
+             framekit: { try Transform.apply($0, rotation: .clockwise90, mirrored: false, into: &$1) },
              opencv: { try OpenCV.rotate($0, &$1, degrees: 90) }, targetSize: { ($1, $0) }),
         Case(name: "mirror-bgra", source: .bgra32, target: .bgra32,
-             framekit: { $1 = try Transform.apply($0, rotation: .none, mirrored: true) }, opencv: { try OpenCV.mirror($0, &$1) }),
+             framekit: { try Transform.apply($0, rotation: .none, mirrored: true, into: &$1) }, opencv: { try OpenCV.mirror($0, &$1) }),
     ]
 
     static func run(sizes: [(Int, Int)], runs: Int, filter: String?, photo: PixelBuffer) throws -> [FilterResult] {

@@ -7,14 +7,20 @@ public enum Filters {
 
     /// Mean of the k x k neighbourhood, rounded to nearest (as `cv::blur`).
     public static func boxBlur(_ source: PixelBuffer, into destination: inout PixelBuffer, size: KernelSize) throws(PixelBufferError) {
-        // (sum + area/2) / area as a multiply and shift, exact for every possible sum (≤ 25·255).
+        // (sum + area/2) / area as a multiply and shift, exact for every possible sum.
         if size == .three {
-            try separable3(source, into: &destination, as: UInt32.self, horizontal: { a, b, c in a &+ b &+ c }, vertical: { a, b, c in
-                ((a &+ b &+ c &+ 4) &* 7282) &>> 16
+            // Sums fit 16 bits (≤ 9·255 + 4), and the multiply's high half is exact for all of them.
+            try separable3(source, into: &destination, as: UInt16.self, horizontal: { a, b, c in a &+ b &+ c }, vertical: { a, b, c in
+                UInt16(truncatingIfNeeded: (UInt32(a &+ b &+ c &+ 4) &* 7282) &>> 16)
             })
         } else {
-            try separable(source, into: &destination, taps: 5, as: UInt32.self, horizontal: { $0 &+ $1 &+ $2 &+ $3 &+ $4 }, vertical: { a, b, c, d, e in
-                ((a &+ b &+ c &+ d &+ e &+ 12) &* 41944) &>> 20
+            // Sums fit 16 bits (≤ 25·255 + 12), and so does the division by 25 if a high-half multiply's
+            // estimate (exact or one too many over this range, checked for every sum) is corrected:
+            // twice the lanes of a 32-bit multiply, which SSE2 does not even have.
+            try separable(source, into: &destination, taps: 5, as: UInt16.self, horizontal: { $0 &+ $1 &+ $2 &+ $3 &+ $4 }, vertical: { a, b, c, d, e in
+                let n = a &+ b &+ c &+ d &+ e &+ 12
+                let q = UInt16(truncatingIfNeeded: (UInt32(n) &* 2622) &>> 16)
+                return q &* 25 > n ? q &- 1 : q
             })
         }
     }
@@ -89,11 +95,19 @@ public enum Filters {
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 for y in 0..<h {
                     let s = src.baseAddress! + y * sp.bytesPerRow, d = dst.baseAddress! + y * dp.bytesPerRow
-                    var x = 0
-                    while x + 16 <= w {
+                    @inline(__always) func sixteen(_ x: Int) {
                         let v = (s + x).loadUnaligned(as: SIMD16<UInt8>.self)
                         (d + x).storeBytes(of: zero.replacing(with: high, where: v .> limit), as: SIMD16<UInt8>.self)
-                        x += 16
+                    }
+                    var x = 0
+                    // Four vectors a step: the loop's own bookkeeping costs as much as one vector's work.
+                    while x &+ 64 <= w {
+                        sixteen(x); sixteen(x &+ 16); sixteen(x &+ 32); sixteen(x &+ 48)
+                        x &+= 64
+                    }
+                    while x &+ 16 <= w {
+                        sixteen(x)
+                        x &+= 16
                     }
                     while x < w {
                         d.storeBytes(of: s.load(fromByteOffset: x, as: UInt8.self) > threshold ? maxValue : 0, toByteOffset: x, as: UInt8.self)
@@ -107,14 +121,27 @@ public enum Filters {
     /// Histogram equalisation, with OpenCV's `equalizeHist` mapping.
     public static func equalizeHistogram(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         try requireGray(source, destination)
-        var histogram = [Int](repeating: 0, count: 256)
         let w = source.width, h = source.height
+        // Four histograms, one per byte of each 32-bit word read: runs of equal pixels then
+        // increment different counters instead of waiting on one another's store.
+        var counts = [UInt32](repeating: 0, count: 4 * 256)
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
-            for y in 0..<h {
-                let row = src.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * sp.bytesPerRow
-                for x in 0..<w { histogram[Int(row[x])] &+= 1 }
+            counts.withUnsafeMutableBufferPointer { c in
+                let c0 = c.baseAddress!, c1 = c0 + 256, c2 = c0 + 512, c3 = c0 + 768
+                for y in 0..<h {
+                    let row = src.baseAddress! + y * sp.bytesPerRow
+                    var x = 0
+                    while x &+ 4 <= w {
+                        let v = row.loadUnaligned(fromByteOffset: x, as: UInt32.self)
+                        c0[Int(v & 0xFF)] &+= 1; c1[Int((v &>> 8) & 0xFF)] &+= 1
+                        c2[Int((v &>> 16) & 0xFF)] &+= 1; c3[Int(v &>> 24)] &+= 1
+                        x &+= 4
+                    }
+                    while x < w { c0[Int(row.load(fromByteOffset: x, as: UInt8.self))] &+= 1; x &+= 1 }
+                }
             }
         }
+        let histogram = (0..<256).map { Int(counts[$0]) + Int(counts[256 + $0]) + Int(counts[512 + $0]) + Int(counts[768 + $0]) }
         var lut = [UInt8](repeating: 0, count: 256)
         var i = 0
         while histogram[i] == 0 { i += 1 }
@@ -143,7 +170,16 @@ public enum Filters {
                     for y in 0..<h {
                         let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * sp.bytesPerRow
                         let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * dp.bytesPerRow
-                        for x in 0..<w { d[x] = table[Int(s[x])] }
+                        // Eight pixels read and written as one 64-bit word.
+                        var x = 0
+                        while x &+ 8 <= w {
+                            let v = UnsafeRawPointer(s).loadUnaligned(fromByteOffset: x, as: UInt64.self)
+                            var out: UInt64 = 0
+                            for k in stride(from: 0, to: 64, by: 8) { out |= UInt64(table[Int((v &>> UInt64(k)) & 0xFF)]) &<< UInt64(k) }
+                            UnsafeMutableRawPointer(d).storeBytes(of: out, toByteOffset: x, as: UInt64.self)
+                            x &+= 8
+                        }
+                        while x < w { d[x] = table[Int(s[x])]; x &+= 1 }
                     }
                 }
             }

@@ -54,7 +54,6 @@ public enum Resize {
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     for dy in 0..<dh {
-                        for i in 0..<dw { acc[i] = 0 }
                         if k == 2 {
                             // The common case gets its own loop. Reading each pixel pair as one
                             // 16-bit word keeps the loads contiguous, which the compiler vectorises.
@@ -68,6 +67,7 @@ public enum Resize {
                             }
                             continue
                         }
+                        for i in 0..<dw { acc[i] = 0 }
                         for r in 0..<k {
                             let row = s + (dy * k + r) * sp.bytesPerRow
                             do {
@@ -106,6 +106,11 @@ public enum Resize {
 extension Resize {
     /// Bilinear resample of an interleaved 8-bit buffer (gray8, rgb24, bgra32) into
     /// `destination` of the same format (pixel centres aligned, as OpenCV's `INTER_LINEAR`).
+    ///
+    /// Separable, with OpenCV's arithmetic: each needed source row is interpolated horizontally
+    /// once with 11-bit weights (kept as 16-bit values, the 32-bit sum >> 4), then output rows
+    /// blend two of those rows with 16-bit high-half multiplies — what OpenCV's own SIMD path
+    /// computes, within 1 LSB of interpolating each pixel from its four neighbours in 32 bits.
     public static func bilinear(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         guard source.format == destination.format, source.planeCount == 1, source.format != .yuyv else {
             throw .unsupportedFormat(destination.format, operation: "bilinear resize (gray8, rgb24, bgra32; same format both sides)")
@@ -113,49 +118,44 @@ extension Resize {
         let channels = source.plane(0).bytesPerPixel
         let sw = source.width, sh = source.height, dw = destination.width, dh = destination.height
         let fx = Double(sw) / Double(dw), fy = Double(sh) / Double(dh)
-        // Per output column: left source column and its 11-bit weight (OpenCV's precision).
-        let xs: [(Int, Int32)] = (0..<dw).map { x in
+        // Per output column: the left source column and the weights of it and its right-hand
+        // neighbour (2048 in all). At the right edge the pair is moved one left with all the
+        // weight on the right, so that every pair lies inside the row.
+        var lefts = [Int32](repeating: 0, count: dw), weights = [Int16](repeating: 0, count: 2 * dw)
+        for x in 0..<dw {
             let s = max(0, (Double(x) + 0.5) * fx - 0.5)
-            let i = min(Int(s), sw - 1)
-            return (i, Int32(((s - Double(i)) * 2048).rounded()))
+            var i = min(Int(s), sw - 1), w = Int16(((s - Double(i)) * 2048).rounded())
+            if i == sw - 1 { (i, w) = (max(sw - 2, 0), sw == 1 ? 0 : 2048) }
+            lefts[x] = Int32(i)
+            weights[2 * x] = 2048 - w; weights[2 * x + 1] = w
         }
-        // Separable: each source row that is needed is interpolated horizontally once (11-bit
-        // weights, kept as 32-bit sums), then output rows blend two of those rows — the same
-        // integers as interpolating each pixel from its four neighbours, so results are identical.
         let rowLength = dw * channels
-        var cache = [Int32](repeating: 0, count: 2 * rowLength)
-        var cachedRow = [-1, -1]
+        var cache = [Int16](repeating: 0, count: 2 * rowLength + 8)
+        var cachedRow = (-1, -1)
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 cache.withUnsafeMutableBufferPointer { rows in
+                lefts.withUnsafeBufferPointer { lefts in weights.withUnsafeBufferPointer { weights in
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    func horizontal(_ sy: Int) -> UnsafeMutablePointer<Int32> {
-                        let slot = sy & 1
-                        let out = rows.baseAddress! + slot * rowLength
-                        if cachedRow[slot] == sy { return out }
-                        cachedRow[slot] = sy
-                        let row = s + sy * sp.bytesPerRow
-                        for x in 0..<dw {
-                            let (x0, wx) = xs[x]
-                            let x1 = min(x0 + 1, sw - 1)
-                            for c in 0..<channels {
-                                out[x &* channels &+ c] = Int32(row[x0 &* channels &+ c]) &* (2048 &- wx) &+ Int32(row[x1 &* channels &+ c]) &* wx
-                            }
-                        }
-                        return out
-                    }
+                    let columns = BilinearColumns(lefts: lefts.baseAddress!, weights: weights.baseAddress!, count: dw,
+                                                  channels: channels, sourceWidth: sw)
                     for y in 0..<dh {
                         let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
                         let y0 = min(Int(sy), sh - 1), y1 = min(y0 + 1, sh - 1)
-                        let wy = Int32(((sy - Double(y0)) * 2048).rounded())
-                        let top = horizontal(y0), bottom = horizontal(y1)
-                        let out = d + y * dp.bytesPerRow
-                        for i in 0..<rowLength {
-                            let v = (top[i] &* (2048 &- wy) &+ bottom[i] &* wy &+ (1 << 21)) &>> 22
-                            out[i] = UInt8(truncatingIfNeeded: min(max(v, 0), 255))
+                        let wy = y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded())
+                        // Two slots by row parity: consecutive output rows mostly share their source rows.
+                        func prepare(_ sourceRow: Int) {
+                            guard (sourceRow & 1 == 0 ? cachedRow.0 : cachedRow.1) != sourceRow else { return }
+                            columns.interpolate(s + sourceRow * sp.bytesPerRow, into: rows.baseAddress! + (sourceRow & 1) * rowLength)
+                            if sourceRow & 1 == 0 { cachedRow.0 = sourceRow } else { cachedRow.1 = sourceRow }
                         }
+                        prepare(y0); prepare(y1)
+                        BilinearColumns.blend(rows.baseAddress! + (y0 & 1) * rowLength, 2048 - wy,
+                                              rows.baseAddress! + (y1 & 1) * rowLength, wy,
+                                              into: d + y * dp.bytesPerRow, count: rowLength)
                     }
+                } }
                 }
             }
         }

@@ -100,15 +100,20 @@ public struct GrayFilterStage: ImageStage {
 }
 
 /// Rotation by quarter turns and mirroring (what a capture connection applies).
-public struct TransformStage: Processor {
+public struct TransformStage: ImageStage {
     public let rotation: Transform.Rotation, mirrored: Bool
+    let scratch = ScratchBuffer()
     public var name: String { "transform" }
     public init(rotation: Transform.Rotation, mirrored: Bool = false) {
         self.rotation = rotation
         self.mirrored = mirrored
     }
-    public func process(_ frame: inout SampleBuffer) throws {
-        frame.pixelBuffer = try Transform.apply(frame.pixelBuffer, rotation: rotation, mirrored: mirrored)
+    func outputShape(for input: PixelBuffer) throws(PixelBufferError) -> (width: Int, height: Int, format: PixelFormat) {
+        let size = Transform.size(width: input.width, height: input.height, rotation: rotation)
+        return (size.width, size.height, input.format)
+    }
+    func render(_ input: PixelBuffer, into output: inout PixelBuffer) throws(PixelBufferError) {
+        try Transform.apply(input, rotation: rotation, mirrored: mirrored, into: &output)
     }
 }
 

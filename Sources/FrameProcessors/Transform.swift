@@ -1,4 +1,7 @@
 import FrameCore
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
 
 /// Rotation by quarter turns and mirroring: what a capture connection applies.
 public enum Transform {
@@ -17,7 +20,8 @@ public enum Transform {
         rotation == .clockwise90 || rotation == .clockwise270 ? (height, width) : (width, height)
     }
 
-    /// A quarter turn of an 8-bit plane in 32x32 tiles, so reads and writes both stay in cache.
+    /// A quarter turn of an 8-bit plane in 32x32 tiles, so reads and writes both stay in cache;
+    /// with SSE2 each tile goes as 8x8 blocks transposed in registers.
     static func quarterTurnGray(_ source: PixelBuffer, into out: inout PixelBuffer, clockwise: Bool) {
         let sw = source.width, sh = source.height
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
@@ -27,9 +31,20 @@ public enum Transform {
                 let tile = 32
                 for ty in stride(from: 0, to: sh, by: tile) {
                     for tx in stride(from: 0, to: sw, by: tile) {
-                        for sy in ty..<min(ty + tile, sh) {
+                        let yEnd = min(ty + tile, sh), xEnd = min(tx + tile, sw)
+                        var blockEnd = (ty, tx) // how far whole 8x8 blocks reach
+                        #if arch(x86_64)
+                        blockEnd = (ty + (yEnd - ty) / 8 * 8, tx + (xEnd - tx) / 8 * 8)
+                        for by in stride(from: ty, to: blockEnd.0, by: 8) {
+                            for bx in stride(from: tx, to: blockEnd.1, by: 8) {
+                                turnBlock(s, sp.bytesPerRow, d, dp.bytesPerRow, x: bx, y: by, width: sw, height: sh, clockwise: clockwise)
+                            }
+                        }
+                        #endif
+                        for sy in ty..<yEnd {
                             let row = s + sy * sp.bytesPerRow
-                            for sx in tx..<min(tx + tile, sw) {
+                            // Pixels the blocks did not cover: the columns right of them, and whole rows below.
+                            for sx in (sy < blockEnd.0 ? blockEnd.1 : tx)..<xEnd {
                                 // Clockwise: (sx, sy) → (sh-1-sy, sx); counter-clockwise: (sy, sw-1-sx).
                                 let (dx, dy) = clockwise ? (sh &- 1 &- sy, sx) : (sy, sw &- 1 &- sx)
                                 d[dy &* dp.bytesPerRow &+ dx] = row[sx]
@@ -41,36 +56,106 @@ public enum Transform {
         }
     }
 
-    /// Left-right mirror, plane by plane, with loops specialised per element size.
-    static func mirrorRows(_ source: PixelBuffer, into out: inout PixelBuffer) {
+    #if arch(x86_64)
+    /// Turns the 8x8 block at (x, y): eight 8-byte rows interleaved three times (bytes, 16-bit
+    /// pairs, 32-bit quads) leave each column as half a register. Loading the rows bottom-up
+    /// turns clockwise; top-down with the columns stored in reverse order, counter-clockwise.
+    @inline(__always)
+    static func turnBlock(_ s: UnsafePointer<UInt8>, _ sStride: Int, _ d: UnsafeMutablePointer<UInt8>, _ dStride: Int,
+                          x: Int, y: Int, width: Int, height: Int, clockwise: Bool) {
+        @inline(__always) func row(_ i: Int) -> __m128i {
+            let sourceRow: Int = y &+ (clockwise ? 7 &- i : i)
+            let offset: Int = sourceRow &* sStride &+ x
+            return _mm_loadl_epi64(UnsafeRawPointer(s + offset).assumingMemoryBound(to: __m128i_u.self))
+        }
+        let a0 = _mm_unpacklo_epi8(row(0), row(1)), a1 = _mm_unpacklo_epi8(row(2), row(3))
+        let a2 = _mm_unpacklo_epi8(row(4), row(5)), a3 = _mm_unpacklo_epi8(row(6), row(7))
+        let b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1)
+        let b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3)
+        let columns = (_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3))
+        // Column j of the block becomes output row x + j (clockwise) or width-1-x-j, starting at
+        // output column height-8-y (clockwise) or y.
+        let dx = clockwise ? height &- 8 &- y : y
+        @inline(__always) func store(_ j: Int, _ v: __m128i, high: Bool) {
+            let dy: Int = clockwise ? x &+ j : width &- 1 &- x &- j
+            let offset: Int = dy &* dStride &+ dx
+            let p = UnsafeMutableRawPointer(d + offset)
+            if high {
+                _mm_storeh_pd(p.assumingMemoryBound(to: Double.self), _mm_castsi128_pd(v))
+            } else {
+                _mm_storel_epi64(p.assumingMemoryBound(to: __m128i_u.self), v)
+            }
+        }
+        store(0, columns.0, high: false); store(1, columns.0, high: true)
+        store(2, columns.1, high: false); store(3, columns.1, high: true)
+        store(4, columns.2, high: false); store(5, columns.2, high: true)
+        store(6, columns.3, high: false); store(7, columns.3, high: true)
+    }
+    #endif
+
+    /// Calls `body` with each row of each plane of `source` and the same row of `out`.
+    static func eachRow(_ source: PixelBuffer, _ out: inout PixelBuffer,
+                        _ body: (UnsafeRawPointer, UnsafeMutableRawPointer, PixelBuffer.Plane) -> Void) {
         for index in 0..<source.planeCount {
             let p = source.plane(index)
-            source.withUnsafeBytes(ofPlane: index) { src, _ in
+            source.withUnsafeBytes(ofPlane: index) { src, sp in
                 out.withUnsafeMutableBytes(ofPlane: index) { dst, dp in
-                    for y in 0..<p.height {
-                        let s = src.baseAddress! + y * p.bytesPerRow, d = dst.baseAddress! + y * dp.bytesPerRow
-                        let n = p.width
-                        switch p.bytesPerPixel {
-                        case 1:
-                            let a = s.assumingMemoryBound(to: UInt8.self), b = d.assumingMemoryBound(to: UInt8.self)
-                            for x in 0..<n { b[n &- 1 &- x] = a[x] }
-                        case 2:
-                            for x in 0..<n { d.storeBytes(of: s.loadUnaligned(fromByteOffset: 2 &* x, as: UInt16.self), toByteOffset: 2 &* (n &- 1 &- x), as: UInt16.self) }
-                        case 4:
-                            for x in 0..<n { d.storeBytes(of: s.loadUnaligned(fromByteOffset: 4 &* x, as: UInt32.self), toByteOffset: 4 &* (n &- 1 &- x), as: UInt32.self) }
-                        default:
-                            for x in 0..<n {
-                                let from = s + p.bytesPerPixel &* x, to = d + p.bytesPerPixel &* (n &- 1 &- x)
-                                to.copyMemory(from: from, byteCount: p.bytesPerPixel)
-                            }
-                        }
-                    }
+                    for y in 0..<p.height { body(src.baseAddress! + y * sp.bytesPerRow, dst.baseAddress! + y * dp.bytesPerRow, p) }
                 }
             }
         }
     }
 
-    /// Rotates `source` clockwise by `rotation`, then mirrors left-right if `mirrored`.
+    static func copyRows(_ source: PixelBuffer, into out: inout PixelBuffer) {
+        eachRow(source, &out) { s, d, p in d.copyMemory(from: s, byteCount: p.width * p.bytesPerPixel) }
+    }
+
+    /// Left-right mirror, plane by plane, with loops specialised per element size.
+    static func mirrorRows(_ source: PixelBuffer, into out: inout PixelBuffer) {
+        eachRow(source, &out) { s, d, p in
+            let n = p.width
+            switch p.bytesPerPixel {
+            case 1: reverse(s, d, n, as: SIMD16<UInt8>.self)
+            case 2: reverse(s, d, n, as: SIMD8<UInt16>.self)
+            case 4: reverse(s, d, n, as: SIMD4<UInt32>.self)
+            default:
+                for x in 0..<n {
+                    let from = s + p.bytesPerPixel &* x, to = d + p.bytesPerPixel &* (n &- 1 &- x)
+                    to.copyMemory(from: from, byteCount: p.bytesPerPixel)
+                }
+            }
+        }
+    }
+
+    /// Reverses a row of `n` elements of `V.Scalar`, a vector at a time from both ends: the
+    /// lane reversal with constant indices compiles to shuffles (`pshufd` for 32-bit pixels).
+    @inline(__always)
+    static func reverse<V: SIMD>(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, as: V.Type)
+    where V.Scalar: FixedWidthInteger {
+        let size = MemoryLayout<V.Scalar>.size, lanes = V.scalarCount
+        @inline(__always) func one(_ x: Int) {
+            let v = s.loadUnaligned(fromByteOffset: x &* size, as: V.self)
+            var r = V()
+            for i in 0..<lanes { r[i] = v[lanes &- 1 &- i] }
+            d.storeBytes(of: r, toByteOffset: (n &- x &- lanes) &* size, as: V.self)
+        }
+        var x = 0
+        while x &+ 4 &* lanes <= n { // four vectors a step: fewer loop instructions per byte moved
+            one(x); one(x &+ lanes); one(x &+ 2 &* lanes); one(x &+ 3 &* lanes)
+            x &+= 4 &* lanes
+        }
+        while x &+ lanes <= n {
+            one(x)
+            x &+= lanes
+        }
+        while x < n {
+            d.storeBytes(of: s.loadUnaligned(fromByteOffset: x &* size, as: V.Scalar.self), toByteOffset: (n &- 1 &- x) &* size, as: V.Scalar.self)
+            x &+= 1
+        }
+    }
+
+    /// Rotates `source` clockwise by `rotation`, then mirrors left-right if `mirrored`, into a
+    /// new buffer (`source` itself when there is nothing to do).
     public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool) throws(PixelBufferError) -> PixelBuffer {
         guard supports(source.format, rotation: rotation) else {
             throw .unsupportedFormat(source.format, operation: "rotation by \(rotation.rawValue) degrees")
@@ -78,13 +163,26 @@ public enum Transform {
         if rotation == .none && !mirrored { return source }
         let size = size(width: source.width, height: source.height, rotation: rotation)
         var out = try PixelBuffer(width: size.width, height: size.height, format: source.format)
-        if rotation == .none && source.format != .yuyv {
-            mirrorRows(source, into: &out)
-            return out
+        try apply(source, rotation: rotation, mirrored: mirrored, into: &out)
+        return out
+    }
+
+    /// Rotates and mirrors `source` into `destination`, which must have the source's format and
+    /// its size after `rotation` (no allocation: what a chain stage reuses frame after frame).
+    public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool,
+                             into out: inout PixelBuffer) throws(PixelBufferError) {
+        guard supports(source.format, rotation: rotation) else {
+            throw .unsupportedFormat(source.format, operation: "rotation by \(rotation.rawValue) degrees")
         }
+        let size = size(width: source.width, height: source.height, rotation: rotation)
+        guard out.format == source.format else { throw .unsupportedFormat(out.format, operation: "destination (needs \(source.format))") }
+        guard out.width == size.width, out.height == size.height else {
+            throw .sizeMismatch(expected: "\(size.width)x\(size.height)", actual: "\(out.width)x\(out.height)")
+        }
+        if rotation == .none && !mirrored { return copyRows(source, into: &out) }
+        if rotation == .none && source.format != .yuyv { return mirrorRows(source, into: &out) }
         if source.format == .gray8 && !mirrored && (rotation == .clockwise90 || rotation == .clockwise270) {
-            quarterTurnGray(source, into: &out, clockwise: rotation == .clockwise90)
-            return out
+            return quarterTurnGray(source, into: &out, clockwise: rotation == .clockwise90)
         }
         for index in 0..<source.planeCount {
             let sp = source.plane(index)
@@ -114,6 +212,5 @@ public enum Transform {
                 }
             }
         }
-        return out
     }
 }
