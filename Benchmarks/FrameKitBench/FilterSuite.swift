@@ -81,14 +81,17 @@ enum FilterSuite {
                 let (tw, th) = c.targetSize?(w, h) ?? (w, h)
                 var ours = try PixelBuffer(width: tw, height: th, format: c.target)
                 var theirs = ours.copy()
-                let fk = try Measure.time(runs: runs) { try c.framekit(source, &ours) }
-                let cv = try Measure.time(runs: runs) { try c.opencv(source, &theirs) }
                 // memcpy of the bytes the filter reads.
                 let bytes = source.byteCount
                 let from = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
                 let to = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
                 from.initializeMemory(as: UInt8.self, repeating: 1, count: bytes)
-                let copy = Measure.time(runs: runs) { to.copyMemory(from: from, byteCount: bytes); blackHole(to) }
+                let timed = try Measure.interleaved(runs: runs, [
+                    { try c.framekit(source, &ours) },
+                    { try c.opencv(source, &theirs) },
+                    { to.copyMemory(from: from, byteCount: bytes); blackHole(to) },
+                ])
+                let (fk, cv, copy) = (timed[0], timed[1], timed[2])
                 from.deallocate()
                 to.deallocate()
                 let px = Double(w * h)

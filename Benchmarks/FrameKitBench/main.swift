@@ -51,8 +51,8 @@ do {
     defer { try? FileManager.default.removeItem(at: work) }
 
     if suites.contains("filters") {
-        log("filters: FrameKit vs OpenCV (1 thread) vs memcpy, ns per pixel, median of \(quick ? 15 : 60) runs")
-        report.filters = try FilterSuite.run(sizes: [(1280, 720), (1920, 1080)], runs: quick ? 15 : 60, filter: option("--filter"), photo: coffee)
+        log("filters: FrameKit vs OpenCV (1 thread) vs memcpy, ns per pixel, median of \(quick ? 31 : 101) interleaved samples")
+        report.filters = try FilterSuite.run(sizes: [(1280, 720), (1920, 1080)], runs: quick ? 31 : 101, filter: option("--filter"), photo: coffee)
         print("\n" + pad("filter", 22) + pad("size", 11) + pad("framekit", 10) + pad("opencv", 10) + pad("memcpy", 10) + pad("ratio", 8) + "spread")
         for r in report.filters {
             print(pad(r.name, 22) + pad(r.size, 11) + pad(f(r.framekit_ns_per_px), 10) + pad(f(r.opencv_ns_per_px), 10)

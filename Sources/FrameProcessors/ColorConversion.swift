@@ -40,20 +40,13 @@ public enum ColorConversion {
     /// Y'CbCr formats this is the luma plane as it is (no range change), as OpenCV does.
     public static func convertToGray(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         try requireSameSize(source, destination, format: .gray8)
-        let w = source.width, h = source.height, format = source.format
-        destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
-            let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            source.withUnsafeBytes(ofPlane: 0) { src, sp in
-                let input = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                for row in 0..<h {
-                    let s = input + row * sp.bytesPerRow, d = out + row * dp.bytesPerRow
-                    switch format {
-                    case .gray8, .nv12VideoRange, .nv12FullRange, .i420: d.update(from: s, count: w)
-                    case .yuyv: lumaFromYUYV(s, d, w)
-                    case .bgra32: RGBToGray.convertRow(s, d, width: w, bgra: true)
-                    case .rgb24: RGBToGray.convertRow(s, d, width: w, bgra: false)
-                    }
-                }
+        let format = source.format
+        PlaneRows.forEach(source, &destination) { s, d, w in
+            switch format {
+            case .gray8, .nv12VideoRange, .nv12FullRange, .i420: d.update(from: s, count: w)
+            case .yuyv: lumaFromYUYV(s, d, w)
+            case .bgra32: RGBToGray.convertRow(s, d, width: w, bgra: true)
+            case .rgb24: RGBToGray.convertRow(s, d, width: w, bgra: false)
             }
         }
     }

@@ -89,31 +89,25 @@ public enum Filters {
     /// `maxValue` where the pixel is above `threshold`, else 0 (OpenCV's THRESH_BINARY).
     public static func threshold(_ source: PixelBuffer, into destination: inout PixelBuffer, threshold: UInt8, maxValue: UInt8 = 255) throws(PixelBufferError) {
         try requireGray(source, destination)
-        let w = source.width, h = source.height
         let limit = SIMD16<UInt8>(repeating: threshold), high = SIMD16<UInt8>(repeating: maxValue), zero = SIMD16<UInt8>()
-        source.withUnsafeBytes(ofPlane: 0) { src, sp in
-            destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
-                for y in 0..<h {
-                    let s = src.baseAddress! + y * sp.bytesPerRow, d = dst.baseAddress! + y * dp.bytesPerRow
-                    @inline(__always) func sixteen(_ x: Int) {
-                        let v = (s + x).loadUnaligned(as: SIMD16<UInt8>.self)
-                        (d + x).storeBytes(of: zero.replacing(with: high, where: v .> limit), as: SIMD16<UInt8>.self)
-                    }
-                    var x = 0
-                    // Four vectors a step: the loop's own bookkeeping costs as much as one vector's work.
-                    while x &+ 64 <= w {
-                        sixteen(x); sixteen(x &+ 16); sixteen(x &+ 32); sixteen(x &+ 48)
-                        x &+= 64
-                    }
-                    while x &+ 16 <= w {
-                        sixteen(x)
-                        x &+= 16
-                    }
-                    while x < w {
-                        d.storeBytes(of: s.load(fromByteOffset: x, as: UInt8.self) > threshold ? maxValue : 0, toByteOffset: x, as: UInt8.self)
-                        x += 1
-                    }
-                }
+        PlaneRows.forEach(source, &destination) { s, d, w in
+            @inline(__always) func sixteen(_ x: Int) {
+                let v = UnsafeRawPointer(s + x).loadUnaligned(as: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(d + x).storeBytes(of: zero.replacing(with: high, where: v .> limit), as: SIMD16<UInt8>.self)
+            }
+            var x = 0
+            // Four vectors a step: the loop's own bookkeeping costs as much as one vector's work.
+            while x &+ 64 <= w {
+                sixteen(x); sixteen(x &+ 16); sixteen(x &+ 32); sixteen(x &+ 48)
+                x &+= 64
+            }
+            while x &+ 16 <= w {
+                sixteen(x)
+                x &+= 16
+            }
+            while x < w {
+                d[x] = s[x] > threshold ? maxValue : 0
+                x &+= 1
             }
         }
     }
@@ -159,29 +153,22 @@ public enum Filters {
                 i += 1
             }
         }
-        try applyLUT(source, into: &destination, lut)
+        applyLUT(source, into: &destination, lut)
     }
 
-    static func applyLUT(_ source: PixelBuffer, into destination: inout PixelBuffer, _ lut: [UInt8]) throws(PixelBufferError) {
-        let w = source.width, h = source.height
+    static func applyLUT(_ source: PixelBuffer, into destination: inout PixelBuffer, _ lut: [UInt8]) {
         lut.withUnsafeBufferPointer { table in
-            source.withUnsafeBytes(ofPlane: 0) { src, sp in
-                destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
-                    for y in 0..<h {
-                        let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * sp.bytesPerRow
-                        let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * dp.bytesPerRow
-                        // Eight pixels read and written as one 64-bit word.
-                        var x = 0
-                        while x &+ 8 <= w {
-                            let v = UnsafeRawPointer(s).loadUnaligned(fromByteOffset: x, as: UInt64.self)
-                            var out: UInt64 = 0
-                            for k in stride(from: 0, to: 64, by: 8) { out |= UInt64(table[Int((v &>> UInt64(k)) & 0xFF)]) &<< UInt64(k) }
-                            UnsafeMutableRawPointer(d).storeBytes(of: out, toByteOffset: x, as: UInt64.self)
-                            x &+= 8
-                        }
-                        while x < w { d[x] = table[Int(s[x])]; x &+= 1 }
-                    }
+            PlaneRows.forEach(source, &destination) { s, d, w in
+                // Eight pixels read and written as one 64-bit word.
+                var x = 0
+                while x &+ 8 <= w {
+                    let v = UnsafeRawPointer(s).loadUnaligned(fromByteOffset: x, as: UInt64.self)
+                    var out: UInt64 = 0
+                    for k in stride(from: 0, to: 64, by: 8) { out |= UInt64(table[Int((v &>> UInt64(k)) & 0xFF)]) &<< UInt64(k) }
+                    UnsafeMutableRawPointer(d).storeBytes(of: out, toByteOffset: x, as: UInt64.self)
+                    x &+= 8
                 }
+                while x < w { d[x] = table[Int(s[x])]; x &+= 1 }
             }
         }
     }

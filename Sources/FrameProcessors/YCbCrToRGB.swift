@@ -182,25 +182,28 @@ extension YCbCrToRGB {
                     _mm_packus_epi16(_mm_srai_epi16(_mm_adds_epi16(even, c), 6), _mm_srai_epi16(_mm_adds_epi16(odd, c), 6))
                 }
                 let r = channel(rc), g = channel(gc), b = channel(bc)
-                // Interleave to 4-byte pixels (even pixels, odd pixels), then even with odd.
-                let (c0, c2) = bgra ? (b, r) : (r, b), c3 = bgra ? opaque : zero
-                let lowEven = _mm_unpacklo_epi8(c0, g), lowOdd = _mm_unpackhi_epi8(c0, g)
-                let highEven = _mm_unpacklo_epi8(c2, c3), highOdd = _mm_unpackhi_epi8(c2, c3)
-                let e0 = _mm_unpacklo_epi16(lowEven, highEven), e1 = _mm_unpackhi_epi16(lowEven, highEven)
-                let o0 = _mm_unpacklo_epi16(lowOdd, highOdd), o1 = _mm_unpackhi_epi16(lowOdd, highOdd)
-                let quads = (_mm_unpacklo_epi32(e0, o0), _mm_unpackhi_epi32(e0, o0), _mm_unpacklo_epi32(e1, o1), _mm_unpackhi_epi32(e1, o1))
                 if bgra {
-                    Self.store(quads.0, out); Self.store(quads.1, out + 16); Self.store(quads.2, out + 32); Self.store(quads.3, out + 48)
+                    // Interleave to 4-byte pixels (even pixels, odd pixels), then even with odd.
+                    let lowEven = _mm_unpacklo_epi8(b, g), lowOdd = _mm_unpackhi_epi8(b, g)
+                    let highEven = _mm_unpacklo_epi8(r, opaque), highOdd = _mm_unpackhi_epi8(r, opaque)
+                    let e0 = _mm_unpacklo_epi16(lowEven, highEven), e1 = _mm_unpackhi_epi16(lowEven, highEven)
+                    let o0 = _mm_unpacklo_epi16(lowOdd, highOdd), o1 = _mm_unpackhi_epi16(lowOdd, highOdd)
+                    Self.store(_mm_unpacklo_epi32(e0, o0), out); Self.store(_mm_unpackhi_epi32(e0, o0), out + 16)
+                    Self.store(_mm_unpacklo_epi32(e1, o1), out + 32); Self.store(_mm_unpackhi_epi32(e1, o1), out + 48)
                 } else {
-                    // Two 4-byte pixels per 64-bit lane → their 6 bytes at the bottom of the lane.
-                    let keep = _mm_set1_epi64x(0x00FF_FFFF), moved = _mm_set1_epi64x(0xFFFF_FF00_0000)
-                    @inline(__always) func pack(_ q: __m128i, _ o: UnsafeMutablePointer<UInt8>) {
-                        let six = _mm_or_si128(_mm_and_si128(q, keep), _mm_and_si128(_mm_srli_epi64(q, 8), moved))
-                        Self.storeHalf(six, o)
-                        // movhpd: the upper lane straight to memory.
-                        _mm_storeh_pd(UnsafeMutableRawPointer(o + 6).assumingMemoryBound(to: Double.self), _mm_castsi128_pd(six))
+                    // A pixel pair's 6 bytes are three 16-bit words: (R, G) of the even pixel,
+                    // (B even, R odd), (G, B) of the odd pixel. Build the three words for 8 pairs,
+                    // interleave them into 64-bit lanes (the 4th word zero) and write each lane's
+                    // 6 bytes; each 8-byte write's last 2 bytes are overwritten by the next.
+                    let w0 = _mm_unpacklo_epi8(r, g), w1 = _mm_unpacklo_epi8(b, _mm_unpackhi_epi64(r, r))
+                    let w2 = _mm_unpackhi_epi8(g, b)
+                    let a0 = _mm_unpacklo_epi16(w0, w1), a1 = _mm_unpackhi_epi16(w0, w1)
+                    let b0 = _mm_unpacklo_epi16(w2, zero), b1 = _mm_unpackhi_epi16(w2, zero)
+                    let lanes = (_mm_unpacklo_epi32(a0, b0), _mm_unpackhi_epi32(a0, b0), _mm_unpacklo_epi32(a1, b1), _mm_unpackhi_epi32(a1, b1))
+                    @inline(__always) func write(_ q: __m128i, _ o: UnsafeMutablePointer<UInt8>) {
+                        Self.storeHalf(q, o); Self.storeHalf(_mm_unpackhi_epi64(q, q), o + 6)
                     }
-                    pack(quads.0, out); pack(quads.1, out + 12); pack(quads.2, out + 24); pack(quads.3, out + 36)
+                    write(lanes.0, out); write(lanes.1, out + 12); write(lanes.2, out + 24); write(lanes.3, out + 36)
                 }
             }
             let stride = bgra ? 4 : 3
