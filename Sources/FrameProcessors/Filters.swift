@@ -89,11 +89,15 @@ public enum Filters {
     /// `maxValue` where the pixel is above `threshold`, else 0 (OpenCV's THRESH_BINARY).
     public static func threshold(_ source: PixelBuffer, into destination: inout PixelBuffer, threshold: UInt8, maxValue: UInt8 = 255) throws(PixelBufferError) {
         try requireGray(source, destination)
-        let limit = SIMD16<UInt8>(repeating: threshold), high = SIMD16<UInt8>(repeating: maxValue), zero = SIMD16<UInt8>()
+        // Unsigned v > t as a signed compare of both with the top bit flipped (one pcmpgtb), whose
+        // all-ones lanes are the answer itself when maxValue is 255.
+        let flip = SIMD16<UInt8>(repeating: 0x80), limit = SIMD16<Int8>(repeating: Int8(bitPattern: threshold ^ 0x80))
+        let high = SIMD16<UInt8>(repeating: maxValue)
         PlaneRows.forEach(source, &destination) { s, d, w in
             @inline(__always) func sixteen(_ x: Int) {
                 let v = UnsafeRawPointer(s + x).loadUnaligned(as: SIMD16<UInt8>.self)
-                UnsafeMutableRawPointer(d + x).storeBytes(of: zero.replacing(with: high, where: v .> limit), as: SIMD16<UInt8>.self)
+                let above = unsafeBitCast(unsafeBitCast(v ^ flip, to: SIMD16<Int8>.self) .> limit, to: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(d + x).storeBytes(of: maxValue == 255 ? above : above & high, as: SIMD16<UInt8>.self)
             }
             var x = 0
             // Four vectors a step: the loop's own bookkeeping costs as much as one vector's work.

@@ -125,6 +125,21 @@ struct FilterAccuracyTests {
         }
     }
 
+    @Test("bilinear resize of colour images within 1 LSB of cv::resize", arguments: [PixelFormat.rgb24, .bgra32])
+    func colourBilinear(format: PixelFormat) throws {
+        for photo in ReferenceImages.photos {
+            let image = try ReferenceImages.load(photo, as: format)
+            for (width, height) in [(1280, 720), (301, 199)] {
+                var ours = try PixelBuffer(width: width, height: height, format: format)
+                var theirs = ours.copy()
+                try Resize.bilinear(image, into: &ours)
+                try OpenCV.resize(image, &theirs, area: false)
+                let diff = ReferenceImages.difference(ours, theirs)
+                #expect(diff.max <= 1, "\(photo.lastPathComponent) → \(width)x\(height) \(format): max \(diff.max), \(diff.count) differ")
+            }
+        }
+    }
+
     @Test("box and Gaussian blur, 3x3 and 5x5, within 1 LSB of OpenCV", arguments: [3, 5])
     func blurs(size: Int) throws {
         let k = Filters.KernelSize(rawValue: size)!
@@ -150,9 +165,11 @@ struct FilterAccuracyTests {
             try Filters.sobelMagnitude(gray, into: &ours)
             try OpenCV.sobelMagnitude(gray, &theirs)
             #expect(ReferenceImages.difference(ours, theirs).max == 0, "sobel")
-            try Filters.threshold(gray, into: &ours, threshold: 100, maxValue: 200)
-            try OpenCV.threshold(gray, &theirs, 100, max: 200)
-            #expect(ReferenceImages.difference(ours, theirs).max == 0, "threshold")
+            for (t, high): (UInt8, UInt8) in [(100, 200), (0, 255), (127, 255), (128, 1), (254, 255), (255, 255)] {
+                try Filters.threshold(gray, into: &ours, threshold: t, maxValue: high)
+                try OpenCV.threshold(gray, &theirs, Double(t), max: Double(high))
+                #expect(ReferenceImages.difference(ours, theirs).max == 0, "threshold \(t) → \(high)")
+            }
             try Filters.equalizeHistogram(gray, into: &ours)
             try OpenCV.equalizeHistogram(gray, &theirs)
             #expect(ReferenceImages.difference(ours, theirs).max == 0, "equalize")
