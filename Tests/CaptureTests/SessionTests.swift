@@ -189,6 +189,45 @@ struct SessionTests {
         }
     }
 
+    @Test("a converted, rotated stream reuses its buffer once the delegate lets go; a frame it holds keeps its pixels")
+    func reusedBuffers() throws {
+        final class Watcher: VideoDataOutputSampleBufferDelegate {
+            struct Seen { var addresses: [UInt] = []; var held: SampleBuffer?; var heldBytes: [UInt8] = [] }
+            let seen = Mutex(SendableBox(Seen()))
+            func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+                let address = frame.pixelBuffer.withUnsafeBytes(ofPlane: 0) { raw, _ in UInt(bitPattern: raw.baseAddress!) }
+                seen.withLock { s in
+                    s.value.addresses.append(address)
+                    if s.value.addresses.count == 2 { (s.value.held, s.value.heldBytes) = (frame, frame.pixelBuffer.packedBytes()) }
+                }
+            }
+            func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {}
+        }
+        let session = CaptureSession(), output = VideoDataOutput(), watcher = Watcher()
+        output.videoSettings = .init(pixelFormat: .bgra32)
+        output.setSampleBufferDelegate(watcher)
+        try session.configure {
+            try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+            try session.setSessionPreset(.cif352x288)
+            try session.addOutput(output)
+        }
+        try output.connection?.setVideoRotationAngle(180)
+        try session.startRunning()
+        let deadline = Timestamp.now()
+        while watcher.seen.withLock({ $0.value.addresses.count }) < 8 && Timestamp.now().seconds(since: deadline) < 5 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        session.stopRunning()
+        let seen = watcher.seen.withLock { $0.value }
+        try #require(seen.addresses.count >= 8)
+        // Frame 3 needed a new buffer (frame 2's is held); from frame 4 on, frame 3's is reused.
+        #expect(Set(seen.addresses[3...]).count == 1, "\(seen.addresses)")
+        #expect(!seen.addresses[3...].contains(seen.addresses[1]))
+        let held = try #require(seen.held)
+        #expect(held.pixelBuffer.packedBytes() == seen.heldBytes)
+        #expect(held.pixelBuffer.format == .bgra32 && held.pixelBuffer.width == 352)
+    }
+
     @Test("a disabled connection delivers nothing")
     func disabledConnection() throws {
         let recorder = Recorder()

@@ -10,6 +10,7 @@ public final class CaptureConnection: Sendable {
         var mirrored = false
         var enabled = true
         var pixelFormat: PixelFormat
+        var stage: TransformStage?
     }
     private let settings: Mutex<Settings>
 
@@ -52,9 +53,15 @@ public final class CaptureConnection: Sendable {
         set { settings.withLock { $0.enabled = newValue } }
     }
 
-    /// Applies rotation and mirroring.
-    func apply(to buffer: PixelBuffer) throws(PixelBufferError) -> PixelBuffer {
-        let s = settings.withLock { $0 }
-        return try Transform.apply(buffer, rotation: s.rotation, mirrored: s.mirrored)
+    /// Applies rotation and mirroring to `frame`, into a buffer reused frame after frame once
+    /// the consumer lets go of the previous one (a ``TransformStage``, kept until the settings change).
+    func apply(to frame: inout SampleBuffer) throws {
+        let stage = settings.withLock { s -> TransformStage? in
+            guard s.rotation != .none || s.mirrored else { return nil }
+            if let kept = s.stage, kept.rotation == s.rotation, kept.mirrored == s.mirrored { return kept }
+            s.stage = TransformStage(rotation: s.rotation, mirrored: s.mirrored)
+            return s.stage
+        }
+        try stage?.process(&frame)
     }
 }

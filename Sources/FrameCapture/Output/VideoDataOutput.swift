@@ -50,6 +50,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         var settings = VideoSettings()
         var discardsLate = true
         var processors = ProcessorChain()
+        var conversion: ConvertStage?
         let connection = CaptureConnection(pixelFormat: .nv12VideoRange)
         var counts = OutputCounts()
         // The mailbox between the capture thread and the consumer.
@@ -222,13 +223,18 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     /// Conversion, connection transforms and processors; a failure counts the frame corrupt.
     private enum Prepared { case success(SampleBuffer), failure(DroppedFrame) }
     private func prepare(_ frame: SampleBuffer) -> Prepared {
-        let (settings, processors, connection) = state.withLock { ($0.settings, $0.processors, $0.connection) }
+        let (conversion, processors, connection) = state.withLock { s -> (ConvertStage?, ProcessorChain, CaptureConnection) in
+            guard let target = s.settings.pixelFormat, target != frame.pixelBuffer.format else { return (nil, s.processors, s.connection) }
+            // One stage per target, so its output buffer is reused frame after frame.
+            if s.conversion?.format != target || s.conversion?.matrix != s.settings.colorMatrix {
+                s.conversion = ConvertStage(to: target, matrix: s.settings.colorMatrix)
+            }
+            return (s.conversion, s.processors, s.connection)
+        }
         var ready = frame
         do {
-            if let target = settings.pixelFormat, target != frame.pixelBuffer.format {
-                ready.pixelBuffer = try PixelFormatConversion.convert(frame.pixelBuffer, to: target, matrix: settings.colorMatrix)
-            }
-            ready.pixelBuffer = try connection.apply(to: ready.pixelBuffer)
+            try conversion?.process(&ready)
+            try connection.apply(to: &ready)
             try processors.run(&ready)
             return .success(ready)
         } catch {
