@@ -142,7 +142,7 @@ extension YCbCrToRGB {
     func vectorRows(luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
                     second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
                     chroma: Chroma, width: Int, bgra: Bool) -> Int {
-        let lumaGain = _mm_set1_epi16(Int16(bitPattern: self.luma)), lumaOffset = _mm_set1_epi16(videoRange ? 0x1000 : 0)
+        let lumaGain = _mm_set1_epi16(Int16(bitPattern: self.luma)), lumaOffset = _mm_set1_epi8(videoRange ? 16 : 0)
         let rvGain = _mm_set1_epi16(rv), guGain = _mm_set1_epi16(gu), gvGain = _mm_set1_epi16(gv), buGain = _mm_set1_epi16(buLess2)
         let rounding = _mm_set1_epi16(32), signFlip = _mm_set1_epi16(Int16(bitPattern: 0x8000))
         let highBytes = _mm_set1_epi16(Int16(bitPattern: 0xFF00)), lowBytes = _mm_set1_epi16(0x00FF)
@@ -176,8 +176,9 @@ extension YCbCrToRGB {
             let bc = _mm_add_epi16(_mm_add_epi16(_mm_srai_epi16(u8, 1), _mm_mulhi_epi16(u8, buGain)), rounding)
 
             @inline(__always) func pixels(_ y: __m128i, _ out: UnsafeMutablePointer<UInt8>) {
-                let even = _mm_mulhi_epu16(_mm_subs_epu16(_mm_slli_epi16(y, 8), lumaOffset), lumaGain)
-                let odd = _mm_mulhi_epu16(_mm_subs_epu16(_mm_and_si128(y, highBytes), lumaOffset), lumaGain)
+                let y = _mm_subs_epu8(y, lumaOffset) // Y − 16 stopping at 0, all 16 bytes at once
+                let even = _mm_mulhi_epu16(_mm_slli_epi16(y, 8), lumaGain)
+                let odd = _mm_mulhi_epu16(_mm_and_si128(y, highBytes), lumaGain)
                 @inline(__always) func channel(_ c: __m128i) -> __m128i { // 8 even pixels' bytes, then 8 odd
                     _mm_packus_epi16(_mm_srai_epi16(_mm_adds_epi16(even, c), 6), _mm_srai_epi16(_mm_adds_epi16(odd, c), 6))
                 }
