@@ -4,11 +4,9 @@ import _Builtin_intrinsics.intel
 #endif
 
 /// Gray = (9798·R + 19235·G + 3735·B + 16384) >> 15: the weights OpenCV 4 uses, so results
-/// match it exactly. With SSE2 each pixel becomes one 32-bit lane (B|G|R|x for BGRA, R|G|B|x
-/// for RGB24, two 3-byte pixels per 64-bit half), and two `pmaddwd` sum its (R, B) and (G, ·)
-/// 16-bit halves against their weights: the exact 32-bit sums, four pixels per instruction.
-/// RGB24 stays ~1.2x OpenCV's time: without a byte shuffle (SSSE3) placing 3-byte pixels in
-/// 32-bit lanes costs 7 instructions per 4 pixels (docs/performance.md).
+/// match it exactly. With SSE2, two `pmaddwd` (16-bit multiplies summed in pairs into 32 bits)
+/// give four pixels' exact sums: for BGRA on each pixel's (B, R) and (G, A) halves, for RGB24
+/// on the even and odd bytes of two-pixel groups (see ``vectorRGB``).
 enum RGBToGray {
     static let red: Int32 = 9798, green: Int32 = 19235, blue: Int32 = 3735
 
@@ -34,38 +32,40 @@ enum RGBToGray {
 
 #if arch(x86_64)
 extension RGBToGray {
-    /// 16 gray bytes from four vectors of 32-bit pixels whose bytes 0 and 2 are weighted by
-    /// `outer` and byte 1 by `green`. Byte 3 is alpha (ignored) or, for RGB24, zero.
+    /// 16 gray bytes from four vectors of four 32-bit sums (rounding included): >> 15, packed.
     @inline(__always)
-    static func gray16(_ q: (__m128i, __m128i, __m128i, __m128i), outer: __m128i, zeroTopByte: Bool) -> __m128i {
-        let low = _mm_set1_epi32(0x00FF_00FF), one = _mm_set1_epi32(0x0001_0000)
-        let greenAndRounding = _mm_set1_epi32(Int32(16384) << 16 | green), rounding = _mm_set1_epi32(16384)
-        @inline(__always) func four(_ p: __m128i) -> __m128i {
-            let sides = _mm_madd_epi16(_mm_and_si128(p, low), outer)
-            let middle = zeroTopByte
-                ? _mm_madd_epi16(_mm_or_si128(_mm_srli_epi16(p, 8), one), greenAndRounding) // (G, 1): rounding in the 2nd lane
-                : _mm_add_epi32(_mm_madd_epi16(_mm_srli_epi16(p, 8), _mm_set1_epi32(green)), rounding) // (G, A)·(green, 0)
-            return _mm_srli_epi32(_mm_add_epi32(sides, middle), 15)
-        }
-        return _mm_packus_epi16(_mm_packs_epi32(four(q.0), four(q.1)), _mm_packs_epi32(four(q.2), four(q.3)))
+    static func pack16(_ s: (__m128i, __m128i, __m128i, __m128i)) -> __m128i {
+        _mm_packus_epi16(_mm_packs_epi32(_mm_srli_epi32(s.0, 15), _mm_srli_epi32(s.1, 15)),
+                         _mm_packs_epi32(_mm_srli_epi32(s.2, 15), _mm_srli_epi32(s.3, 15)))
     }
 
     static func vectorBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
-        let outer = _mm_set1_epi32(red << 16 | blue)
+        // Each pixel's (B, R) and (G, A) 16-bit halves against (blue, red) and (green, 0).
+        let low = _mm_set1_epi32(0x00FF_00FF), outer = _mm_set1_epi32(red << 16 | blue)
+        let middle = _mm_set1_epi32(green), rounding = _mm_set1_epi32(16384)
         var x = 0
         while x + 16 <= width {
             let p = UnsafeRawPointer(s + 4 * x)
-            @inline(__always) func load(_ o: Int) -> __m128i { _mm_loadu_si128(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)) }
+            @inline(__always) func four(_ o: Int) -> __m128i {
+                let q = _mm_loadu_si128(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self))
+                let sides = _mm_madd_epi16(_mm_and_si128(q, low), outer), green = _mm_madd_epi16(_mm_srli_epi16(q, 8), middle)
+                return _mm_add_epi32(_mm_add_epi32(sides, green), rounding)
+            }
             _mm_storeu_si128(UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
-                             gray16((load(0), load(16), load(32), load(48)), outer: outer, zeroTopByte: false))
+                             pack16((four(0), four(16), four(32), four(48))))
             x += 16
         }
         return x
     }
 
     static func vectorRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
-        let outer = _mm_set1_epi32(blue << 16 | red)
-        let first = _mm_set1_epi64x(0x00FF_FFFF), second = _mm_set1_epi64x(0x00FF_FFFF_0000_0000)
+        // Two pixels per 64-bit lane: R0 G0 B0 R1 G1 B1 · ·. As 16-bit words, its even bytes are
+        // (R0, B0, G1, ·) and, shifted up one byte, its odd ones (0, G0, R1, B1): weighted by
+        // (red, blue, green, 0) and (0, green, red, blue), each pixel's three products land in
+        // one 32-bit lane of one multiply-add or the other. No shuffling pixels into lanes.
+        let lowBytes = _mm_set1_epi16(0x00FF), rounding = _mm_set1_epi32(16384)
+        let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
+        let evenWeights = _mm_set_epi16(0, g, b, r, 0, g, b, r), oddWeights = _mm_set_epi16(b, r, g, 0, b, r, g, 0)
         var x = 0
         // Each 8-byte load holds two whole pixels; the last one reads 2 bytes past pixel x + 15.
         while x + 17 <= width {
@@ -73,10 +73,12 @@ extension RGBToGray {
             @inline(__always) func four(_ o: Int) -> __m128i {
                 let q = _mm_unpacklo_epi64(_mm_loadl_epi64(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)),
                                            _mm_loadl_epi64(p.advanced(by: o + 6).assumingMemoryBound(to: __m128i_u.self)))
-                return _mm_or_si128(_mm_and_si128(q, first), _mm_and_si128(_mm_slli_epi64(q, 8), second))
+                let even = _mm_madd_epi16(_mm_and_si128(q, lowBytes), evenWeights)
+                let odd = _mm_madd_epi16(_mm_and_si128(_mm_slli_epi64(q, 8), lowBytes), oddWeights)
+                return _mm_add_epi32(_mm_add_epi32(even, odd), rounding)
             }
             _mm_storeu_si128(UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
-                             gray16((four(0), four(12), four(24), four(36)), outer: outer, zeroTopByte: true))
+                             pack16((four(0), four(12), four(24), four(36))))
             x += 16
         }
         return x
