@@ -10,7 +10,7 @@ import _Builtin_intrinsics.intel
 ///
 /// Each term is `(x·256 · gain·2^14) >> 16` = x·gain·64. Against OpenCV's 20-bit arithmetic
 /// the result differs by at most 1 (the low bits of the products are dropped), in about 1 byte
-/// in 30 on photos; OpenCV's own gains are used for BT.601 video range.
+/// in 100 on photos; OpenCV's own gains are used for BT.601 video range.
 @usableFromInline
 struct YCbCrToRGB: Sendable {
     /// Luma gain at scale 2^14, applied to Y'·256 (unsigned: the full-range gain is exactly 1).
@@ -130,11 +130,6 @@ extension YCbCrToRGB {
     @inline(__always)
     static func store(_ v: __m128i, _ p: UnsafeMutablePointer<UInt8>) {
         _mm_storeu_si128(UnsafeMutableRawPointer(p).assumingMemoryBound(to: __m128i_u.self), v)
-    }
-
-    @inline(__always)
-    static func storeHalf(_ v: __m128i, _ p: UnsafeMutablePointer<UInt8>) {
-        _mm_storel_epi64(UnsafeMutableRawPointer(p).assumingMemoryBound(to: __m128i_u.self), v)
     }
 
     /// Returns how many pixels were converted (a multiple of 16); the caller finishes the row.
