@@ -11,13 +11,12 @@ public enum ColorConversion {
     public enum Matrix: String, Sendable, CaseIterable { case bt601, bt709 }
 
     /// Fixed-point Y'CbCr → RGB gains at scale 2^20 (OpenCV's scale), from which ``YCbCrToRGB`` rounds its own.
-    @usableFromInline
     struct Coefficients: Sendable {
-        @usableFromInline var y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, yOffset: Int32
+        let y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32
 
         init(matrix: Matrix, fullRange: Bool) {
             if matrix == .bt601 && !fullRange {
-                // OpenCV's ITUR_BT_601_* constants, so results match it exactly.
+                // OpenCV's ITUR_BT_601_* constants, so results stay within 1 LSB of it.
                 (y, rv, gu, gv, bu) = (1_220_542, 1_673_527, -409_993, -852_492, 2_116_026)
             } else {
                 let (kr, kb): (Double, Double) = matrix == .bt601 ? (0.299, 0.114) : (0.2126, 0.0722)
@@ -30,7 +29,6 @@ public enum ColorConversion {
                 gv = Int32((-2 * (1 - kr) * kr / kg * cs * s).rounded())
                 bu = Int32((2 * (1 - kb) * cs * s).rounded())
             }
-            yOffset = fullRange ? 0 : 16
         }
     }
 

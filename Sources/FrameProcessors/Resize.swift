@@ -130,7 +130,7 @@ extension Resize {
             weights[2 * x] = 2048 - w; weights[2 * x + 1] = w
         }
         let rowLength = dw * channels
-        var cache = [Int16](repeating: 0, count: 2 * rowLength + 8)
+        var cache = [Int16](repeating: 0, count: 2 * rowLength)
         var cachedRow = (-1, -1)
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in

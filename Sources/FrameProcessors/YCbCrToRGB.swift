@@ -99,13 +99,12 @@ struct YCbCrToRGB: Sendable {
         #endif
         let stride = bgra ? 4 : 3
         while x + 1 < width {
-            let u: UInt8, v: UInt8, y0: UInt8, y1: UInt8
+            let (y0, y1, u, v): (UInt8, UInt8, UInt8, UInt8)
             switch chroma {
-            case .interleaved(let uv): (u, v) = (uv[x], uv[x + 1])
-            case .planar(let cb, let cr): (u, v) = (cb[x / 2], cr[x / 2])
-            case .packedYUYV: (u, v) = (luma[2 * x + 1], luma[2 * x + 3])
+            case .interleaved(let uv): (y0, y1, u, v) = (luma[x], luma[x + 1], uv[x], uv[x + 1])
+            case .planar(let cb, let cr): (y0, y1, u, v) = (luma[x], luma[x + 1], cb[x / 2], cr[x / 2])
+            case .packedYUYV: (y0, y1, u, v) = (luma[2 * x], luma[2 * x + 2], luma[2 * x + 1], luma[2 * x + 3])
             }
-            if case .packedYUYV = chroma { (y0, y1) = (luma[2 * x], luma[2 * x + 2]) } else { (y0, y1) = (luma[x], luma[x + 1]) }
             pixelPair(y0, y1, u, v, d + stride * x, bgra)
             if let (l, o) = second { pixelPair(l[x], l[x + 1], u, v, o + stride * x, bgra) }
             x += 2

@@ -85,7 +85,7 @@ final class NotificationLog: Sendable {
 }
 
 /// A running session on `device` with one output and `recorder` as its delegate.
-func makeSession(_ device: CaptureDevice, preset: SessionPreset = .vga640x480, recorder: Recorder,
+func makeSession(_ device: CaptureDevice, preset: SessionPreset = .vga640x480, recorder: some VideoDataOutputSampleBufferDelegate,
                  format: PixelFormat? = nil, discardsLate: Bool = true) throws -> (CaptureSession, VideoDataOutput) {
     let session = CaptureSession()
     let output = VideoDataOutput()

@@ -203,14 +203,8 @@ struct SessionTests {
             }
             func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {}
         }
-        let session = CaptureSession(), output = VideoDataOutput(), watcher = Watcher()
-        output.videoSettings = .init(pixelFormat: .bgra32)
-        output.setSampleBufferDelegate(watcher)
-        try session.configure {
-            try session.addInput(CaptureDeviceInput(device: .virtualCamera))
-            try session.setSessionPreset(.cif352x288)
-            try session.addOutput(output)
-        }
+        let watcher = Watcher()
+        let (session, output) = try makeSession(.virtualCamera, preset: .cif352x288, recorder: watcher, format: .bgra32)
         try output.connection?.setVideoRotationAngle(180)
         try session.startRunning()
         let deadline = Timestamp.now()
