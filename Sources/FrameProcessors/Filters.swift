@@ -241,7 +241,7 @@ public enum Filters {
                         @inline(__always) func edge(_ x: Int) -> T { horizontal(px(x - 2), px(x - 1), px(x), px(x + 1), px(x + 2)) }
                         for x in 0..<min(2, w) { out[x] = edge(x) }
                         for x in 2..<max(2, w - 2) { out[x] = horizontal(T(p[x &- 2]), T(p[x &- 1]), T(p[x]), T(p[x &+ 1]), T(p[x &+ 2])) }
-                        for x in max(2, w - 2)..<w { out[x] = edge(x) }
+                        for x in max(min(2, w), w - 2)..<w { out[x] = edge(x) } // w = 1: the first loop did it all
                         return out
                     }
                     for y in 0..<h {

@@ -298,6 +298,28 @@ struct VectorEdgeTests {
     /// (rows padded, so each row ends on its own), against OpenCV.
     static let widths = [2, 6, 14, 16, 18, 30, 32, 34, 46, 48, 50, 66]
 
+    @Test("blurs and Sobel on images 1–5 pixels wide or high, against OpenCV (and never a trap)")
+    func tinyImages() throws {
+        let gray = try ReferenceImages.load(Fixtures.coffee, as: .gray8)
+        for (width, height) in [(1, 1), (1, 7), (2, 5), (3, 3), (4, 9), (5, 1), (7, 2)] {
+            let image = try gray.cropped(to: Rect(x: 100, y: 100, width: width, height: height))
+            var ours = try PixelBuffer(width: width, height: height, format: .gray8)
+            var theirs = ours.copy()
+            for size in [3, 5] {
+                let k = Filters.KernelSize(rawValue: size)!
+                try Filters.boxBlur(image, into: &ours, size: k)
+                try OpenCV.boxBlur(image, &theirs, size: size)
+                #expect(ReferenceImages.difference(ours, theirs).max <= 1, "box \(size) on \(width)x\(height)")
+                try Filters.gaussianBlur(image, into: &ours, size: k)
+                try OpenCV.gaussianBlur(image, &theirs, size: size)
+                #expect(ReferenceImages.difference(ours, theirs).max <= 1, "gaussian \(size) on \(width)x\(height)")
+            }
+            try Filters.sobelMagnitude(image, into: &ours)
+            try OpenCV.sobelMagnitude(image, &theirs)
+            #expect(ReferenceImages.difference(ours, theirs).max == 0, "sobel on \(width)x\(height)")
+        }
+    }
+
     @Test("conversions, bilinear resize and quarter turns against OpenCV at widths 2…66")
     func narrowRows() throws {
         for width in Self.widths {
