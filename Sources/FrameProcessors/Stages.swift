@@ -109,6 +109,7 @@ public struct TransformStage: ImageStage {
         self.mirrored = mirrored
     }
     func outputShape(for input: PixelBuffer) throws(PixelBufferError) -> (width: Int, height: Int, format: PixelFormat) {
+        try Transform.requireSupport(input.format, rotation: rotation) // before a buffer of that shape is made
         let size = Transform.size(width: input.width, height: input.height, rotation: rotation)
         return (size.width, size.height, input.format)
     }

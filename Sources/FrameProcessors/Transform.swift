@@ -15,6 +15,13 @@ public enum Transform {
         format != .yuyv || rotation == .none || rotation == .rotate180
     }
 
+    /// Throws unless `format` can be rotated by `rotation` (checked before anything is allocated).
+    static func requireSupport(_ format: PixelFormat, rotation: Rotation) throws(PixelBufferError) {
+        guard supports(format, rotation: rotation) else {
+            throw .unsupportedFormat(format, operation: "rotation by \(rotation.rawValue) degrees")
+        }
+    }
+
     /// The size of `width` x `height` after `rotation`.
     public static func size(width: Int, height: Int, rotation: Rotation) -> (width: Int, height: Int) {
         rotation == .clockwise90 || rotation == .clockwise270 ? (height, width) : (width, height)
@@ -157,9 +164,7 @@ public enum Transform {
     /// Rotates `source` clockwise by `rotation`, then mirrors left-right if `mirrored`, into a
     /// new buffer (`source` itself when there is nothing to do).
     public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool) throws(PixelBufferError) -> PixelBuffer {
-        guard supports(source.format, rotation: rotation) else {
-            throw .unsupportedFormat(source.format, operation: "rotation by \(rotation.rawValue) degrees")
-        }
+        try requireSupport(source.format, rotation: rotation)
         if rotation == .none && !mirrored { return source }
         let size = size(width: source.width, height: source.height, rotation: rotation)
         var out = try PixelBuffer(width: size.width, height: size.height, format: source.format)
@@ -171,9 +176,7 @@ public enum Transform {
     /// its size after `rotation` (no allocation: what a chain stage reuses frame after frame).
     public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool,
                              into out: inout PixelBuffer) throws(PixelBufferError) {
-        guard supports(source.format, rotation: rotation) else {
-            throw .unsupportedFormat(source.format, operation: "rotation by \(rotation.rawValue) degrees")
-        }
+        try requireSupport(source.format, rotation: rotation)
         let size = size(width: source.width, height: source.height, rotation: rotation)
         guard out.format == source.format else { throw .unsupportedFormat(out.format, operation: "destination (needs \(source.format))") }
         guard out.width == size.width, out.height == size.height else {

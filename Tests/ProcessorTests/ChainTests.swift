@@ -50,6 +50,21 @@ struct ChainTests {
         #expect(address(other.pixelBuffer) != address(second.pixelBuffer))
     }
 
+    @Test("a transform stage refuses a rotation the format cannot take, and says so, before making a buffer")
+    func transformStageRefuses() throws {
+        // 64x31 YUYV turned would be 31 wide, which YUYV cannot be: the rotation must be what is refused.
+        var yuyv = frame(try PixelBuffer(width: 64, height: 31, format: .yuyv))
+        #expect {
+            try TransformStage(rotation: .clockwise90).process(&yuyv)
+        } throws: { error in
+            guard case PixelBufferError.unsupportedFormat(.yuyv, _)? = error as? PixelBufferError else { return false }
+            return true
+        }
+        var gray = frame(try PixelBuffer(width: 64, height: 31, format: .gray8))
+        try TransformStage(rotation: .clockwise90).process(&gray)
+        #expect(gray.pixelBuffer.width == 31 && gray.pixelBuffer.height == 64)
+    }
+
     @Test("detection options: a down-scaled search still finds the face, in full-frame coordinates")
     func detectionScale() throws {
         let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
