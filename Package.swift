@@ -30,7 +30,7 @@ let package = Package(
             name: "COpenCVShim",
             cxxSettings: openCVHeaders,
             linkerSettings: [
-                .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"),
+                .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"),
                 .linkedLibrary("opencv_core"),
             ]
         ),
@@ -38,7 +38,10 @@ let package = Package(
         .target(
             name: "COpenCVBaseline",
             cxxSettings: openCVHeaders,
-            linkerSettings: [.linkedLibrary("opencv_videoio"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+            linkerSettings: [
+                .linkedLibrary("opencv_videoio"), .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"),
+                .linkedLibrary("opencv_core"),
+            ]
         ),
 
         // Swift face of COpenCVBaseline: what tests and benchmarks compare FrameKit against.
@@ -46,8 +49,8 @@ let package = Package(
 
         // MARK: Swift modules
         .target(name: "FrameCore"),
-        .target(name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md"],
-                resources: [.copy("haarcascade_frontalface_default.xml")]),
+        .target(name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md", "Licences"],
+                resources: [.copy("haarcascade_frontalface_default.xml"), .copy("centerface.onnx")]),
         .target(name: "FrameImageIO", dependencies: ["FrameCore", "CTurboJPEG"]),
         .target(name: "FrameProcessors",
                 dependencies: ["FrameCore", "FrameImageIO", "FrameModels", "COpenCVShim"]),
@@ -68,7 +71,7 @@ let package = Package(
         .target(name: "FrameTestSupport", dependencies: ["FrameKit"], path: "Tests/FrameTestSupport",
                 exclude: ["Fixtures"]),
         .testTarget(name: "ShimTests",
-                    dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim"]),
+                    dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim", "OpenCVReference"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),

@@ -2,8 +2,10 @@ import Foundation
 
 /// Where FrameKit's shipped models are (see Models/README.md for the search order).
 public enum ModelCatalog {
-    /// The default face model's file name.
-    public static let defaultFaceModel = "haarcascade_frontalface_default.xml"
+    /// The default face model's file name: CenterFace, a CNN (``FaceDetector``).
+    public static let defaultFaceModel = "centerface.onnx"
+    /// The Haar cascade's file name (``HaarFaceDetector``).
+    public static let haarFaceModel = "haarcascade_frontalface_default.xml"
 
     /// The folders searched, in order.
     public static var searchPath: [URL] {

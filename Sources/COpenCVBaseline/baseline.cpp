@@ -1,10 +1,14 @@
 #include "COpenCVBaseline.h"
 
 #include <opencv2/core.hpp>
+#include <opencv2/dnn.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 #include <exception>
 #include <stdexcept>
 
@@ -120,4 +124,62 @@ extern "C" int fkcvb_video_probe(const char *path, int32_t backend, int32_t *dec
     if (status != 0) return -1;
     if (!opened && m && c) std::snprintf(m, c, "VideoCapture could not open the file");
     return opened ? 0 : -1;
+}
+
+extern "C" int fkcvb_centerface(const char *model, fkcvb_image rgb, int32_t content_width, int32_t content_height,
+                                float threshold, float *boxes, int32_t capacity, char *message,
+                                size_t message_capacity) {
+    try {
+        cv::dnn::Net net = cv::dnn::readNetFromONNX(model);
+        const cv::Mat image(rgb.rows, rgb.cols, CV_8UC3, rgb.data, rgb.step);
+        cv::Mat resized;
+        cv::resize(image, resized, cv::Size(content_width, content_height), 0, 0, cv::INTER_LINEAR);
+        const int w = (content_width + 31) / 32 * 32, h = (content_height + 31) / 32 * 32;
+        cv::Mat padded;
+        cv::copyMakeBorder(resized, padded, 0, h - content_height, 0, w - content_width, cv::BORDER_CONSTANT,
+                           cv::Scalar(0, 0, 0));
+        net.setInput(cv::dnn::blobFromImage(padded, 1.0, cv::Size(), cv::Scalar(), false, false));
+        std::vector<cv::Mat> out;
+        net.forward(out, std::vector<cv::String>{"537", "538", "539", "540"});
+        const int gh = out[0].size[2], gw = out[0].size[3], n = gh * gw;
+        const float *heat = out[0].ptr<float>(), *scale = out[1].ptr<float>(), *offset = out[2].ptr<float>();
+        struct Box { float x0, y0, x1, y1, s; };
+        std::vector<Box> found;
+        for (int r = 0; r < gh; ++r)
+            for (int c = 0; c < gw; ++c) {
+                const int i = r * gw + c;
+                if (heat[i] <= threshold) continue;
+                const float s0 = std::exp(scale[i]) * 4, s1 = std::exp(scale[n + i]) * 4;
+                float x0 = std::max(0.f, (c + offset[n + i] + 0.5f) * 4 - s1 / 2);
+                float y0 = std::max(0.f, (r + offset[i] + 0.5f) * 4 - s0 / 2);
+                x0 = std::min(x0, (float)content_width);
+                y0 = std::min(y0, (float)content_height);
+                found.push_back({x0, y0, std::min(x0 + s1, (float)content_width), std::min(y0 + s0, (float)content_height), heat[i]});
+            }
+        std::sort(found.begin(), found.end(), [](const Box &a, const Box &b) { return a.s > b.s; });
+        std::vector<Box> kept;
+        for (const Box &b : found) {
+            bool suppressed = false;
+            for (const Box &k : kept) {
+                const float iw = std::max(0.f, std::min(b.x1, k.x1) - std::max(b.x0, k.x0));
+                const float ih = std::max(0.f, std::min(b.y1, k.y1) - std::max(b.y0, k.y0));
+                const float inter = iw * ih;
+                if (inter / ((b.x1 - b.x0) * (b.y1 - b.y0) + (k.x1 - k.x0) * (k.y1 - k.y0) - inter) >= 0.3f) {
+                    suppressed = true;
+                    break;
+                }
+            }
+            if (!suppressed) kept.push_back(b);
+        }
+        int32_t count = 0;
+        for (const Box &b : kept) {
+            if (count >= capacity) break;
+            float *o = boxes + 5 * count++;
+            o[0] = b.x0; o[1] = b.y0; o[2] = b.x1; o[3] = b.y1; o[4] = b.s;
+        }
+        return count;
+    } catch (const std::exception &e) {
+        std::snprintf(message, message_capacity, "%s", e.what());
+        return -1;
+    }
 }

@@ -101,6 +101,13 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
                              modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
     }
 
+    /// Whether the device delivers frames at its own pace (cameras, the virtual camera, a file
+    /// opened with `realTime`) rather than as fast as they are consumed (a file otherwise).
+    public var isPaced: Bool {
+        if case let .file(description) = backend { return description.realTime }
+        return true
+    }
+
     /// The first V4L2 camera, or else the virtual camera.
     public static func `default`(for mediaType: MediaType = .video, kernel: any V4L2Kernel = SystemV4L2Kernel()) -> CaptureDevice {
         DiscoverySession(deviceTypes: [.external], kernel: kernel).devices.first ?? virtualCamera

@@ -42,9 +42,40 @@ public struct Rect: Sendable, Hashable, Codable, CustomStringConvertible {
     public var description: String { "(\(x),\(y) \(width)x\(height))" }
 }
 
+/// A point in pixel coordinates (sub-pixel: landmarks are not whole pixels).
+public struct Point: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
+    public var description: String { "(\(x),\(y))" }
+}
+
 /// A face found in a frame.
 public struct Face: Sendable, Hashable, Codable {
     /// Where the face is, in the pixel coordinates of the frame it was found in.
     public var bounds: Rect
-    public init(bounds: Rect) { self.bounds = bounds }
+    /// The detector's confidence, 0…1 (nil for detectors that give none, such as Haar cascades).
+    public var confidence: Double?
+    /// Five landmarks where the model gives them (CenterFace: right eye, left eye, nose tip,
+    /// right and left mouth corner, as seen by the subject), else empty.
+    public var landmarks: [Point]
+
+    public init(bounds: Rect, confidence: Double? = nil, landmarks: [Point] = []) {
+        self.bounds = bounds
+        self.confidence = confidence
+        self.landmarks = landmarks
+    }
+
+    /// The same face seen through a change of coordinates: `x' = x * scaleX + dx`, likewise y.
+    public func mapped(scaleX: Double, scaleY: Double, dx: Double, dy: Double) -> Face {
+        let x0 = Double(bounds.x) * scaleX + dx, y0 = Double(bounds.y) * scaleY + dy
+        let x1 = Double(bounds.maxX) * scaleX + dx, y1 = Double(bounds.maxY) * scaleY + dy
+        return Face(bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()),
+                                 width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
+                    confidence: confidence,
+                    landmarks: landmarks.map { Point(x: $0.x * scaleX + dx, y: $0.y * scaleY + dy) })
+    }
 }

@@ -15,6 +15,8 @@ enum ExitCode {
     static let success: Int32 = 0
     static let failure: Int32 = 1
     static let usage: Int32 = 64 // EX_USAGE, swift-argument-parser's validationFailure
+    static let cannotCreate: Int32 = 73 // EX_CANTCREAT: an output file could not be created (or exists)
+    static let ioError: Int32 = 74 // EX_IOERR: stdout or an output file could not be written
 }
 
 struct OptionSpec {

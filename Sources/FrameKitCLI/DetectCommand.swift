@@ -25,22 +25,19 @@ enum DetectCommand {
         let settings = try DetectorSettings(options)
         let device = try DeviceChoice.resolve(options)
         let annotate = options.string("annotate").map { URL(fileURLWithPath: $0) }
-        if let annotate, FileManager.default.fileExists(atPath: annotate.path) {
-            throw RuntimeFailure("\(annotate.path) exists; not overwriting it")
-        }
+        // Every output path is checked before capture starts, not found unwritable at the end.
+        if let annotate { try OutputFile.check(annotate.path, replacing: false) }
+        for name in ["stats", "report"] { if let path = options.string(name) { try OutputFile.check(path, replacing: true) } }
         let result = try DetectPipeline.run(device: device, preset: preset, settings: settings, limits: limits,
                                             printFrames: true, annotate: annotate)
-        Console.out(SummaryJSON.summary(result.snapshot).text)
+        Console.out(SummaryJSON.summary(result.snapshot, detector: settings.summaryFields).text)
         if let path = options.string("stats") {
-            do { try SummaryJSON.write(result.snapshot, to: URL(fileURLWithPath: path)) } catch {
-                throw RuntimeFailure("cannot write \(path): \(error)")
-            }
+            try OutputFile.write(try SummaryJSON.encoded(result.snapshot), to: path, replacing: true)
         }
         if let path = options.string("report") {
-            do { try StatsReport.html(for: [result.snapshot], title: "framekit detect").write(toFile: path, atomically: true, encoding: .utf8) } catch {
-                throw RuntimeFailure("cannot write \(path): \(error)")
-            }
+            try OutputFile.write(StatsReport.html(for: [result.snapshot], title: "framekit detect"), to: path, replacing: true)
         }
+        if let failure = result.annotationFailure { throw failure }
         if case let .failed(message) = result.end {
             Console.err("framekit: \(message)")
             return ExitCode.failure
@@ -68,7 +65,7 @@ enum DetectCommand {
 
 /// The delegate of one detect run: prints each result, feeds the stats, and ends the run.
 final class DetectRun: VideoDataOutputSampleBufferDelegate {
-    enum End: Sendable { case frames, duration, endOfInput, interrupted, failed(String) }
+    enum End: Sendable { case frames, duration, endOfInput, interrupted, outputClosed, failed(String) }
 
     let stats = StatsRecorder()
     private let frameLimit: Int?
@@ -92,18 +89,23 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
         stats.recordResult(of: frame, resultAt: delivered)
         stats.sampleMemoryIfDue(frame.sequenceNumber)
         if let writer {
-            do { try writer.append(frame.pixelBuffer) } catch { finish(reason: .failed("cannot write the annotated stream: \(error)")) }
+            // A failed write (a full disk) ends the run; the stream is removed at close, reported then.
+            do { try writer.append(frame.pixelBuffer) } catch { finish(reason: .outputClosed) }
         }
         guard printFrames else { return }
         let latency = delivered.seconds(since: frame.captureInstant) * 1000
         let faces = JSON.array(frame.faces.map { f in
-            .object([("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height))])
+            .object([("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height)),
+                     ("confidence", f.confidence.map { .number($0, decimals: 3) } ?? .null),
+                     ("landmarks", .array(f.landmarks.map { .array([.number($0.x, decimals: 1), .number($0.y, decimals: 1)]) }))])
         })
-        Console.out(JSON.object([
+        let written = Console.out(JSON.object([
             ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
             ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
             ("faces", faces), ("latency_ms", .number(latency, decimals: 3)),
         ]).text)
+        // The reader went away (`| head`) or the disk is full: end the run; files still get written.
+        if !written { finish(reason: .outputClosed) }
     }
 
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
@@ -175,23 +177,33 @@ final class Progress {
             let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: c)
             let line = String(format: "\r%6d delivered  %5.1f fps  %d dropped  latency p50 %.1f ms  p99 %.1f ms  ",
                               c.delivered, s.fps, c.droppedTotal, s.latencyMilliseconds.p50, s.latencyMilliseconds.p99)
-            FileHandle.standardError.write(Data(line.utf8))
+            Console.errRaw(line)
         }
         timer.resume()
     }
     func stop() {
         timer.cancel()
-        FileHandle.standardError.write(Data("\n".utf8))
+        Console.errRaw("\n")
     }
 }
 
-/// Ctrl-C ends a run cleanly (the summary is still printed).
+/// Ctrl-C (SIGINT) and SIGTERM (what Kubernetes, systemd and Slurm send) end a run cleanly:
+/// the summary is printed, files are finished.
 enum SignalWatch {
-    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> DispatchSourceSignal {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "framekit.signals"))
-        source.setEventHandler(handler: handler)
-        source.resume()
-        return source
+    final class Watch {
+        let sources: [DispatchSourceSignal]
+        init(_ sources: [DispatchSourceSignal]) { self.sources = sources }
+        func cancel() { for s in sources { s.cancel() } }
+    }
+
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> Watch {
+        let queue = DispatchQueue(label: "framekit.signals")
+        return Watch([SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        })
     }
 }

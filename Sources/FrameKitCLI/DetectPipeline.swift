@@ -2,53 +2,93 @@ import Dispatch
 import Foundation
 import FrameKit
 
-/// The detector's command-line options, shared by `detect` and `profile`.
+/// The detector's command-line options, shared by `detect`, `profile` and `preview`.
 struct DetectorSettings {
     static let specs: [OptionSpec] = [
-        OptionSpec(name: "scale-factor", valueName: "X", help: "Detector pyramid step, > 1 (default 1.2)."),
-        OptionSpec(name: "min-neighbors", valueName: "N", help: "Detections a face needs (default 4)."),
-        OptionSpec(name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: height / 10)."),
+        OptionSpec(name: "detector", valueName: "cnn|haar", help: "cnn (default): CenterFace, a CNN, with confidences and landmarks; haar: OpenCV's Haar cascade."),
+        OptionSpec(name: "mode", valueName: "tracking|full", help: "tracking (default): full-frame passes every few frames, faces carried between them by correlation; full: the detector on every frame."),
+        OptionSpec(name: "score-threshold", valueName: "X", help: "cnn: the lowest confidence reported, 0…1 (default 0.3)."),
+        OptionSpec(name: "input-size", valueName: "PIXELS", help: "cnn: the longest side of the network's input, 64…2048 (default 640; faces under ~3% of it are missed)."),
+        OptionSpec(name: "pass-interval", valueName: "N", help: "tracking: a full-frame pass every N frames (and on any frame where a face was lost) when frames are processed as fast as read (default 4)."),
+        OptionSpec(name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: cnn none, haar height / 10)."),
         OptionSpec(name: "max-face", valueName: "PIXELS", help: "Largest face size in frame pixels (default: no limit)."),
-        OptionSpec(name: "detection-scale", valueName: "S", help: "Full mode: detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
-        OptionSpec(name: "mode", valueName: "tracking|full", help: "tracking (default): real-time search near known faces plus periodic low-resolution scans; full: detectMultiScale on every frame."),
+        OptionSpec(name: "scale-factor", valueName: "X", help: "haar: pyramid step, > 1 (default 1.2)."),
+        OptionSpec(name: "min-neighbors", valueName: "N", help: "haar: detections a face needs (default 4)."),
+        OptionSpec(name: "detection-scale", valueName: "S", help: "haar: detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
     ]
 
-    var scaleFactor = 1.2
-    var minNeighbors = 4
+    enum Kind: String { case cnn, haar }
+
+    var kind = Kind.cnn
+    var tracking = true
+    var scoreThreshold = FaceDetector.Options().scoreThreshold
+    var inputSize = FaceDetector.Options().inputSize
+    var passInterval = 4
     var minFace: Int?
     var maxFace: Int?
+    var scaleFactor = 1.2
+    var minNeighbors = 4
     var detectionScale: Double?
-    var tracking = true
 
     init(_ options: ParsedOptions) throws {
-        scaleFactor = try options.double("scale-factor", range: 1.01...4) ?? 1.2
-        minNeighbors = try options.int("min-neighbors", range: 0...100) ?? 4
-        minFace = try options.int("min-face", range: 0...100_000)
-        maxFace = try options.int("max-face", range: 0...100_000)
-        detectionScale = try options.double("detection-scale", range: 0.01...1)
+        switch options.string("detector") {
+        case nil, "cnn": kind = .cnn
+        case "haar": kind = .haar
+        case let other?: throw UsageError("--detector must be cnn or haar, got '\(other)'")
+        }
         switch options.string("mode") {
         case nil, "tracking": tracking = true
         case "full": tracking = false
         case let other?: throw UsageError("--mode must be tracking or full, got '\(other)'")
         }
+        for name in ["score-threshold", "input-size"] where kind != .cnn && options.string(name) != nil {
+            throw UsageError("--\(name) applies to --detector cnn")
+        }
+        for name in ["scale-factor", "min-neighbors", "detection-scale"] where kind != .haar && options.string(name) != nil {
+            throw UsageError("--\(name) applies to --detector haar")
+        }
+        if !tracking && options.string("pass-interval") != nil { throw UsageError("--pass-interval applies to --mode tracking") }
+        scoreThreshold = try options.double("score-threshold", range: 0...1) ?? scoreThreshold
+        inputSize = try options.int("input-size", range: 64...2048) ?? inputSize
+        passInterval = try options.int("pass-interval", range: 1...1000) ?? passInterval
+        minFace = try options.int("min-face", range: 0...100_000)
+        maxFace = try options.int("max-face", range: 0...100_000)
+        if let min = minFace, let max = maxFace, max > 0, max < min {
+            throw UsageError("--max-face (\(max)) is below --min-face (\(min))")
+        }
+        scaleFactor = try options.double("scale-factor", range: 1.01...4) ?? scaleFactor
+        minNeighbors = try options.int("min-neighbors", range: 0...100) ?? minNeighbors
+        detectionScale = try options.double("detection-scale", range: 0.01...1)
     }
 
-    /// The chain stage that finds faces, for frames `frameHeight` pixels high.
-    func stage(frameHeight: Int) throws -> any Processor {
-        guard tracking else { return FaceDetectionProcessor(detector: try detector(frameHeight: frameHeight)) }
-        var options = FaceTracker.Options()
-        options.minFaceFraction = Double(minFace ?? frameHeight / 10) / Double(frameHeight)
-        options.scanNeighbors = minNeighbors
+    /// What the summary says about the detector: its kind, model file and mode.
+    var summaryFields: [(String, JSON)] {
+        let model = kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel
+        return [("detector", .string(kind.rawValue)), ("model", .string(model)), ("mode", .string(tracking ? "tracking" : "full"))]
+    }
+
+    /// The chain stage that finds faces, for frames `frameHeight` pixels high. `live`: frames
+    /// come at the source's pace (a camera, `--realtime`), so passes run on their own thread.
+    func stage(frameHeight: Int, live: Bool) throws -> any Processor {
+        let detector = try self.detector(frameHeight: frameHeight)
+        guard tracking else { return FaceDetectionProcessor(detector: detector) }
         do {
-            return FaceTrackingProcessor(tracker: FaceTracker(detector: try FaceDetector(options: .init(scaleFactor: scaleFactor)), options: options))
+            let options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
+            return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options))
         } catch { throw RuntimeFailure("\(error)") }
     }
 
-    func detector(frameHeight: Int) throws -> FaceDetector {
+    func detector(frameHeight: Int) throws -> any FaceDetecting {
         do {
-            return try FaceDetector(options: .init(
-                scaleFactor: scaleFactor, minNeighbors: minNeighbors, minFaceSize: minFace ?? frameHeight / 10,
-                maxFaceSize: maxFace, detectionScale: detectionScale ?? min(1, 480 / Double(frameHeight))))
+            switch kind {
+            case .cnn:
+                return try FaceDetector(options: .init(inputSize: inputSize, scoreThreshold: scoreThreshold,
+                                                       minFaceSize: minFace, maxFaceSize: maxFace))
+            case .haar:
+                return try HaarFaceDetector(options: .init(
+                    scaleFactor: scaleFactor, minNeighbors: minNeighbors, minFaceSize: minFace ?? frameHeight / 10,
+                    maxFaceSize: maxFace, detectionScale: detectionScale ?? min(1, 480 / Double(frameHeight))))
+            }
         } catch { throw RuntimeFailure("\(error)") }
     }
 }
@@ -63,6 +103,8 @@ enum DetectPipeline {
     struct Result {
         var snapshot: StatsSnapshot
         var end: DetectRun.End
+        /// The annotated stream could not be written (it was removed, not left half-written).
+        var annotationFailure: OutputFile.Failure?
     }
 
     static func run(device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
@@ -75,11 +117,12 @@ enum DetectPipeline {
             throw RuntimeFailure("\(error)")
         }
         let size = try DetectCommand.activeSize(device: device, preset: preset)
-        var stages: [any Processor] = [try settings.stage(frameHeight: size.height)]
+        let detection = try settings.stage(frameHeight: size.height, live: device.isPaced)
+        var stages: [any Processor] = [detection]
         let writer: MJPEGWriter?
         if let annotate {
             stages.append(AnnotationStage())
-            do { writer = try MJPEGWriter(url: annotate) } catch { throw RuntimeFailure("cannot create \(annotate.path): \(error)") }
+            writer = try MJPEGWriter(url: annotate)
         } else {
             writer = nil
         }
@@ -96,36 +139,69 @@ enum DetectPipeline {
         let end = runner.wait(until: limits.duration.map { started.addingTimeInterval($0) })
         let poolPeak = session.bufferUsage?.peakBytesInUse
         session.stopRunning()
+        (detection as? FaceTrackingProcessor)?.tracker.waitUntilIdle()
         progress?.stop()
-        writer?.close()
+        var annotationFailure: OutputFile.Failure?
+        do { try writer?.close() } catch let error as OutputFile.Failure { annotationFailure = error } catch {
+            annotationFailure = OutputFile.Failure(path: annotate?.path ?? "", reason: "\(error)")
+        }
 
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
         let snapshot = runner.stats.snapshot(preset: preset.rawValue, width: active.width, height: active.height,
                                               source: DetectCommand.sourceName(device), counts: runner.counts,
                                               poolPeakBytes: poolPeak)
-        return Result(snapshot: snapshot, end: end)
+        return Result(snapshot: snapshot, end: end, annotationFailure: annotationFailure)
     }
 }
 
 /// Appends JPEG frames to a file: an MJPEG stream that `framekit detect --input` and most
-/// players read.
+/// players read. The stream is written under a temporary name in the same folder and takes its
+/// name at ``close()`` (never over an existing file): complete, or absent if writing failed.
 final class MJPEGWriter: @unchecked Sendable {
     // @unchecked: used only from the output's serial delegate queue, then closed by the main
     // thread after the session has stopped (the queue is idle by then).
-    private let handle: FileHandle
+    private let path: String
+    private let temporary: String
+    private let fd: Int32
     private let encoder: JPEG.Encoder
+    private var failure: String?
 
     init(url: URL) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CocoaError(.fileWriteNoPermission)
-        }
-        handle = try FileHandle(forWritingTo: url)
+        path = url.path
+        temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial-\(getpid())").path
+        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputFile.Failure(path: path, reason: String(cString: strerror(errno))) }
         encoder = try JPEG.Encoder()
     }
 
     func append(_ buffer: PixelBuffer) throws {
-        try handle.write(contentsOf: Data(encoder.encode(buffer, quality: 85)))
+        guard failure == nil else { return }
+        let bytes = try encoder.encode(buffer, quality: 85)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                    return
+                }
+                offset += n
+            }
+        }
+        if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: ExitCode.ioError) }
     }
 
-    func close() { try? handle.close() }
+    /// Finishes the stream: it takes its name if every frame was written, else it is removed.
+    func close() throws {
+        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        Foundation.close(fd)
+        var code = ExitCode.ioError
+        if failure == nil, link(temporary, path) != 0 {
+            code = ExitCode.cannotCreate
+            failure = errno == EEXIST ? "it exists; not overwriting it" : String(cString: strerror(errno))
+        }
+        unlink(temporary)
+        if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: code) }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// JSON with keys in the order written (the output contract reads better that way), numbers
 /// rounded to what they mean.
@@ -41,13 +42,51 @@ indirect enum JSON {
     }
 }
 
-/// Line-buffered writes to stdout/stderr without Foundation's print locking surprises.
+/// Writes to stdout and stderr through write(2): no Foundation call that traps when the
+/// stream is closed, full or its reader gone (SIGPIPE is ignored at start-up, so a vanished
+/// reader is EPIPE here). The first failure on stdout is remembered; commands end their run on
+/// it, still write their files, and exit 74.
 enum Console {
-    static func out(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    private static let failure = Mutex<String?>(nil)
+
+    /// Why stdout failed, if it did.
+    static var outputFailure: String? { failure.withLock { $0 } }
+
+    /// Writes one line to stdout; false (and remembered) if it could not be written.
+    @discardableResult
+    static func out(_ line: String) -> Bool {
+        guard outputFailure == nil else { return false }
+        if let error = write(1, line + "\n") {
+            failure.withLock { $0 = $0 ?? error }
+            return false
+        }
+        return true
     }
-    static func err(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
+
+    /// Writes one line to stderr (a failure there has nowhere to be reported: ignored).
+    static func err(_ line: String) { _ = write(2, line + "\n") }
+
+    /// Raw text to stderr (the terminal progress line).
+    static func errRaw(_ text: String) { _ = write(2, text) }
+
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Ignores SIGPIPE: a closed pipe becomes EPIPE, handled where the write is.
+    static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
+
+    private static func write(_ fd: Int32, _ text: String) -> String? {
+        var bytes = Array(text.utf8)
+        return bytes.withUnsafeMutableBytes { raw -> String? in
+            var offset = 0
+            while offset < raw.count {
+                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                offset += n
+            }
+            return nil
+        }
+    }
 }

@@ -29,7 +29,11 @@ enum PhotoCommand {
         let quality = try options.int("quality", range: 1...100) ?? 92
         let preset = try DeviceChoice.preset(options, default: .photo)
         let url = URL(fileURLWithPath: path)
-        guard !FileManager.default.fileExists(atPath: url.path) else { throw RuntimeFailure("\(url.path) exists; not overwriting it") }
+        // The extension decides the format, and photos are JPEG: anything else is refused.
+        guard ["jpg", "jpeg"].contains(url.pathExtension.lowercased()) else {
+            throw UsageError("photo: --output must end in .jpg or .jpeg (photos are JPEG), got '\(path)'")
+        }
+        try OutputFile.check(url.path, replacing: false)
         let device = try DeviceChoice.resolve(options)
         let session: CaptureSession
         let output = PhotoOutput()
@@ -43,8 +47,8 @@ enum PhotoCommand {
         guard waiter.done.wait(timeout: .now() + 30) == .success else { throw RuntimeFailure("no frame arrived within 30 s") }
         let (photo, error) = waiter.result.withLock { $0! }
         guard let photo else { throw RuntimeFailure("\(error.map { "\($0)" } ?? "no photo")") }
-        let data = Data(photo.fileDataRepresentation())
-        guard FileManager.default.createFile(atPath: url.path, contents: data) else { throw RuntimeFailure("cannot write \(url.path)") }
+        let data = photo.fileDataRepresentation()
+        try OutputFile.write(data, to: url.path, replacing: false)
         Console.out(JSON.object([("photo", .string(url.path)), ("width", .int(photo.pixelBuffer.width)),
                                  ("height", .int(photo.pixelBuffer.height)), ("bytes", .int(data.count)),
                                  ("source", .string(DetectCommand.sourceName(device)))]).text)

@@ -33,11 +33,9 @@ enum PreviewCommand {
         let server = PreviewServer(configuration: configuration)
         let feed = PreviewFeed(server: server)
         _ = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
-        var tracking = FaceTracker.Options()
-        tracking.minFaceFraction = 0.1
         do {
-            output.processors = ProcessorChain([FaceTrackingProcessor(tracker: FaceTracker(detector: try FaceDetector(), options: tracking)),
-                                                AnnotationStage()])
+            let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
+            output.processors = ProcessorChain([FaceTrackingProcessor(tracker: tracker), AnnotationStage()])
         } catch { throw RuntimeFailure("\(error)") }
         output.setSampleBufferDelegate(feed)
         do {

@@ -25,6 +25,7 @@ enum ProfileCommand {
         }
         let duration = try options.double("duration", range: 0.1...86_400) ?? 5
         let settings = try DetectorSettings(options)
+        for name in ["json", "report"] { if let path = options.string(name) { try OutputFile.check(path, replacing: true) } }
         let device = try DeviceChoice.resolve(options)
         for preset in presets where !device.supportsSessionPreset(preset) {
             throw RuntimeFailure("\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))")
@@ -40,15 +41,9 @@ enum ProfileCommand {
         }
         let json = JSON.object([("presets", .array(snapshots.map { .object(SummaryJSON.fields($0)) }))]).text
         Console.out(json)
-        if let path = options.string("json") {
-            do { try (json + "\n").write(toFile: path, atomically: true, encoding: .utf8) } catch {
-                throw RuntimeFailure("cannot write \(path): \(error)")
-            }
-        }
+        if let path = options.string("json") { try OutputFile.write(json + "\n", to: path, replacing: true) }
         if let path = options.string("report") {
-            do { try StatsReport.html(for: snapshots, title: "framekit profile").write(toFile: path, atomically: true, encoding: .utf8) } catch {
-                throw RuntimeFailure("cannot write \(path): \(error)")
-            }
+            try OutputFile.write(StatsReport.html(for: snapshots, title: "framekit profile"), to: path, replacing: true)
         }
         if let failure {
             Console.err("framekit: \(failure)")

@@ -34,7 +34,7 @@ enum RecordCommand {
         let maxSize = try options.int("max-size", range: 1024...Int.max)
         let preset = try DeviceChoice.preset(options, default: .hd1280x720)
         let url = URL(fileURLWithPath: path)
-        guard !FileManager.default.fileExists(atPath: url.path) else { throw RuntimeFailure("\(url.path) exists; not overwriting it") }
+        try OutputFile.check(url.path, replacing: false)
         let device = try DeviceChoice.resolve(options)
         let session: CaptureSession
         let output = MovieFileOutput()

@@ -25,13 +25,16 @@ enum SummaryJSON {
         ]
     }
 
-    static func summary(_ s: StatsSnapshot) -> JSON { .object([("summary", .object(fields(s)))]) }
+    /// `detector`: which detector, model and mode produced the faces (detect's summary).
+    static func summary(_ s: StatsSnapshot, detector: [(String, JSON)] = []) -> JSON {
+        .object([("summary", .object(fields(s) + detector))])
+    }
 
     /// The whole snapshot (with histogram and timeline) as JSON with snake_case keys.
-    static func write(_ snapshot: StatsSnapshot, to url: URL) throws {
+    static func encoded(_ snapshot: StatsSnapshot) throws -> Data {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(snapshot).write(to: url)
+        return try encoder.encode(snapshot)
     }
 }

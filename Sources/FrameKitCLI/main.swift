@@ -30,6 +30,7 @@ let subcommands = [
 }
 
 @MainActor func main() -> Int32 {
+    Console.ignoreBrokenPipes()
     let arguments = Array(CommandLine.arguments.dropFirst())
     guard let first = arguments.first else {
         Console.err("framekit: missing subcommand (see framekit --help)")
@@ -47,7 +48,15 @@ let subcommands = [
         return ExitCode.success
     }
     do {
-        return try command.run(rest)
+        let status = try command.run(rest)
+        if let failure = Console.outputFailure {
+            Console.err("framekit \(command.name): cannot write to stdout: \(failure)")
+            return ExitCode.ioError
+        }
+        return status
+    } catch let error as OutputFile.Failure {
+        Console.err("framekit \(command.name): \(error)")
+        return error.exitCode
     } catch let error as UsageError {
         Console.err("framekit \(command.name): \(error)")
         return ExitCode.usage

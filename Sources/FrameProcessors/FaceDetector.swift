@@ -4,154 +4,96 @@ import FrameModels
 import Foundation
 import Synchronization
 
-/// Errors from face detection.
-public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
-    /// No model file was found along the search path (see ``ModelCatalog``).
-    case modelNotFound(String)
-    /// OpenCV could not load the model (missing, empty or corrupt file).
-    case modelLoadFailed(path: String, message: String)
-    /// OpenCV threw while working; the message is OpenCV's.
-    case openCV(message: String)
-    case invalidOptions(String)
-    case pixelBuffer(PixelBufferError)
-
-    public var description: String {
-        switch self {
-        case let .modelNotFound(name): "face model \(name) not found (searched: \(ModelCatalog.searchPath.map(\.path).joined(separator: ", ")))"
-        case let .modelLoadFailed(path, message): "cannot load face model \(path): \(message)"
-        case let .openCV(message): "OpenCV error: \(message)"
-        case let .invalidOptions(message): "invalid face detector options: \(message)"
-        case let .pixelBuffer(error): error.description
-        }
-    }
-}
-
-/// Finds faces with an OpenCV cascade classifier (by default the Haar frontal-face model
-/// shipped in Models/).
+/// Finds faces with CenterFace, a CNN (Models/centerface.onnx), run by OpenCV's dnn module
+/// through COpenCVShim. The network's input is made here from any pixel format (FrameKit's own
+/// conversion and bilinear resize into reused buffers); its heatmap is decoded and the boxes
+/// suppressed here too. Gives each face a confidence and five landmarks.
 ///
-/// Thread-safe: calls on one detector are serialised (OpenCV's classifier keeps per-call
-/// state). Use one detector per thread to detect in parallel.
-public final class FaceDetector: Sendable {
-    /// How to search. The defaults suit faces of 1/10 of the frame height and more.
+/// Thread-safe: calls on one detector are serialised (one network, one set of buffers). Use
+/// one detector per thread to detect in parallel.
+public final class FaceDetector: FaceDetecting {
     public struct Options: Sendable, Equatable {
-        /// Step between pyramid scales (> 1): larger is faster and misses more.
-        public var scaleFactor: Double = 1.1
-        /// Neighbouring hits a detection needs: larger gives fewer false positives.
-        public var minNeighbors: Int = 3
-        /// Smallest and largest face, in the input's pixels (nil: the model's window / no limit).
+        /// The longest side of the network's input, in pixels: the image (or region) is shrunk
+        /// to fit, never enlarged, and padded to multiples of 32. Faces smaller than about 12 px
+        /// at that size are missed, so 640 finds faces from about 24 px up in a 1280x720 frame.
+        public var inputSize: Int = 640
+        /// The lowest heatmap score reported as a face (0…1); chosen on the corpus's tune split.
+        public var scoreThreshold: Double = 0.3
+        /// Boxes overlapping a stronger one by this IoU or more are dropped.
+        public var overlapThreshold: Double = 0.3
+        /// Smallest and largest face side, in the image's pixels (nil: no limit).
         public var minFaceSize: Int? = nil
         public var maxFaceSize: Int? = nil
-        /// The scale at which to detect (0 < s <= 1): the image is first shrunk by this factor
-        /// with FrameKit's area resize, and faces are mapped back to the input's coordinates.
-        public var detectionScale: Double = 1.0
 
-        public init(scaleFactor: Double = 1.1, minNeighbors: Int = 3, minFaceSize: Int? = nil,
-                    maxFaceSize: Int? = nil, detectionScale: Double = 1.0) {
-            self.scaleFactor = scaleFactor
-            self.minNeighbors = minNeighbors
+        public init(inputSize: Int = 640, scoreThreshold: Double = 0.3, overlapThreshold: Double = 0.3,
+                    minFaceSize: Int? = nil, maxFaceSize: Int? = nil) {
+            self.inputSize = inputSize
+            self.scoreThreshold = scoreThreshold
+            self.overlapThreshold = overlapThreshold
             self.minFaceSize = minFaceSize
             self.maxFaceSize = maxFaceSize
-            self.detectionScale = detectionScale
         }
 
         func validate() throws(FaceDetectorError) {
-            guard scaleFactor > 1.0, scaleFactor < 4 else { throw .invalidOptions("scaleFactor must be in (1, 4), got \(scaleFactor)") }
-            guard minNeighbors >= 0 else { throw .invalidOptions("minNeighbors must be >= 0") }
-            guard detectionScale > 0, detectionScale <= 1 else { throw .invalidOptions("detectionScale must be in (0, 1]") }
-            if let min = minFaceSize, min < 0 { throw .invalidOptions("minFaceSize must be >= 0") }
-            if let max = maxFaceSize, let min = minFaceSize, max > 0, max < min {
-                throw .invalidOptions("maxFaceSize is below minFaceSize")
-            }
+            guard inputSize >= 32, inputSize <= 4096 else { throw .invalidOptions("inputSize must be in 32…4096, got \(inputSize)") }
+            guard scoreThreshold >= 0, scoreThreshold <= 1 else { throw .invalidOptions("scoreThreshold must be in 0…1, got \(scoreThreshold)") }
+            guard overlapThreshold > 0, overlapThreshold <= 1 else { throw .invalidOptions("overlapThreshold must be in (0, 1]") }
+            try checkFaceSizes(min: minFaceSize, max: maxFaceSize)
         }
     }
 
     public let options: Options
-    /// The model file in use.
     public let modelURL: URL
+    public var name: String { "cnn" }
 
-    // The classifier plus scratch buffers reused between frames of one size; the Mutex
-    // serialises calls (OpenCV's classifier is not safe to share between threads).
-    private struct Scratch {
-        let cascade: OpaquePointer
-        var gray: PixelBuffer?
-        var scaled: PixelStorage?
-        mutating func takeScaled() -> PixelStorage {
-            defer { scaled = nil }
-            return scaled!
-        }
-    }
-    private let handle: Mutex<SendableBox<Scratch>>
-    private let cascade: SendableBox<OpaquePointer>
+    // The network and every buffer a call needs, reused from call to call; the Mutex
+    // serialises calls (an OpenCV Net keeps per-call state).
+    private let state: Mutex<CenterFaceScratch>
 
-    /// Loads the default model (see ``ModelCatalog``) or the cascade at `modelURL`.
+    /// Loads the default model (see ``ModelCatalog``) or the ONNX file at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
         guard let url = modelURL ?? ModelCatalog.url(forModel: ModelCatalog.defaultFaceModel) else {
             throw .modelNotFound(ModelCatalog.defaultFaceModel)
         }
-        var message = [CChar](repeating: 0, count: 512)
-        var raw: OpaquePointer? = nil
-        let status = fkcv_cascade_create(url.path, &raw, &message, message.count)
-        guard status == FKCV_OK, let raw else {
-            throw .modelLoadFailed(path: url.path, message: Self.text(message, status))
+        // OpenCV's ONNX importer prints its own error before throwing on a missing file; check first.
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw .modelLoadFailed(path: url.path, message: "no readable file there")
         }
+        // Load once now, so that a bad file fails here rather than at the first frame.
+        var scratch = CenterFaceScratch(modelPath: url.path)
+        try scratch.loadNetwork(width: 0, height: 0)
         self.options = options
         self.modelURL = url
-        self.cascade = SendableBox(raw)
-        self.handle = Mutex(SendableBox(Scratch(cascade: raw)))
+        self.state = Mutex(scratch)
     }
 
-    deinit { fkcv_cascade_destroy(cascade.value) }
-
-    /// Faces in `image` (any format), with bounds in `image`'s pixel coordinates.
-    public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
-        try detect(in: image, region: nil)
-    }
-
-    /// Faces inside `region` of `image` only (bounds still in `image`'s coordinates).
     public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
         try detect(in: image, region: region, options: options)
     }
 
-    /// As ``detect(in:region:)`` with other options for this call (a tracker searches small
-    /// regions at their own scale and face size). Only the region is gray-converted and shrunk.
+    /// As ``detect(in:region:)`` with other options for this call.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()
-        return try handle.withLock { (box) throws(FaceDetectorError) -> [Face] in
+        return try state.withLock { (scratch) throws(FaceDetectorError) -> [Face] in
+            let full = Rect(x: 0, y: 0, width: image.width, height: image.height)
+            var area = (region ?? full).clamped(width: image.width, height: image.height)
+            // Y'CbCr crops start and end on even pixels (chroma is shared by pixel pairs).
+            let align = image.format.sizeAlignment
+            area.x -= area.x % align.width
+            area.y -= area.y % align.height
+            area.width -= area.width % align.width
+            area.height -= area.height % align.height
+            guard area.width >= 16, area.height >= 16 else { return [] }
             do {
-                let area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(width: image.width, height: image.height)
-                guard area.width >= 24, area.height >= 24 else { return [] }
-                // Gray: the luma plane itself for NV12/I420/GRAY8 (no work), else converted once.
-                let gray: PixelBuffer
-                switch image.format {
-                case .gray8, .nv12VideoRange, .nv12FullRange, .i420:
-                    gray = try image.lumaPlane()
-                default:
-                    var converted = try box.value.gray.flatMap { $0.width == image.width && $0.height == image.height ? $0 : nil }
-                        ?? PixelBuffer(width: image.width, height: image.height, format: .gray8)
-                    try ColorConversion.convertToGray(image, into: &converted)
-                    box.value.gray = converted
-                    gray = converted
-                }
-                var detectOn = try gray.cropped(to: area)
-                if call.detectionScale < 1 {
-                    let sw = max(24, Int(Double(area.width) * call.detectionScale)), sh = max(24, Int(Double(area.height) * call.detectionScale))
-                    guard sw <= area.width, sh <= area.height else { return [] }
-                    // One scratch allocation, grown as needed; each call views the size it needs.
-                    // It is moved out of the box while in use, so the view is its only owner
-                    // and writing into it never triggers copy-on-write.
-                    if (box.value.scaled?.byteCount ?? 0) < sw * sh { box.value.scaled = PixelStorage(byteCount: max(sw * sh, 640 * 480)) }
-                    var scaled = try PixelBuffer(width: sw, height: sh, format: .gray8, packedStorage: box.value.takeScaled())
-                    try Resize.area(detectOn, into: &scaled)
-                    detectOn = scaled
-                    box.value.scaled = scaled.storageForViews // back for the next call (only read from here on)
-                }
-                let sx = Double(area.width) / Double(detectOn.width), sy = Double(area.height) / Double(detectOn.height)
-                let found = try runCascade(box.value.cascade, on: detectOn, options: call, scale: sx)
-                return found.map { r in
-                    Face(bounds: Rect(x: area.x + Int((Double(r.x) * sx).rounded()), y: area.y + Int((Double(r.y) * sy).rounded()),
-                                      width: Int((Double(r.width) * sx).rounded()), height: Int((Double(r.height) * sy).rounded())))
-                }
+                let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize)
+                let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold))
+                // Network pixels → image pixels.
+                let sx = Double(area.width) / Double(input.contentWidth), sy = Double(area.height) / Double(input.contentHeight)
+                let minSide = call.minFaceSize ?? 0, maxSide = call.maxFaceSize.flatMap { $0 > 0 ? $0 : nil } ?? Int.max
+                let mapped = faces.map { $0.mapped(scaleX: sx, scaleY: sy, dx: Double(area.x), dy: Double(area.y)) }
+                    .filter { max($0.bounds.width, $0.bounds.height) >= minSide && max($0.bounds.width, $0.bounds.height) <= maxSide }
+                return suppressOverlaps(mapped, threshold: call.overlapThreshold)
             } catch let error as FaceDetectorError {
                 throw error
             } catch let error as PixelBufferError {
@@ -161,28 +103,172 @@ public final class FaceDetector: Sendable {
             }
         }
     }
+}
 
-    private func runCascade(_ cascade: OpaquePointer, on image: PixelBuffer, options: Options, scale: Double) throws(FaceDetectorError) -> [Rect] {
-        let minSide = Int32(options.minFaceSize.map { Double($0) / scale } ?? 0)
-        let maxSide = Int32(options.maxFaceSize.map { Double($0) / scale } ?? 0)
-        var params = fkcv_detect_params(scale_factor: options.scaleFactor, min_neighbors: Int32(options.minNeighbors),
-                                        min_width: minSide, min_height: minSide, max_width: maxSide, max_height: maxSide)
-        var rects = [fkcv_rect](repeating: fkcv_rect(), count: 64)
-        var found: Int32 = 0
+/// The network's input as prepared: `contentWidth` x `contentHeight` pixels of image at the
+/// top left of a `width` x `height` planar RGB float tensor, the rest zero.
+struct NetworkInput {
+    var width: Int
+    var height: Int
+    var contentWidth: Int
+    var contentHeight: Int
+}
+
+/// CenterFace's networks and the buffers one call uses, kept between calls.
+struct CenterFaceScratch: ~Copyable {
+    let modelPath: String
+    // One network per input size: OpenCV 4.6's ONNX import fixes some layer shapes at the first
+    // forward pass, and a later pass at another size gives garbage (tested). A handful of sizes
+    // is all a detector meets (the frame's, a tracker's regions), so the last few are kept.
+    var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
+    static let networksKept = 3
+    var rgb: PixelBuffer? = nil          // the region in RGB24, when the source is not RGB24
+    var resized: PixelBuffer? = nil      // the region at the network's scale
+    var tensor: [Float] = []             // [1, 3, H, W]
+    var heatmap: [Float] = [], boxScale: [Float] = [], offset: [Float] = [], landmarks: [Float] = []
+    var preparedSize = (0, 0)
+
+    init(modelPath: String) { self.modelPath = modelPath }
+
+    deinit { for entry in networks { fkcv_net_destroy(entry.net) } }
+
+    /// The network for one input size, loaded on first use (the most recently used last).
+    @discardableResult
+    mutating func loadNetwork(width: Int, height: Int) throws(FaceDetectorError) -> OpaquePointer {
+        if let i = networks.firstIndex(where: { $0.width == width && $0.height == height }) {
+            let entry = networks.remove(at: i)
+            networks.append(entry)
+            return entry.net
+        }
+        // A network not yet run (size 0x0) takes the first size it is given.
+        if let i = networks.firstIndex(where: { $0.width == 0 }) {
+            var entry = networks.remove(at: i)
+            (entry.width, entry.height) = (width, height)
+            networks.append(entry)
+            return entry.net
+        }
         var message = [CChar](repeating: 0, count: 512)
-        let status = image.withUnsafeBytes(ofPlane: 0) { bytes, plane in
-            let origin = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            return fkcv_cascade_detect(cascade, origin, Int32(image.width), Int32(image.height), plane.bytesPerRow,
-                                       &params, &rects, Int32(rects.count), &found, &message, message.count)
+        var raw: OpaquePointer? = nil
+        let status = fkcv_net_create(modelPath, &raw, &message, message.count)
+        guard status == FKCV_OK, let raw else {
+            throw .modelLoadFailed(path: modelPath, message: shimMessage(message, status))
         }
-        guard status == FKCV_OK else { throw .openCV(message: Self.text(message, status)) }
-        return rects.prefix(Int(min(found, Int32(rects.count)))).map {
-            Rect(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height))
-        }
+        if networks.count >= Self.networksKept { fkcv_net_destroy(networks.removeFirst().net) }
+        networks.append((width, height, raw))
+        return raw
     }
 
-    private static func text(_ message: [CChar], _ status: fkcv_status) -> String {
-        let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return text.isEmpty ? "status \(status.rawValue)" : text
+    /// Converts and shrinks `image` into ``tensor``.
+    mutating func prepareInput(_ image: PixelBuffer, longestSide: Int) throws -> NetworkInput {
+        let scale = min(1, Double(longestSide) / Double(max(image.width, image.height)))
+        let cw = max(1, Int((Double(image.width) * scale).rounded())), ch = max(1, Int((Double(image.height) * scale).rounded()))
+        let input = NetworkInput(width: (cw + 31) / 32 * 32, height: (ch + 31) / 32 * 32, contentWidth: cw, contentHeight: ch)
+
+        var source = image
+        if image.format != .rgb24 {
+            if rgb?.width != image.width || rgb?.height != image.height {
+                rgb = try PixelBuffer(width: image.width, height: image.height, format: .rgb24)
+            }
+            try ColorConversion.convert(image, into: &rgb!)
+            source = rgb!
+        }
+        if cw != image.width || ch != image.height {
+            if resized?.width != cw || resized?.height != ch {
+                resized = try PixelBuffer(width: cw, height: ch, format: .rgb24)
+            }
+            try Resize.bilinear(source, into: &resized!)
+            source = resized!
+        }
+
+        let plane = input.width * input.height
+        if tensor.count != 3 * plane || preparedSize != (cw, ch) {
+            tensor = [Float](repeating: 0, count: 3 * plane) // padding stays zero
+            preparedSize = (cw, ch)
+        }
+        let tw = input.width
+        source.withUnsafeBytes(ofPlane: 0) { bytes, p in
+            tensor.withUnsafeMutableBufferPointer { t in
+                let r = t.baseAddress!, g = r + plane, b = g + plane
+                for y in 0..<ch {
+                    let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * p.bytesPerRow
+                    let o = y * tw
+                    for x in 0..<cw {
+                        r[o + x] = Float(row[3 &* x])
+                        g[o + x] = Float(row[3 &* x &+ 1])
+                        b[o + x] = Float(row[3 &* x &+ 2])
+                    }
+                }
+            }
+        }
+        return input
     }
+
+    /// Runs the network on ``tensor`` and decodes every heatmap cell above `scoreThreshold`
+    /// into a face in network-input pixels (before suppression).
+    mutating func forward(_ input: NetworkInput, scoreThreshold: Float) throws(FaceDetectorError) -> [Face] {
+        let cells = (input.width / 4) * (input.height / 4)
+        if heatmap.count < cells {
+            heatmap = [Float](repeating: 0, count: cells)
+            boxScale = [Float](repeating: 0, count: 2 * cells)
+            offset = [Float](repeating: 0, count: 2 * cells)
+            landmarks = [Float](repeating: 0, count: 10 * cells)
+        }
+        let net = try loadNetwork(width: input.width, height: input.height)
+        var message = [CChar](repeating: 0, count: 512)
+        var shapes: [(Int32, Int32)] = []
+        let status = tensor.withUnsafeBufferPointer { t in
+            heatmap.withUnsafeMutableBufferPointer { h in
+                boxScale.withUnsafeMutableBufferPointer { s in
+                    offset.withUnsafeMutableBufferPointer { o in
+                        landmarks.withUnsafeMutableBufferPointer { l in
+                            // The layer names of this export (see Models/MANIFEST.json).
+                            "537".withCString { n0 in "538".withCString { n1 in "539".withCString { n2 in "540".withCString { n3 in
+                                var outputs = [
+                                    fkcv_tensor(name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),
+                                    fkcv_tensor(name: n1, data: s.baseAddress, capacity: s.count, shape: (0, 0, 0, 0), count: 0),
+                                    fkcv_tensor(name: n2, data: o.baseAddress, capacity: o.count, shape: (0, 0, 0, 0), count: 0),
+                                    fkcv_tensor(name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0),
+                                ]
+                                let status = fkcv_net_forward(net, t.baseAddress, 3, Int32(input.height), Int32(input.width),
+                                                              &outputs, Int32(outputs.count), &message, message.count)
+                                shapes = outputs.map { ($0.shape.2, $0.shape.3) }
+                                return status
+                            } } } }
+                        }
+                    }
+                }
+            }
+        }
+        guard status == FKCV_OK else { throw .openCV(message: shimMessage(message, status)) }
+        let gh = Int(shapes[0].0), gw = Int(shapes[0].1)
+        guard gh * gw <= cells, shapes.allSatisfy({ Int($0.0) == gh && Int($0.1) == gw }) else {
+            throw .openCV(message: "unexpected output shapes \(shapes) for input \(input.width)x\(input.height)")
+        }
+        let n = gh * gw
+        let maxX = Double(input.contentWidth), maxY = Double(input.contentHeight)
+        var faces: [Face] = []
+        for cell in 0..<n where heatmap[cell] > scoreThreshold {
+            let row = cell / gw, column = cell % gw
+            let height = Double(expf(boxScale[cell])) * 4, width = Double(expf(boxScale[n + cell])) * 4
+            let cy = (Double(row) + Double(offset[cell]) + 0.5) * 4, cx = (Double(column) + Double(offset[n + cell]) + 0.5) * 4
+            let x0 = min(max(0, cx - width / 2), maxX), y0 = min(max(0, cy - height / 2), maxY)
+            let x1 = min(x0 + width, maxX), y1 = min(y0 + height, maxY)
+            guard x1 - x0 >= 1, y1 - y0 >= 1 else { continue }
+            var points: [Point] = []
+            points.reserveCapacity(5)
+            for j in 0..<5 {
+                points.append(Point(x: Double(landmarks[(2 * j + 1) * n + cell]) * width + x0,
+                                    y: Double(landmarks[2 * j * n + cell]) * height + y0))
+            }
+            faces.append(Face(bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()),
+                                           width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
+                              confidence: Double(heatmap[cell]), landmarks: points))
+        }
+        return faces
+    }
+}
+
+func shimMessage(_ message: [CChar], _ status: fkcv_status) -> String {
+    let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    return text.isEmpty ? "status \(status.rawValue)" : text
 }

@@ -1,104 +1,128 @@
+import COpenCVShim
+import Dispatch
+import Foundation
 import FrameCore
 import Synchronization
 
-/// Real-time face detection on video: faces found once are searched for only near where they
-/// were (a small region, at a scale where the face is ~40 px, for faces of about the same
-/// size), and the whole frame is scanned at low resolution every few frames to find new ones.
-/// At 720p this costs a few milliseconds per frame instead of a full detectMultiScale.
+/// Real-time face detection on video. A detector (by default the CNN) runs a *pass* over the
+/// whole frame now and then; between passes every face found is carried from frame to frame
+/// by normalised cross-correlation of a small patch of it (a few hundred pixels, ~0.1 ms a
+/// face), which holds under noise, defocus and exposure drift. A pass confirms and corrects
+/// the tracks, adds new faces and ends tracks no pass has confirmed for a while. A face whose
+/// patch is no longer found (it jumped, or was covered) calls for a pass at once.
 ///
-/// Frames must be given in order; one tracker follows one video.
+/// Two schedules (``Schedule``): passes on the frame path itself (results identical on every
+/// run, for files processed as fast as they are read), or on a thread of their own (the frame
+/// path never waits on the network, for live sources).
+///
+/// Frames must be given in order; one tracker follows one video. Thread-safe, but calls are
+/// serialised.
 public final class FaceTracker: Sendable {
+    public enum Schedule: Sendable, Equatable {
+        /// A pass on every `interval`-th frame, and on any frame where a tracked face was lost,
+        /// run before the frame is returned. New faces are reported at most `interval - 1`
+        /// frames after they appear.
+        case inline(interval: Int)
+        /// Passes back to back on a thread of their own, each on the newest frame; their faces
+        /// join when ready, carried forward to the current frame through the frames in between.
+        case background
+    }
+
+    /// The defaults were chosen on the corpus's tune split (`framekit-bench --suite tune`, see
+    /// docs/performance.md), never on the split the figures are reported on.
     public struct Options: Sendable, Equatable {
-        /// Full scans run on the frame shrunk to this width (area resize).
-        public var scanWidth: Int = 480
-        /// A full scan every this many frames (and on every frame while nothing is tracked).
-        public var scanInterval: Int = 5
-        /// The smallest face a full scan looks for, as a fraction of the frame height.
-        public var minFaceFraction: Double = 0.1
-        /// The size (px) a tracked face is shrunk to for its local search.
-        public var trackedFaceSize: Double = 40
-        /// Frames a track may go unconfirmed before it is dropped; while unconfirmed it is
-        /// reported where it was last seen.
-        public var maxMisses: Int = 2
-        public var scanNeighbors: Int = 3
-        public var trackNeighbors: Int = 2
+        public var schedule: Schedule = .inline(interval: 4)
+        /// The side (px) a tracked face is shrunk to for correlation.
+        public var patchSize: Int = 24
+        /// How far a face is searched for beyond where it was, as a fraction of its size (plus
+        /// its last motion).
+        public var searchMargin: Double = 0.5
+        /// Below this correlation (−1…1) a face counts as lost in that frame.
+        public var minCorrelation: Double = 0.7
+        /// A track no pass confirms this many passes in a row is ended.
+        public var maxMissedPasses: Int = 1
+        /// A pass's face belongs to a track when their boxes overlap by at least this IoU.
+        public var matchOverlap: Double = 0.3
 
-        public init() {}
-    }
+        public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
 
-    private struct Track {
-        var bounds: Rect
-        var misses: Int
-    }
-
-    private struct State {
-        var tracks: [Track] = []
-        var frame = 0
+        func validate() throws(FaceDetectorError) {
+            if case let .inline(interval) = schedule, interval < 1 {
+                throw .invalidOptions("the pass interval must be at least 1, got \(interval)")
+            }
+            guard patchSize >= 8, patchSize <= 128 else { throw .invalidOptions("patchSize must be in 8…128") }
+            guard searchMargin > 0, searchMargin <= 4 else { throw .invalidOptions("searchMargin must be in (0, 4]") }
+            guard minCorrelation > -1, minCorrelation < 1 else { throw .invalidOptions("minCorrelation must be in (-1, 1)") }
+            guard maxMissedPasses >= 0 else { throw .invalidOptions("maxMissedPasses must be >= 0") }
+            guard matchOverlap > 0, matchOverlap <= 1 else { throw .invalidOptions("matchOverlap must be in (0, 1]") }
+        }
     }
 
     public let options: Options
-    public let detector: FaceDetector
-    private let state = Mutex(State())
+    public let detector: any FaceDetecting
+    private let state = Mutex(TrackerState())
+    private let worker: PassWorker?
 
-    public init(detector: FaceDetector, options: Options = Options()) {
-        precondition(options.scanInterval >= 1 && options.scanWidth >= 48, "invalid tracker options")
+    public init(detector: any FaceDetecting, options: Options = Options()) throws(FaceDetectorError) {
+        try options.validate()
         self.detector = detector
         self.options = options
+        self.worker = options.schedule == .background ? PassWorker(detector: detector) : nil
     }
 
-    /// The faces in the next frame of the video.
+    /// The faces in the next frame of the video, in its pixel coordinates.
     public func faces(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
-        var s = state.withLock { $0 }
-        s.frame += 1
-        let w = image.width, h = image.height
+        try state.withLock { (s) throws(FaceDetectorError) -> [Face] in
+            s.frame += 1
+            let gray: PixelBuffer
+            do throws(PixelBufferError) { gray = try s.grayView(of: image) } catch { throw .pixelBuffer(error) }
 
-        // 1. Each known face, searched for near where it was.
-        for i in s.tracks.indices {
-            let t = s.tracks[i].bounds
-            let roi = Rect(x: t.x - t.width / 2, y: t.y - t.height / 2, width: t.width * 2, height: t.height * 2).clamped(width: w, height: h)
-            var local = FaceDetector.Options(scaleFactor: 1.1, minNeighbors: options.trackNeighbors,
-                                             minFaceSize: Int(Double(t.width) * 0.7), maxFaceSize: Int(Double(t.width) * 1.45))
-            local.detectionScale = min(1, options.trackedFaceSize / Double(max(1, t.width)))
-            let found = try detector.detect(in: image, region: roi, options: local)
-            if let best = found.max(by: { $0.bounds.iou(t) < $1.bounds.iou(t) }), best.bounds.iou(t) > 0.2 {
-                s.tracks[i] = Track(bounds: best.bounds, misses: 0)
-            } else {
-                s.tracks[i].misses += 1
+            // 1. Every track, carried into this frame.
+            var lost = false
+            for i in s.tracks.indices {
+                if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation) { lost = true }
             }
-        }
 
-        // 2. A low-resolution scan of the whole frame for faces not yet tracked — also whenever a
-        //    tracked face was not found near where it was (it jumped, or the camera moved).
-        let lost = s.tracks.contains { $0.misses > 0 }
-        let scanned = s.tracks.isEmpty || lost || s.frame % options.scanInterval == 0
-        if scanned {
-            var scan = FaceDetector.Options(scaleFactor: 1.2, minNeighbors: options.scanNeighbors,
-                                            minFaceSize: Int(Double(h) * options.minFaceFraction))
-            scan.detectionScale = min(1, Double(options.scanWidth) / Double(w))
-            for face in try detector.detect(in: image, region: nil, options: scan) {
-                if let i = s.tracks.indices.max(by: { s.tracks[$0].bounds.iou(face.bounds) < s.tracks[$1].bounds.iou(face.bounds) }),
-                   s.tracks[i].bounds.iou(face.bounds) > 0.3 {
-                    if s.tracks[i].misses > 0 { s.tracks[i] = Track(bounds: face.bounds, misses: 0) }
-                } else {
-                    s.tracks.append(Track(bounds: face.bounds, misses: 0))
+            // 2. Passes.
+            switch options.schedule {
+            case let .inline(interval):
+                if lost || s.frame - s.lastPass >= interval || s.lastPass == 0 {
+                    let found = try detector.detect(in: image, region: nil)
+                    s.merge(found, passFrame: s.frame, gray: gray, history: nil, options: options)
+                    s.lastPass = s.frame
                 }
+            case .background:
+                guard let worker else { break }
+                s.remember(gray)
+                if let (frame, found) = worker.takeResult() {
+                    s.merge(found, passFrame: frame, gray: gray, history: s.history, options: options)
+                }
+                if let failure = worker.takeFailure() { throw failure }
+                if !worker.isBusy { worker.submit(image.isBorrowed ? image.copy() : image, frame: s.frame) }
+            }
+
+            // 3. Lost faces no pass has found again are dropped. A pass that did not confirm a
+            //    track outranks the correlation: the track is kept (the network may miss a face
+            //    once) but not reported until a pass confirms it again.
+            s.tracks.removeAll { !$0.isFound && $0.missedPasses > 0 }
+            let w = image.width, h = image.height
+            return s.tracks.filter { $0.isFound && $0.missedPasses == 0 }.map { track in
+                var face = track.face
+                face.bounds = face.bounds.clamped(width: w, height: h)
+                return face
             }
         }
-
-        // 3. Forget lost faces and merge tracks that converged on one face.
-        s.tracks.removeAll { $0.misses > options.maxMisses }
-        var kept: [Track] = []
-        for t in s.tracks where !kept.contains(where: { $0.bounds.iou(t.bounds) > 0.5 }) { kept.append(t) }
-        // A face missed by its local search is reported where it was last seen (one frame of
-        // grace), unless a full scan of this very frame did not find it either.
-        let reported = kept.filter { $0.misses == 0 || ($0.misses == 1 && !scanned) }
-        s.tracks = kept
-        state.withLock { $0 = s }
-        return reported.map { Face(bounds: $0.bounds) }
     }
+
+    /// Waits for a pass under way on the background schedule to finish (returns at once on
+    /// the inline schedule). Passes still running at process exit are waited for too.
+    public func waitUntilIdle() { worker?.waitUntilIdle() }
 
     /// Forgets every track (a new video, a camera switch).
-    public func reset() { state.withLock { $0 = State() } }
+    public func reset() {
+        state.withLock { $0 = TrackerState() }
+        worker?.discardResult()
+    }
 }
 
 /// Face tracking as a chain stage: `frame.faces` from a ``FaceTracker``.
@@ -108,5 +132,300 @@ public struct FaceTrackingProcessor: Processor {
     public init(tracker: FaceTracker) { self.tracker = tracker }
     public func process(_ frame: inout SampleBuffer) throws {
         frame.faces = try tracker.faces(in: frame.pixelBuffer)
+    }
+}
+
+// MARK: - Tracks
+
+/// A box in sub-pixel image coordinates.
+struct Box: Equatable {
+    var x, y, width, height: Double
+    init(x: Double, y: Double, width: Double, height: Double) {
+        (self.x, self.y, self.width, self.height) = (x, y, width, height)
+    }
+    init(_ r: Rect) { self.init(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)) }
+    var rect: Rect {
+        Rect(x: Int(x.rounded()), y: Int(y.rounded()), width: Int(width.rounded()), height: Int(height.rounded()))
+    }
+    func moved(_ dx: Double, _ dy: Double) -> Box { Box(x: x + dx, y: y + dy, width: width, height: height) }
+}
+
+/// One face followed through the video.
+struct Track {
+    var box: Box
+    /// The detector's face when last confirmed, and where it was then (landmarks follow the box).
+    var detected: Face
+    var detectedBox: Box
+    var patch: [UInt8]
+    var patchWidth = 0, patchHeight = 0
+    /// Patch pixels per image pixel.
+    var patchScale = 1.0
+    var motion = (dx: 0.0, dy: 0.0)
+    var missedPasses = 0
+    var isFound = true
+    /// Where the track was in recent frames (for passes that finish some frames late).
+    var past: [(frame: Int, box: Box)] = []
+
+    init(face: Face, gray: PixelBuffer, patchSize: Int) {
+        box = Box(face.bounds)
+        detected = face
+        detectedBox = box
+        patch = []
+        takePatch(from: gray, patchSize: patchSize)
+    }
+
+    /// The face as reported: the detector's face moved to where the track is now.
+    var face: Face {
+        detected.mapped(scaleX: 1, scaleY: 1, dx: box.x - detectedBox.x, dy: box.y - detectedBox.y)
+    }
+
+    /// The patch the track looks for: the face's box shrunk so its longer side is `patchSize`.
+    mutating func takePatch(from gray: PixelBuffer, patchSize: Int) {
+        let r = box.rect.clamped(width: gray.width, height: gray.height)
+        guard r.width >= 4, r.height >= 4 else { isFound = false; return }
+        patchScale = min(1, Double(patchSize) / Double(max(r.width, r.height)))
+        patchWidth = max(4, Int((Double(r.width) * patchScale).rounded()))
+        patchHeight = max(4, Int((Double(r.height) * patchScale).rounded()))
+        guard let small = try? Self.shrink(gray, r, width: patchWidth, height: patchHeight) else { isFound = false; return }
+        patch = small.packedBytes()
+    }
+
+    /// Finds the patch near where the face was; false when the best match is too weak.
+    mutating func step(in gray: PixelBuffer, margin: Double, minCorrelation: Double) -> Bool {
+        guard isFound else { return false }
+        let mx = box.width * margin + abs(motion.dx), my = box.height * margin + abs(motion.dy)
+        let area = Rect(x: Int((box.x - mx).rounded(.down)), y: Int((box.y - my).rounded(.down)),
+                        width: Int((box.width + 2 * mx).rounded(.up)), height: Int((box.height + 2 * my).rounded(.up)))
+            .clamped(width: gray.width, height: gray.height)
+        let sw = Int((Double(area.width) * patchScale).rounded()), sh = Int((Double(area.height) * patchScale).rounded())
+        guard sw >= patchWidth, sh >= patchHeight, let search = try? Self.shrink(gray, area, width: sw, height: sh) else {
+            isFound = false
+            return false
+        }
+        var match = fkcv_match()
+        var message = [CChar](repeating: 0, count: 128)
+        let status = search.withUnsafeBytes(ofPlane: 0) { s, sp in
+            patch.withUnsafeBufferPointer { p in
+                fkcv_match_template(s.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(sw), Int32(sh), sp.bytesPerRow,
+                                    p.baseAddress!, Int32(patchWidth), Int32(patchHeight), patchWidth, &match,
+                                    &message, message.count)
+            }
+        }
+        guard status == FKCV_OK, Double(match.score) >= minCorrelation else {
+            isFound = false
+            return false
+        }
+        // Sub-pixel peak: a parabola through the best score and its neighbours, each way.
+        func refine(_ left: Float, _ centre: Float, _ right: Float) -> Double {
+            let d = Double(left - 2 * centre + right)
+            return d < 0 ? max(-0.5, min(0.5, Double(left - right) / (2 * d))) : 0
+        }
+        let px = Double(match.x) + refine(match.left, match.score, match.right)
+        let py = Double(match.y) + refine(match.up, match.score, match.down)
+        let nx = Double(area.x) + px / (Double(sw) / Double(area.width))
+        let ny = Double(area.y) + py / (Double(sh) / Double(area.height))
+        motion = (nx - box.x, ny - box.y)
+        box = box.moved(motion.dx, motion.dy)
+        return true
+    }
+
+    /// `rect` of the gray image shrunk (area average) to `width` x `height`.
+    static func shrink(_ gray: PixelBuffer, _ rect: Rect, width: Int, height: Int) throws(PixelBufferError) -> PixelBuffer {
+        let crop = try gray.cropped(to: rect)
+        if width == rect.width && height == rect.height { return crop }
+        var out = try PixelBuffer(width: width, height: height, format: .gray8)
+        try Resize.area(crop, into: &out)
+        return out
+    }
+}
+
+struct TrackerState: ~Copyable {
+    var frame = 0
+    var lastPass = 0
+    var tracks: [Track] = []
+    var grayScratch: PixelBuffer? = nil
+    /// Background schedule: the last frames' gray images, newest last.
+    var history: [(frame: Int, gray: PixelBuffer)] = []
+    static let historyLength = 12
+
+    /// The luma plane itself where the format has one, else a converted copy.
+    mutating func grayView(of image: PixelBuffer) throws(PixelBufferError) -> PixelBuffer {
+        switch image.format {
+        case .gray8, .nv12VideoRange, .nv12FullRange, .i420: return try image.lumaPlane()
+        default:
+            if grayScratch?.width != image.width || grayScratch?.height != image.height {
+                grayScratch = try PixelBuffer(width: image.width, height: image.height, format: .gray8)
+            }
+            try ColorConversion.convertToGray(image, into: &grayScratch!)
+            return grayScratch!
+        }
+    }
+
+    /// Keeps a copy of this frame's gray image (the frame itself goes back to its pool).
+    mutating func remember(_ gray: PixelBuffer) {
+        var slot: PixelBuffer
+        if history.count >= Self.historyLength {
+            slot = history.removeFirst().gray
+        } else {
+            slot = (try? PixelBuffer(width: gray.width, height: gray.height, format: .gray8)) ?? gray.copy()
+        }
+        if slot.width != gray.width || slot.height != gray.height { slot = gray.copy() } else {
+            gray.withUnsafeBytes(ofPlane: 0) { s, sp in
+                slot.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+                    for row in 0..<sp.height {
+                        (d.baseAddress! + row * dp.bytesPerRow).copyMemory(from: s.baseAddress! + row * sp.bytesPerRow, byteCount: sp.width)
+                    }
+                }
+            }
+        }
+        history.append((frame, slot))
+        for i in tracks.indices {
+            tracks[i].past.append((frame, tracks[i].box))
+            if tracks[i].past.count > Self.historyLength { tracks[i].past.removeFirst() }
+        }
+    }
+
+    /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``.
+    mutating func merge(_ found: [Face], passFrame: Int, gray: PixelBuffer,
+                        history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options) {
+        let patchSize = options.patchSize
+        // Where each track was when the pass's frame was taken.
+        func boxThen(_ t: Track) -> Box? {
+            passFrame == frame ? t.box : t.past.last(where: { $0.frame == passFrame })?.box
+        }
+        var pairs: [(track: Int, face: Int, overlap: Double)] = []
+        for (ti, t) in tracks.enumerated() {
+            guard let then = boxThen(t) else { continue }
+            for (fi, f) in found.enumerated() {
+                let overlap = then.rect.iou(f.bounds)
+                if overlap >= options.matchOverlap { pairs.append((ti, fi, overlap)) }
+            }
+        }
+        var trackTaken = Set<Int>(), faceTaken = Set<Int>()
+        for pair in pairs.sorted(by: { $0.overlap > $1.overlap })
+        where !trackTaken.contains(pair.track) && !faceTaken.contains(pair.face) {
+            trackTaken.insert(pair.track)
+            faceTaken.insert(pair.face)
+            let then = boxThen(tracks[pair.track])!
+            let face = found[pair.face]
+            // The detector's box, moved by however far the track went since the pass's frame.
+            let now = Box(face.bounds).moved(tracks[pair.track].box.x - then.x, tracks[pair.track].box.y - then.y)
+            tracks[pair.track].box = now
+            tracks[pair.track].detected = face.mapped(scaleX: 1, scaleY: 1, dx: now.x - Double(face.bounds.x), dy: now.y - Double(face.bounds.y))
+            tracks[pair.track].detectedBox = now
+            tracks[pair.track].missedPasses = 0
+            tracks[pair.track].isFound = true
+            tracks[pair.track].takePatch(from: gray, patchSize: patchSize)
+        }
+        for i in tracks.indices where !trackTaken.contains(i) && boxThen(tracks[i]) != nil {
+            tracks[i].missedPasses += 1
+        }
+        tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
+
+        // New faces: from the pass's own frame, carried forward through the frames since.
+        for (fi, face) in found.enumerated() where !faceTaken.contains(fi) {
+            if passFrame == frame {
+                tracks.append(Track(face: face, gray: gray, patchSize: patchSize))
+                continue
+            }
+            guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { continue }
+            var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
+            for later in history[(start + 1)...] where track.isFound {
+                _ = track.step(in: later.gray, margin: options.searchMargin, minCorrelation: options.minCorrelation)
+                track.past.append((later.frame, track.box))
+            }
+            if track.isFound {
+                track.detected = face.mapped(scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
+                                             dy: track.box.y - Double(face.bounds.y))
+                track.detectedBox = track.box
+                tracks.append(track)
+            }
+        }
+        // Two tracks on one face: keep the one confirmed most recently.
+        var kept: [Track] = []
+        for t in tracks.sorted(by: { $0.missedPasses < $1.missedPasses })
+        where !kept.contains(where: { $0.box.rect.iou(t.box.rect) > 0.5 }) {
+            kept.append(t)
+        }
+        tracks = kept
+    }
+}
+
+// MARK: - The background schedule's thread
+
+/// Runs one pass at a time on its own queue and keeps the latest result.
+final class PassWorker: Sendable {
+    private struct State {
+        var busy = false
+        var result: (frame: Int, faces: [Face])? = nil
+        var failure: FaceDetectorError? = nil
+        var generation = 0
+    }
+    private let detector: any FaceDetecting
+    private let queue = DispatchQueue(label: "framekit.face-tracker.pass", qos: .userInitiated)
+    private let state = Mutex(State())
+    private let passes = DispatchGroup()
+
+    /// Every pass under way in the process. exit() runs C++ static destructors (OpenCV's
+    /// among them) while other threads go on: a pass still inside OpenCV then crashed (seen
+    /// here as SIGSEGV at the end of `framekit detect` on a camera). An atexit handler, which
+    /// runs before destructors registered earlier, waits for them.
+    private static let inFlight = DispatchGroup()
+    private static let exitGuard: Void = { atexit { PassWorker.inFlight.wait() } }()
+
+    init(detector: any FaceDetecting) {
+        self.detector = detector
+        _ = Self.exitGuard
+    }
+
+    func waitUntilIdle() { passes.wait() }
+
+    var isBusy: Bool { state.withLock { $0.busy } }
+
+    func submit(_ image: PixelBuffer, frame: Int) {
+        let generation = state.withLock { s -> Int in
+            s.busy = true
+            return s.generation
+        }
+        passes.enter()
+        Self.inFlight.enter()
+        queue.async { [self] in
+            defer {
+                passes.leave()
+                Self.inFlight.leave()
+            }
+            let outcome = Result { () throws(FaceDetectorError) -> [Face] in try detector.detect(in: image, region: nil) }
+            self.state.withLock { s in
+                s.busy = false
+                guard s.generation == generation else { return }
+                switch outcome {
+                case let .success(faces): s.result = (frame, faces)
+                case let .failure(error): s.failure = error
+                }
+            }
+        }
+    }
+
+    func takeResult() -> (Int, [Face])? {
+        state.withLock { s in
+            defer { s.result = nil }
+            return s.result
+        }
+    }
+
+    func takeFailure() -> FaceDetectorError? {
+        state.withLock { s in
+            defer { s.failure = nil }
+            return s.failure
+        }
+    }
+
+    /// Results of passes already under way are thrown away (after a reset).
+    func discardResult() {
+        state.withLock { s in
+            s.generation += 1
+            s.result = nil
+            s.failure = nil
+        }
     }
 }

@@ -27,9 +27,9 @@ public struct ProcessorChain: Sendable {
 
 /// Face detection as a chain stage: the faces travel with the frame (`frame.faces`).
 public struct FaceDetectionProcessor: Processor {
-    public let detector: FaceDetector
+    public let detector: any FaceDetecting
     public var name: String { "detect" }
-    public init(detector: FaceDetector) { self.detector = detector }
+    public init(detector: any FaceDetecting) { self.detector = detector }
     public func process(_ frame: inout SampleBuffer) throws {
         frame.faces = try detector.detect(in: frame.pixelBuffer)
     }

@@ -112,3 +112,26 @@ public enum OpenCV {
         return VideoProbe(decodedFrames: Int(decoded), headerFrames: Int(frames), width: Int(w), height: Int(h), fps: fps)
     }
 }
+
+extension OpenCV {
+    /// A box from the reference CenterFace run, in the network input's pixels.
+    public struct CenterFaceBox: Sendable {
+        public var x0, y0, x1, y1, score: Float
+    }
+
+    /// CenterFace run entirely by OpenCV (its resize, blobFromImage, forward) and decoded as the
+    /// model's reference code does: what ``FaceDetector`` is checked against.
+    public static func centerFace(model: String, rgb: PixelBuffer, contentWidth: Int, contentHeight: Int,
+                                  threshold: Float) throws(Failure) -> [CenterFaceBox] {
+        var boxes = [Float](repeating: 0, count: 5 * 256)
+        var message = [CChar](repeating: 0, count: 512)
+        let count = boxes.withUnsafeMutableBufferPointer { b in
+            fkcvb_centerface(model, image(rgb), Int32(contentWidth), Int32(contentHeight), threshold, b.baseAddress, 256,
+                             &message, message.count)
+        }
+        guard count >= 0 else { throw Failure(description: String(cString: message)) }
+        return (0..<Int(count)).map { i in
+            CenterFaceBox(x0: boxes[5 * i], y0: boxes[5 * i + 1], x1: boxes[5 * i + 2], y1: boxes[5 * i + 3], score: boxes[5 * i + 4])
+        }
+    }
+}

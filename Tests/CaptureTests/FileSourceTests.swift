@@ -90,7 +90,7 @@ struct FileSourceTests {
         try #require(counts.captured == 6 && counts.delivered == 4 && counts.dropped(.corrupt) == 2)
         #expect(Set(recorder.drops.map(\.sequenceNumber)) == [2, 4])
         #expect(recorder.frames[0].pixelBuffer.format == .nv12FullRange)
-        #expect(try FaceDetector().detect(in: recorder.frames[3].pixelBuffer).count == 1)
+        #expect(try HaarFaceDetector().detect(in: recorder.frames[3].pixelBuffer).count == 1)
     }
 
     @Test("a folder of JPEG, PGM and PPM images, with an unreadable one skipped")

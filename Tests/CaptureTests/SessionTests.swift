@@ -24,7 +24,7 @@ struct SessionTests {
         #expect(abs(rate - 30) < 0.5)
         // The picture moves, and a real detector finds the face in it.
         #expect(frames[0].pixelBuffer.packedBytes() != frames[15].pixelBuffer.packedBytes())
-        #expect(try FaceDetector().detect(in: frames[10].pixelBuffer).count == 1)
+        #expect(try HaarFaceDetector().detect(in: frames[10].pixelBuffer).count == 1)
         #expect(output.counts.isBalanced && output.counts.pending == 0)
         #expect(session.inputs[0].activeFrameRate == 30)
     }

@@ -267,7 +267,7 @@ struct V4L2BackendTests {
         #expect(recorder.wait { $0.frames.count == 2 })
         let first = try #require(recorder.frames.first).pixelBuffer
         #expect(first.format == .bgra32 && first.width == 512)
-        #expect(try FaceDetector().detect(in: first).count == 1)
+        #expect(try HaarFaceDetector().detect(in: first).count == 1)
         kernel.with { $0.jpegFrame = Array(jpeg.prefix(jpeg.count / 3)) }
         kernel.append([.frame(sequence: 2)])
         #expect(recorder.wait { $0.drops.count == 1 })

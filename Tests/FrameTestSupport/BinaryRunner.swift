@@ -54,18 +54,18 @@ public enum BinaryRunner {
 }
 
 /// Reads a pipe to its end on a background thread.
-final class ReadAll: @unchecked Sendable {
+public final class ReadAll: @unchecked Sendable {
     // @unchecked: `data` is written once by the reader thread before `done` is signalled and
     // read only after waiting on `done`.
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
-    init(_ handle: FileHandle) {
+    public init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             data = handle.readDataToEndOfFile()
             done.signal()
         }
     }
-    func wait() -> String {
+    public func wait() -> String {
         done.wait()
         return String(decoding: data, as: UTF8.self)
     }

@@ -12,7 +12,7 @@ struct ChainTests {
     @Test("a chain runs stages in order, times each, and carries the faces with the frame")
     func chainOrder() throws {
         let photo = try ReferenceImages.load(Fixtures.astronaut, as: .nv12VideoRange)
-        let chain = ProcessorChain([FaceDetectionProcessor(detector: try FaceDetector()), BlurStage(.gaussian, size: .three),
+        let chain = ProcessorChain([FaceDetectionProcessor(detector: try HaarFaceDetector()), BlurStage(.gaussian, size: .three),
                                     GrayFilterStage(.sobelMagnitude)])
         var f = frame(photo)
         try chain.run(&f)
@@ -68,16 +68,16 @@ struct ChainTests {
     @Test("detection options: a down-scaled search still finds the face, in full-frame coordinates")
     func detectionScale() throws {
         let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
-        let full = try FaceDetector().detect(in: photo)
-        let fast = try FaceDetector(options: .init(scaleFactor: 1.2, minNeighbors: 3, detectionScale: 0.5)).detect(in: photo)
+        let full = try HaarFaceDetector().detect(in: photo)
+        let fast = try HaarFaceDetector(options: .init(scaleFactor: 1.2, minNeighbors: 3, detectionScale: 0.5)).detect(in: photo)
         try #require(full.count == 1 && fast.count == 1)
         #expect(full[0].bounds.iou(fast[0].bounds) > 0.6, "\(full[0].bounds) vs \(fast[0].bounds)")
         // A region that holds the face finds it; one that does not, finds nothing.
-        let detector = try FaceDetector()
+        let detector = try HaarFaceDetector()
         #expect(try detector.detect(in: photo, region: Rect(x: 120, y: 20, width: 220, height: 220)).count == 1)
         #expect(try detector.detect(in: photo, region: Rect(x: 0, y: 300, width: 200, height: 200)).isEmpty)
         // Faces bigger than the maximum are not reported.
-        #expect(try FaceDetector(options: .init(maxFaceSize: 60)).detect(in: photo).isEmpty)
+        #expect(try HaarFaceDetector(options: .init(maxFaceSize: 60)).detect(in: photo).isEmpty)
     }
 
     @Test("face boxes are drawn in every format, where the face is", arguments: PixelFormat.allCases)
@@ -101,8 +101,10 @@ struct ChainTests {
     @Test("the research quick start works as documented")
     func quickStart() throws {
         let image = try PixelBuffer(contentsOf: Fixtures.astronaut)
-        let detector = try FaceDetector()
-        let faces = try detector.detect(in: image)   // [Face], each with `bounds`
-        #expect(faces.count == 1 && faces[0].bounds.width > 50)
+        let detector = try FaceDetector()            // CenterFace, a CNN
+        let faces = try detector.detect(in: image)   // [Face]: bounds, confidence, landmarks
+        #expect(faces.count == 1 && faces[0].bounds.width > 50 && faces[0].landmarks.count == 5)
+        let haar = try HaarFaceDetector()            // OpenCV's Haar cascade
+        #expect(try haar.detect(in: image).count == 1)
     }
 }

@@ -30,6 +30,8 @@ struct ModelManifestTests {
         let url = try #require(ModelCatalog.url(forModel: ModelCatalog.defaultFaceModel))
         #expect(url.lastPathComponent == ModelCatalog.defaultFaceModel)
         #expect(try FaceDetector().modelURL == url)
+        let haar = try #require(ModelCatalog.url(forModel: ModelCatalog.haarFaceModel))
+        #expect(try HaarFaceDetector().modelURL == haar)
     }
 
     private func sha256(of url: URL) throws -> String {

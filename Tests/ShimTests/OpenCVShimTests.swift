@@ -7,7 +7,7 @@ import Testing
 struct OpenCVShimTests {
     @Test("the default Haar model finds exactly one face in the astronaut photo, where her face is")
     func astronautHasOneFace() throws {
-        let detector = try FaceDetector()
+        let detector = try HaarFaceDetector()
         let faces = try detector.detect(in: PixelBuffer(contentsOf: Fixtures.astronaut))
         #expect(faces.count == 1)
         // Her face (brow to chin, ear to ear) spans about x 170…275, y 60…165 of the 512x512 photo.
@@ -17,14 +17,14 @@ struct OpenCVShimTests {
 
     @Test("no face in a photo without one")
     func coffeeHasNoFace() throws {
-        let faces = try FaceDetector().detect(in: PixelBuffer(contentsOf: Fixtures.coffee))
+        let faces = try HaarFaceDetector().detect(in: PixelBuffer(contentsOf: Fixtures.coffee))
         #expect(faces.isEmpty)
     }
 
     @Test("detection works on every pixel format the capture path delivers", arguments: PixelFormat.allCases)
     func everyFormat(format: PixelFormat) throws {
         let image = try JPEG.decode(ImageFile.read(Fixtures.astronaut), to: format)
-        #expect(try FaceDetector().detect(in: image).count == 1)
+        #expect(try HaarFaceDetector().detect(in: image).count == 1)
     }
 
     @Test("a corrupt cascade file raises OpenCV's C++ exception as a Swift error")
@@ -33,7 +33,7 @@ struct OpenCVShimTests {
         let corrupt = folder.appendingPathComponent("corrupt.xml")
         try Data("<?xml version=\"1.0\"?>\n<opencv_storage><cascade><stageType>BOOST<".utf8).write(to: corrupt)
         do {
-            _ = try FaceDetector(modelURL: corrupt)
+            _ = try HaarFaceDetector(modelURL: corrupt)
             Issue.record("a corrupt model loaded")
         } catch let FaceDetectorError.modelLoadFailed(path, message) {
             #expect(path == corrupt.path)
@@ -41,13 +41,13 @@ struct OpenCVShimTests {
         }
         let empty = folder.appendingPathComponent("empty.xml")
         try Data().write(to: empty)
-        #expect(throws: FaceDetectorError.self) { try FaceDetector(modelURL: empty) }
-        #expect(throws: FaceDetectorError.self) { try FaceDetector(modelURL: folder.appendingPathComponent("missing.xml")) }
+        #expect(throws: FaceDetectorError.self) { try HaarFaceDetector(modelURL: empty) }
+        #expect(throws: FaceDetectorError.self) { try HaarFaceDetector(modelURL: folder.appendingPathComponent("missing.xml")) }
     }
 
     @Test("invalid options are thrown errors")
     func invalidOptions() {
-        #expect(throws: FaceDetectorError.self) { try FaceDetector(options: .init(scaleFactor: 1.0)) }
-        #expect(throws: FaceDetectorError.self) { try FaceDetector(options: .init(detectionScale: 0)) }
+        #expect(throws: FaceDetectorError.self) { try HaarFaceDetector(options: .init(scaleFactor: 1.0)) }
+        #expect(throws: FaceDetectorError.self) { try HaarFaceDetector(options: .init(detectionScale: 0)) }
     }
 }

@@ -43,6 +43,13 @@ int fkcvb_flip(fkcvb_image src, fkcvb_image dst, int32_t flip_code, char *messag
 /// the file opened; frames decoded, the header's frame count, size and rate are written out.
 int fkcvb_video_probe(const char *path, int32_t backend, int32_t *decoded, int32_t *header_frames, int32_t *width,
                       int32_t *height, double *fps, char *message, size_t capacity);
+/// CenterFace as its reference code runs it, entirely in OpenCV: cv::resize (INTER_LINEAR) of
+/// an RGB24 image to content_width x content_height, zero padding to a multiple of 32,
+/// cv::dnn::blobFromImage, Net::forward, the reference decoding and NMS (IoU 0.3). Boxes
+/// (x0, y0, x1, y1, score) in the network input's pixels; returns how many (at most capacity),
+/// or -1 if OpenCV threw.
+int fkcvb_centerface(const char *model, fkcvb_image rgb, int32_t content_width, int32_t content_height,
+                     float threshold, float *boxes, int32_t capacity, char *message, size_t message_capacity);
 /// Sets OpenCV's worker-thread count (1 for a fair single-thread comparison).
 void fkcvb_set_num_threads(int32_t threads);
 

@@ -1,0 +1,254 @@
+import Foundation
+import FrameKit
+
+/// Recall, precision and speed of each detector, per split and kind of clip (one row each).
+struct DetectionResult: Codable {
+    var split: String
+    var kind: String
+    /// `framekit` (the default: CNN, tracking), `framekit-cli` (`framekit detect --input`, the
+    /// whole process), `cnn-full` (the CNN on every frame), `haar-full` (OpenCV's Haar cascade
+    /// on every frame at half resolution, the Python peer's parameters), `python-haar` (the
+    /// Python peer itself, Benchmarks/Peers/haar_peer.py).
+    var detector: String
+    var clips: Int
+    var frames: Int
+    var recall: Double
+    var precision: Double
+    /// Results per second: in-process, frames over the detector's time on one caller thread;
+    /// for `framekit-cli` and `python-haar`, the process's own figure (decoding included).
+    var results_per_s: Double
+    var ms_p50: Double
+    var ms_p99: Double
+}
+
+/// `framekit detect --input clip --realtime`: the paced run (a camera's timing).
+struct RealTimeResult: Codable {
+    var kind: String
+    var size: String
+    var results_fps: Double
+    var frames_captured: Int
+    var frames_delivered: Int
+    var frame_was_late: Int
+    var processing_p99_ms: Double
+    var latency_p99_ms: Double
+    var recall: Double
+    var precision: Double
+    var command: String
+}
+
+/// Matches found faces to the truth (IoU ≥ 0.4, each truth face once). Faces found on an
+/// ignored truth face count neither way.
+struct Accuracy: Codable {
+    var truePositives = 0
+    var falsePositives = 0
+    var falseNegatives = 0
+    var recall: Double { truePositives + falseNegatives == 0 ? 1 : Double(truePositives) / Double(truePositives + falseNegatives) }
+    var precision: Double { truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives) }
+    static let minimumOverlap = 0.4
+
+    mutating func add(found: [Rect], truth: [TruthFace]) {
+        var pairs: [(Int, Int, Double)] = []
+        for (fi, f) in found.enumerated() {
+            for (ti, t) in truth.enumerated() {
+                let o = f.iou(t.box)
+                if o >= Self.minimumOverlap { pairs.append((fi, ti, o)) }
+            }
+        }
+        var usedFound = Set<Int>(), usedTruth = Set<Int>()
+        for (fi, ti, _) in pairs.sorted(by: { $0.2 > $1.2 }) where !usedFound.contains(fi) && !usedTruth.contains(ti) {
+            usedFound.insert(fi)
+            usedTruth.insert(ti)
+            if !truth[ti].ignored { truePositives += 1 }
+        }
+        falsePositives += found.count - usedFound.count
+        falseNegatives += truth.indices.filter { !usedTruth.contains($0) && !truth[$0].ignored }.count
+    }
+
+    static func + (a: Accuracy, b: Accuracy) -> Accuracy {
+        Accuracy(truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
+                 falseNegatives: a.falseNegatives + b.falseNegatives)
+    }
+}
+
+enum DetectionSuite {
+    struct Settings {
+        var splits: [Corpus.Split]
+        var kinds: [ClipKind]
+        var seedsPerKind: Int
+        var frames: Int
+        var framekit: URL?
+        var python: URL?
+        var work: URL
+        /// Where to keep each clip (`NAME.mjpeg`) and its truth (`NAME.truth.json`), if anywhere.
+        var keep: URL? = nil
+        /// Which detectors to run (default all; see ``DetectionResult/detector``).
+        var detectors: Set<String> = DetectionSuite.allDetectors
+        /// Extra arguments for `framekit detect` (tuning: `--score-threshold 0.4`).
+        var detectArguments: [String] = []
+    }
+
+    static let allDetectors: Set<String> = ["framekit", "framekit-cli", "cnn-full", "haar-full", "python-haar"]
+
+    /// What one detector did on one clip.
+    struct Run {
+        var accuracy = Accuracy()
+        var times: [Double] = []
+        var resultsPerSecond: Double? = nil
+    }
+
+    static func run(corpus: Corpus, settings: Settings, peer: URL) throws -> (results: [DetectionResult], realtime: [RealTimeResult]) {
+        var results: [DetectionResult] = []
+        for split in settings.splits {
+            for kind in settings.kinds {
+                var runs: [String: [Run]] = [:]
+                var frames = 0, clips = 0
+                for seed in corpus.seeds[split, default: []].prefix(settings.seedsPerKind) {
+                    let clip = try ClipRenderer.render(kind: kind, seed: seed, frames: settings.frames, corpus: corpus, split: split)
+                    let decoded = try clip.frames()
+                    frames += decoded.count
+                    clips += 1
+                    log("  \(split.rawValue) \(clip.name): \(decoded.count) frames \(clip.width)x\(clip.height), JPEG quality \(clip.jpegQuality)")
+                    for (name, detect) in try inProcessDetectors() where settings.detectors.contains(name) {
+                        let run = try measure(decoded, clip.truth, detect)
+                        runs[name, default: []].append(run)
+                    }
+                    let file = settings.work.appendingPathComponent("\(clip.name).mjpeg")
+                    try clip.mjpeg.write(to: file)
+                    if let framekit = settings.framekit, settings.detectors.contains("framekit-cli") {
+                        runs["framekit-cli", default: []].append(try runCLI(framekit, file: file, truth: clip.truth,
+                                                                            extra: settings.detectArguments).run)
+                    }
+                    // The Python peer is slow (~3 frames/s): one clip of each kind.
+                    if let python = settings.python, clips == 1, settings.detectors.contains("python-haar") {
+                        do {
+                            runs["python-haar", default: []].append(try runPeer(python, script: peer, file: file, truth: clip.truth))
+                        } catch {
+                            log("  python-haar skipped: \(error) (scripts/bootstrap installs python3-opencv)")
+                        }
+                    }
+                    if let keep = settings.keep {
+                        try? FileManager.default.removeItem(at: keep.appendingPathComponent(file.lastPathComponent))
+                        try FileManager.default.moveItem(at: file, to: keep.appendingPathComponent(file.lastPathComponent))
+                        try JSONEncoder().encode(clip.truth).write(to: keep.appendingPathComponent("\(clip.name).truth.json"))
+                    } else {
+                        try? FileManager.default.removeItem(at: file)
+                    }
+                }
+                for name in ["framekit", "framekit-cli", "cnn-full", "haar-full", "python-haar"] {
+                    guard let list = runs[name], !list.isEmpty else { continue }
+                    let accuracy = list.map(\.accuracy).reduce(Accuracy(), +)
+                    let times = list.flatMap(\.times).sorted()
+                    let rate = list.compactMap(\.resultsPerSecond)
+                    let perSecond = rate.isEmpty ? Double(times.count) / max(1e-9, times.reduce(0, +)) : rate.reduce(0, +) / Double(rate.count)
+                    results.append(DetectionResult(split: split.rawValue, kind: kind.rawValue, detector: name, clips: list.count,
+                                                   frames: name == "python-haar" ? list.count * settings.frames : frames,
+                                                   recall: accuracy.recall, precision: accuracy.precision, results_per_s: perSecond,
+                                                   ms_p50: percentile(times, 0.5) * 1000, ms_p99: percentile(times, 0.99) * 1000))
+                }
+            }
+        }
+
+        // Paced runs: the report split's moving faces at 720p and 1080p, as a 30 fps camera.
+        var realtime: [RealTimeResult] = []
+        if let framekit = settings.framekit, let seed = corpus.seeds[.report]?.first, settings.detectors.contains("framekit-cli") {
+            for kind in [ClipKind.moving, .fullHD] {
+                let clip = try ClipRenderer.render(kind: kind, seed: seed, frames: max(90, settings.frames), corpus: corpus, split: .report)
+                let file = settings.work.appendingPathComponent("realtime-\(clip.name).mjpeg")
+                try clip.mjpeg.write(to: file)
+                let (run, summary, command) = try runCLI(framekit, file: file, truth: clip.truth, realtime: true)
+                let drops = summary["drops"] as? [String: Int] ?? [:]
+                let latency = summary["latency_ms"] as? [String: Double] ?? [:], processing = summary["processing_ms"] as? [String: Double] ?? [:]
+                realtime.append(RealTimeResult(kind: kind.rawValue, size: "\(clip.width)x\(clip.height)",
+                                               results_fps: summary["fps"] as? Double ?? 0,
+                                               frames_captured: summary["frames_captured"] as? Int ?? 0,
+                                               frames_delivered: summary["frames_delivered"] as? Int ?? 0,
+                                               frame_was_late: drops["frame_was_late"] ?? 0,
+                                               processing_p99_ms: processing["p99"] ?? 0, latency_p99_ms: latency["p99"] ?? 0,
+                                               recall: run.accuracy.recall, precision: run.accuracy.precision, command: command))
+                try? FileManager.default.removeItem(at: file)
+            }
+        }
+        return (results, realtime)
+    }
+
+    /// The detectors run in this process, each fresh for every clip (a tracker follows one video).
+    static func inProcessDetectors() throws -> [(String, (PixelBuffer) throws -> [Face])] {
+        let tracker = try FaceTracker(detector: try FaceDetector())
+        let cnn = try FaceDetector()
+        let haar = try HaarFaceDetector(options: .init(scaleFactor: 1.1, minNeighbors: 3, detectionScale: 0.5))
+        return [
+            ("framekit", { try tracker.faces(in: $0) }),
+            ("cnn-full", { try cnn.detect(in: $0) }),
+            ("haar-full", { try haar.detect(in: $0) }),
+        ]
+    }
+
+    private static func measure(_ frames: [PixelBuffer], _ truth: [[TruthFace]], _ detect: (PixelBuffer) throws -> [Face]) throws -> Run {
+        var run = Run()
+        for (frame, truth) in zip(frames, truth) {
+            let start = Timestamp.now()
+            let faces = try detect(frame)
+            run.times.append(Timestamp.now().seconds(since: start))
+            run.accuracy.add(found: faces.map(\.bounds), truth: truth)
+        }
+        return run
+    }
+
+    /// `framekit detect --input FILE` (as fast as read, or paced): accuracy from its JSON lines;
+    /// frames it dropped count as missed.
+    static func runCLI(_ framekit: URL, file: URL, truth: [[TruthFace]], realtime: Bool = false, extra: [String] = []) throws
+        -> (run: Run, summary: [String: Any], command: String) {
+        let arguments = ["detect", "--input", file.path] + (realtime ? ["--realtime"] : []) + extra
+        let output = try runProcess(framekit, arguments)
+        var run = Run()
+        var summary: [String: Any] = [:]
+        var seen = Set<Int>()
+        for line in output.split(separator: UInt8(ascii: "\n")) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
+            if let s = object["summary"] as? [String: Any] { summary = s; continue }
+            guard let index = object["frame"] as? Int, index < truth.count, let faces = object["faces"] as? [[String: Any]] else { continue }
+            seen.insert(index)
+            run.accuracy.add(found: faces.map { rect($0) }, truth: truth[index])
+        }
+        for (i, t) in truth.enumerated() where !seen.contains(i) { run.accuracy.add(found: [], truth: t) }
+        run.resultsPerSecond = summary["fps"] as? Double
+        if let p = summary["processing_ms"] as? [String: Double] { run.times = [(p["p50"] ?? 0) / 1000] }
+        return (run, summary, "framekit " + arguments.map { $0 == file.path ? file.lastPathComponent : $0 }.joined(separator: " "))
+    }
+
+    static func runPeer(_ python: URL, script: URL, file: URL, truth: [[TruthFace]]) throws -> Run {
+        let output = try runProcess(python, [script.path, file.path])
+        var run = Run()
+        for line in output.split(separator: UInt8(ascii: "\n")) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
+            if let fps = object["fps"] as? Double { run.resultsPerSecond = fps; continue }
+            guard let index = object["frame"] as? Int, index < truth.count, let faces = object["faces"] as? [[Int]] else { continue }
+            run.accuracy.add(found: faces.map { Rect(x: $0[0], y: $0[1], width: $0[2], height: $0[3]) }, truth: truth[index])
+        }
+        return run
+    }
+
+    static func rect(_ face: [String: Any]) -> Rect {
+        Rect(x: face["x"] as? Int ?? 0, y: face["y"] as? Int ?? 0, width: face["width"] as? Int ?? 0, height: face["height"] as? Int ?? 0)
+    }
+
+    static func runProcess(_ executable: URL, _ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw RuntimeError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        return output
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
+    }
+}

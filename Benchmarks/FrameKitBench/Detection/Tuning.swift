@@ -1,0 +1,90 @@
+import Foundation
+import FrameKit
+import Synchronization
+
+/// `framekit-bench --suite tune`: how the tracker's defaults were chosen. On the tune split
+/// only, every combination of score threshold, pass interval, correlation floor and missed
+/// passes is scored per kind of clip. The network runs once per frame (at the lowest threshold,
+/// its faces cached), so a combination costs only its tracking.
+enum Tuning {
+    struct Row: Codable {
+        var scoreThreshold: Double
+        var passInterval: Int
+        var minCorrelation: Double
+        var maxMissedPasses: Int
+        var recall: [String: Double]
+        var precision: [String: Double]
+        /// Full passes per frame (the cost: the network is ~95% of the time).
+        var passesPerFrame: Double
+        /// The worst kind's F1 (what the defaults maximise, with passes per frame as the price).
+        var worstF1: Double
+    }
+
+    /// Replays the network's faces for the frame being tracked.
+    final class CachedDetector: FaceDetecting {
+        let passes: [[Face]]
+        let threshold: Double
+        private let state = Mutex((frame: 0, calls: 0))
+        init(passes: [[Face]], threshold: Double) {
+            self.passes = passes
+            self.threshold = threshold
+        }
+        var name: String { "cached" }
+        var modelURL: URL { URL(fileURLWithPath: "/") }
+        func setFrame(_ index: Int) { state.withLock { $0.frame = index } }
+        var calls: Int { state.withLock { $0.calls } }
+        func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+            let frame = state.withLock { s -> Int in
+                s.calls += 1
+                return s.frame
+            }
+            return passes[frame].filter { ($0.confidence ?? 0) >= threshold }
+        }
+    }
+
+    static func run(corpus: Corpus, frames count: Int, seeds: Int) throws -> [Row] {
+        let thresholds = [0.3, 0.4, 0.5], intervals = [3, 4, 5], correlations = [0.5, 0.6, 0.7], missed = [0, 1]
+        struct Key: Hashable { var t: Double; var i: Int; var c: Double; var m: Int }
+        var accuracy: [Key: [ClipKind: Accuracy]] = [:]
+        var passes: [Key: (calls: Int, frames: Int)] = [:]
+        let network = try FaceDetector(options: .init(scoreThreshold: thresholds.min()!))
+        for kind in ClipKind.allCases {
+            for seed in corpus.seeds[.tune, default: []].prefix(seeds) {
+                let clip = try ClipRenderer.render(kind: kind, seed: seed, frames: count, corpus: corpus, split: .tune)
+                let frames = try clip.frames()
+                let found = try frames.map { try network.detect(in: $0) }
+                log("  tune \(clip.name): network on \(frames.count) frames")
+                for t in thresholds {
+                    for i in intervals {
+                        for c in correlations {
+                            for m in missed {
+                                let key = Key(t: t, i: i, c: c, m: m)
+                                let cached = CachedDetector(passes: found, threshold: t)
+                                var options = FaceTracker.Options(schedule: .inline(interval: i))
+                                options.minCorrelation = c
+                                options.maxMissedPasses = m
+                                let tracker = try FaceTracker(detector: cached, options: options)
+                                var a = Accuracy()
+                                for (n, frame) in frames.enumerated() {
+                                    cached.setFrame(n)
+                                    a.add(found: try tracker.faces(in: frame).map(\.bounds), truth: clip.truth[n])
+                                }
+                                accuracy[key, default: [:]][kind] = (accuracy[key]?[kind] ?? Accuracy()) + a
+                                let p = passes[key] ?? (0, 0)
+                                passes[key] = (p.calls + cached.calls, p.frames + frames.count)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return accuracy.map { key, perKind in
+            let f1 = perKind.values.map { a in a.recall + a.precision == 0 ? 0 : 2 * a.recall * a.precision / (a.recall + a.precision) }
+            let p = passes[key]!
+            return Row(scoreThreshold: key.t, passInterval: key.i, minCorrelation: key.c, maxMissedPasses: key.m,
+                       recall: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.recall) }),
+                       precision: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.precision) }),
+                       passesPerFrame: Double(p.calls) / Double(max(1, p.frames)), worstF1: f1.min() ?? 0)
+        }.sorted { ($0.worstF1, -$0.passesPerFrame) > ($1.worstF1, -$1.passesPerFrame) }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// Files the CLI writes (stats, reports, photos): complete or absent, never half-written, and
+/// never put over an existing file unless that is the documented behaviour.
+///
+/// The bytes go to a temporary file in the destination's folder (created with O_EXCL), are
+/// flushed with fsync, and then take the final name: `rename` where replacing is allowed,
+/// `link` + `unlink` where it is not (`link` fails with EEXIST if the name was taken in the
+/// meantime: the no-clobber check is the kernel's, not a check-then-create race).
+enum OutputFile {
+    struct Failure: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        /// 73 (EX_CANTCREAT) when the file could not be created at all, 74 (EX_IOERR) when
+        /// writing it failed (a full disk).
+        var exitCode: Int32 = ExitCode.cannotCreate
+        var description: String { "cannot write \(path): \(reason)" }
+    }
+
+    /// Checks, before any work is done, that `path` can be written: its folder exists and is
+    /// writable, and (unless `replacing`) nothing is there yet.
+    static func check(_ path: String, replacing: Bool) throws(Failure) {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw Failure(path: path, reason: "no such folder \(folder)")
+        }
+        guard access(folder, W_OK) == 0 else { throw Failure(path: path, reason: "the folder \(folder) is not writable") }
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard replacing else { throw Failure(path: path, reason: "it exists; not overwriting it") }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(path: path, reason: "it exists and is not a regular file") }
+        }
+    }
+
+    /// Writes `bytes` to `path` atomically (see the type's comment).
+    static func write(_ bytes: some Collection<UInt8>, to path: String, replacing: Bool) throws(Failure) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure(path: path, reason: String(cString: strerror(errno))) }
+        var failure: String? = nil
+        let data = Array(bytes)
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                    return
+                }
+                offset += n
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        if close(fd) != 0, failure == nil { failure = String(cString: strerror(errno)) }
+        if let failure {
+            unlink(temporary)
+            throw Failure(path: path, reason: failure, exitCode: ExitCode.ioError)
+        }
+        if failure == nil {
+            if replacing {
+                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+            } else if link(temporary, path) != 0 {
+                failure = errno == EEXIST ? "it exists; not overwriting it" : String(cString: strerror(errno))
+            }
+        }
+        unlink(temporary) // after rename it is already gone; after link, the final name remains
+        if let failure { throw Failure(path: path, reason: failure) }
+    }
+
+    static func write(_ text: String, to path: String, replacing: Bool) throws(Failure) {
+        try write(Array(text.utf8), to: path, replacing: replacing)
+    }
+}

@@ -1,0 +1,64 @@
+import FrameCore
+import FrameModels
+import Foundation
+
+/// What every face detector offers: faces in a still image or a region of it. The chain stage
+/// (``FaceDetectionProcessor``), the video tracker (``FaceTracker``) and the CLI take any of them.
+public protocol FaceDetecting: Sendable {
+    /// Faces inside `region` of `image` (the whole image when nil), with bounds and landmarks in
+    /// `image`'s pixel coordinates.
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face]
+    /// A short name for summaries and reports ("cnn", "haar").
+    var name: String { get }
+    /// The model file in use.
+    var modelURL: URL { get }
+}
+
+extension FaceDetecting {
+    /// Faces in the whole of `image`.
+    public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
+        try detect(in: image, region: nil)
+    }
+}
+
+/// Errors from face detection.
+public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
+    /// No model file was found along the search path (see ``ModelCatalog``).
+    case modelNotFound(String)
+    /// OpenCV could not load the model (missing, empty or corrupt file).
+    case modelLoadFailed(path: String, message: String)
+    /// OpenCV threw while working; the message is OpenCV's.
+    case openCV(message: String)
+    case invalidOptions(String)
+    case pixelBuffer(PixelBufferError)
+
+    public var description: String {
+        switch self {
+        case let .modelNotFound(name):
+            "face model \(name) not found (searched: \(ModelCatalog.searchPath.map(\.path).joined(separator: ", ")))"
+        case let .modelLoadFailed(path, message): "cannot load face model \(path): \(message)"
+        case let .openCV(message): "OpenCV error: \(message)"
+        case let .invalidOptions(message): "invalid face detector options: \(message)"
+        case let .pixelBuffer(error): error.description
+        }
+    }
+}
+
+/// Non-maximum suppression: the highest-confidence face of each cluster whose boxes overlap by
+/// IoU ≥ `threshold`.
+func suppressOverlaps(_ faces: [Face], threshold: Double) -> [Face] {
+    var kept: [Face] = []
+    for face in faces.sorted(by: { ($0.confidence ?? 0) > ($1.confidence ?? 0) })
+    where !kept.contains(where: { $0.bounds.iou(face.bounds) >= threshold }) {
+        kept.append(face)
+    }
+    return kept
+}
+
+/// The face-size limits every detector's options share: neither negative, max (0: none) not
+/// below min.
+func checkFaceSizes(min: Int?, max: Int?) throws(FaceDetectorError) {
+    if let min, min < 0 { throw .invalidOptions("minFaceSize must be >= 0") }
+    if let max, max < 0 { throw .invalidOptions("maxFaceSize must be >= 0") }
+    if let max, let min, max > 0, max < min { throw .invalidOptions("maxFaceSize is below minFaceSize") }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Synchronization
+import Testing
+
+/// A detector that counts its calls (how often the tracker ran a full pass).
+final class CountingDetector: FaceDetecting {
+    let inner: any FaceDetecting
+    private let count = Mutex(0)
+    init(_ inner: any FaceDetecting) { self.inner = inner }
+    var calls: Int { count.withLock { $0 } }
+    var name: String { inner.name }
+    var modelURL: URL { inner.modelURL }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        count.withLock { $0 += 1 }
+        return try inner.detect(in: image, region: region)
+    }
+}
+
+/// A 640x360 NV12 video: the astronaut's head over the coffee photo, at `positions` (top-left
+/// of the 200x200 head crop; nil: no face in that frame). Returns frames and face boxes.
+func astronautVideo(_ positions: [(Int, Int)?]) throws -> (frames: [PixelBuffer], faces: [Rect?]) {
+    let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+    let head = try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200))
+    var scene = try PixelBuffer(width: 640, height: 360, format: .rgb24)
+    try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+    var frames: [PixelBuffer] = [], faces: [Rect?] = []
+    for position in positions {
+        var frame = scene.copy()
+        if let (x, y) = position {
+            head.withUnsafeBytes(ofPlane: 0) { s, sp in
+                frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+                    for row in 0..<200 where y + row >= 0 && y + row < 360 {
+                        for column in 0..<200 where x + column >= 0 && x + column < 640 {
+                            for c in 0..<3 { d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c] }
+                        }
+                    }
+                }
+            }
+            // The face in the head crop: about x 50…150, y 50…165.
+            faces.append(Rect(x: x + 50, y: y + 48, width: 100, height: 115))
+        } else {
+            faces.append(nil)
+        }
+        frames.append(try PixelFormatConversion.convert(frame, to: .nv12VideoRange))
+    }
+    return (frames, faces)
+}
+
+@Suite("FaceTracker: passes and correlation tracking on video")
+struct FaceTrackerTests {
+    @Test("a moving face is reported in every frame, where it is, with passes only every third frame")
+    func followsAMovingFace() throws {
+        let video = try astronautVideo((0..<24).map { (60 + $0 * 12, 80 + $0 * 3) })
+        let detector = CountingDetector(try FaceDetector())
+        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 3)))
+        for (frame, truth) in zip(video.frames, video.faces) {
+            let faces = try tracker.faces(in: frame)
+            #expect(faces.count == 1)
+            if let face = faces.first, let truth { #expect(face.bounds.iou(truth) > 0.5, "\(face.bounds) vs \(truth)") }
+            #expect(faces.first?.landmarks.count == 5 && faces.first?.confidence != nil)
+        }
+        #expect(detector.calls == 8, "passes: \(detector.calls)")
+    }
+
+    @Test("the inline schedule gives the same faces on every run")
+    func deterministic() throws {
+        let video = try astronautVideo((0..<12).map { (100 + $0 * 20, 100) })
+        func run() throws -> [[Face]] {
+            let tracker = try FaceTracker(detector: try FaceDetector())
+            return try video.frames.map { try tracker.faces(in: $0) }
+        }
+        #expect(try run() == run())
+    }
+
+    @Test("a face that jumps calls for a pass at once and is found where it went")
+    func jump() throws {
+        let video = try astronautVideo([(50, 50), (56, 52), (400, 120), (404, 122)])
+        let detector = CountingDetector(try FaceDetector())
+        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 10)))
+        var reported: [[Face]] = []
+        for frame in video.frames { reported.append(try tracker.faces(in: frame)) }
+        #expect(detector.calls == 2, "a pass on the first frame and on the jump")
+        #expect(reported[2].count == 1 && reported[2][0].bounds.iou(video.faces[2]!) > 0.5, "\(reported[2])")
+    }
+
+    @Test("a face that leaves is no longer reported")
+    func leaves() throws {
+        let video = try astronautVideo([(100, 80), (110, 80), (120, 80), nil, nil, nil])
+        let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .inline(interval: 3)))
+        let counts = try video.frames.map { try tracker.faces(in: $0).count }
+        #expect(counts == [1, 1, 1, 0, 0, 0], "\(counts)")
+    }
+
+    @Test("the background schedule finds the face within a few frames and keeps it, passes off the caller's thread")
+    func background() throws {
+        let video = try astronautVideo((0..<40).map { (60 + $0 * 8, 80 + $0 * 2) })
+        let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
+        var counts: [Int] = []
+        var hits = 0
+        for (frame, truth) in zip(video.frames, video.faces) {
+            let faces = try tracker.faces(in: frame)
+            counts.append(faces.count)
+            if let face = faces.first, face.bounds.iou(truth!) > 0.5 { hits += 1 }
+            Thread.sleep(forTimeInterval: 0.033) // a 30 fps camera
+        }
+        let first = try #require(counts.firstIndex(of: 1), "\(counts)")
+        #expect(first <= 10, "\(counts)")
+        #expect(counts[first...].allSatisfy { $0 == 1 }, "\(counts)")
+        #expect(hits == counts.count - first, "\(hits) of \(counts.count - first) boxes where the face is")
+    }
+
+    @Test("with the Haar cascade too")
+    func haar() throws {
+        let video = try astronautVideo((0..<6).map { (100 + $0 * 10, 100) })
+        let tracker = try FaceTracker(detector: try HaarFaceDetector(options: .init(minFaceSize: 60)))
+        let counts = try video.frames.map { try tracker.faces(in: $0).count }
+        let direct = try HaarFaceDetector(options: .init(minFaceSize: 60)).detect(in: video.frames[0]).map(\.bounds)
+        #expect(counts.allSatisfy { $0 == 1 }, "\(counts) \(direct)")
+    }
+
+    @Test("invalid options are thrown errors")
+    func invalidOptions() throws {
+        let detector = try FaceDetector()
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 0))) }
+        var options = FaceTracker.Options()
+        options.patchSize = 2
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
+    }
+}
