@@ -72,7 +72,7 @@ let package = Package(
                 exclude: ["Fixtures"]),
         .testTarget(name: "ShimTests",
                     dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim", "OpenCVReference"]),
-        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
+        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI", "OpenCVReference"]),

@@ -1,3 +1,4 @@
+import Synchronization
 /// An image in memory: one to three planes of pixels in a ``PixelFormat``.
 ///
 /// A value type with copy-on-write storage. Buffers delivered by a capture output usually
@@ -84,6 +85,19 @@ public struct PixelBuffer: Sendable {
               width <= 16384, height <= 16384 else {
             throw .invalidSize(width: width, height: height, format: format)
         }
+        let budget = pixelBudget
+        guard width * height <= budget else { throw .exceedsPixelBudget(width: width, height: height, budget: budget) }
+    }
+
+    private static let budget = Atomic<Int>(7680 * 4320)
+
+    /// The most pixels one buffer may have: every buffer FrameKit makes (a decoded JPEG, a
+    /// file source's pool, a conversion) is checked against it before memory is allocated, so
+    /// a forged header claiming 16384x16384 is an error in microseconds, not 800 MB. Default:
+    /// the largest preset, 8K (7680x4320). Process-wide.
+    public static var pixelBudget: Int {
+        get { budget.load(ordering: .relaxed) }
+        set { budget.store(max(1, newValue), ordering: .relaxed) }
     }
 
     /// Planes back to back with no row padding, and the total byte count.

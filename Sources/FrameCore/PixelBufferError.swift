@@ -5,6 +5,9 @@ public enum PixelBufferError: Error, Equatable, Sendable, CustomStringConvertibl
     case storageTooSmall(needed: Int, available: Int)
     case unsupportedFormat(PixelFormat, operation: String)
     case sizeMismatch(expected: String, actual: String)
+    /// More pixels than ``PixelBuffer/pixelBudget`` allows: refused before any allocation (a
+    /// forged header costs nothing).
+    case exceedsPixelBudget(width: Int, height: Int, budget: Int)
 
     public var description: String {
         switch self {
@@ -19,6 +22,8 @@ public enum PixelBufferError: Error, Equatable, Sendable, CustomStringConvertibl
             return "\(op) does not support \(f)"
         case let .sizeMismatch(e, a):
             return "size mismatch: expected \(e), got \(a)"
+        case let .exceedsPixelBudget(w, h, budget):
+            return "\(w)x\(h) is \(w * h) pixels, over the pixel budget of \(budget) (PixelBuffer.pixelBudget; default 7680x4320)"
         }
     }
 }

@@ -44,6 +44,10 @@ struct ParsedOptions {
             guard let spec = specs.first(where: { $0.name == name }) else {
                 throw UsageError("\(command): unknown option '--\(name)' (see framekit \(command) --help)")
             }
+            // A repeated option is refused rather than silently keeping one of the values.
+            guard values[name] == nil, !flags.contains(name) else {
+                throw UsageError("\(command): --\(name) is given more than once")
+            }
             if spec.valueName == nil {
                 guard inline == nil else { throw UsageError("\(command): --\(name) takes no value") }
                 flags.insert(name)

@@ -12,19 +12,34 @@ import Glibc
 /// - `/stream.mjpeg` — the video as `multipart/x-mixed-replace` JPEG frames;
 /// - `/stats.json` — the current figures.
 ///
-/// Safe defaults: binds 127.0.0.1; GET and HEAD only (405); nothing outside the fixed routes
-/// (404, path tricks included); at most `maxClients` connections (503 beyond). A slow client
-/// never stalls capture: publishing only replaces the latest frame, and each client is sent
-/// the newest frame when it is ready for one (the frames in between are dropped for it).
+/// Safe defaults (docs/outputs.md): binds 127.0.0.1; GET and HEAD for the pages, POST (with a
+/// same-origin check) for the one state change; nothing outside the fixed routes (404, path
+/// tricks included); the `Host` header must name this server (the bound address, `localhost`,
+/// or a name in ``Configuration/allowedHosts``: DNS rebinding gets 421); a request head must
+/// arrive whole within ``Configuration/requestTimeout`` (408) and within size limits (414,
+/// 431); at most ``Configuration/maxClients`` streams and, separately,
+/// ``Configuration/maxPendingRequests`` connections still sending their request (503 beyond):
+/// open streams never lock out `/` or `/stats.json`. A slow client never stalls capture:
+/// publishing only replaces the latest frame, and each client is sent the newest frame when
+/// it is ready for one (the frames in between are dropped for it).
 public final class PreviewServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String = "127.0.0.1"
         /// 0 picks a free port (see ``port``).
         public var port: UInt16 = 8080
+        /// Video streams served at once.
         public var maxClients: Int = 4
+        /// Connections still sending their request head, at once (slow or idle clients).
+        public var maxPendingRequests: Int = 32
+        /// Seconds a client has to send its whole request head.
+        public var requestTimeout: Double = 5
         /// Seconds a client may take to accept a frame before it is disconnected.
         public var sendTimeout: Double = 2
+        /// Host names (besides the bound address and `localhost`) a request's `Host` may give.
+        public var allowedHosts: [String] = []
         public var title: String = "FrameKit preview"
+        /// Where the server reports trouble (out of file descriptors…); nil: stderr.
+        public var log: (@Sendable (String) -> Void)? = nil
         public init() {}
     }
 
@@ -48,7 +63,8 @@ public final class PreviewServer: Sendable {
     private let latest = Mutex(Frame())
     private let newFrame = NSCondition()
     private let statsJSON = Mutex("{}")
-    private let clients = Atomic<Int>(0)
+    private let clients = Atomic<Int>(0)      // streams
+    private let pending = Atomic<Int>(0)      // connections whose request is still being read
     private let running = Atomic<Bool>(false)
     private let listener = Atomic<Int32>(-1)
     private let boundPort = Atomic<Int>(0)
@@ -71,13 +87,16 @@ public final class PreviewServer: Sendable {
         switcher.withLock { $0 = handler }
     }
 
-    /// Publishes a frame (JPEG bytes) to every client. Never blocks on clients.
+    /// Publishes a frame (JPEG bytes) to every client. Never blocks on clients. The condition's
+    /// lock is held while the frame is replaced, so no waiting stream misses the signal.
     public func publish(jpeg: [UInt8]) {
+        newFrame.lock()
         latest.withLock { f in
             f.jpeg = jpeg
             f.generation &+= 1
         }
         newFrame.broadcast()
+        newFrame.unlock()
     }
 
     /// Replaces what `/stats.json` serves.
@@ -111,6 +130,7 @@ public final class PreviewServer: Sendable {
         listener.store(fd, ordering: .relaxed)
         running.store(true, ordering: .relaxed)
         Thread.detachNewThread { [self] in
+            Thread.current.name = "fk-preview-acc" // found by name in /proc (tests, top -H)
             acceptLoop(fd)
             acceptDone.signal()
         }
@@ -125,48 +145,93 @@ public final class PreviewServer: Sendable {
     }
 
     private func acceptLoop(_ fd: Int32) {
+        var outOfDescriptors = false
         while running.load(ordering: .relaxed) {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 100) > 0 else { continue }
             let client = accept(fd, nil, nil)
-            guard client >= 0 else { continue }
+            guard client >= 0 else {
+                // Out of file descriptors: the listening socket stays readable, so retrying at
+                // once would spin. Back off, and say so once per episode.
+                if errno == EMFILE || errno == ENFILE {
+                    if !outOfDescriptors { report("framekit preview: out of file descriptors; new clients wait") }
+                    outOfDescriptors = true
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+                continue
+            }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            if outOfDescriptors {
+                report("framekit preview: accepting clients again")
+                outOfDescriptors = false
+            }
             var timeout = timeval(tv_sec: Int(configuration.sendTimeout), tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var readTimeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &readTimeout, socklen_t(MemoryLayout<timeval>.size))
-            if clients.add(1, ordering: .relaxed).newValue > configuration.maxClients {
+            if pending.add(1, ordering: .relaxed).newValue > configuration.maxPendingRequests {
                 _ = send(client, Self.response(503, "Service Unavailable", "text/plain", Array("too many clients\n".utf8), head: false))
-                clients.subtract(1, ordering: .relaxed)
+                pending.subtract(1, ordering: .relaxed)
                 close(client)
                 continue
             }
             Thread.detachNewThread { [self] in
                 handle(client)
                 close(client)
-                clients.subtract(1, ordering: .relaxed)
             }
         }
+    }
+
+    private func report(_ line: String) {
+        if let log = configuration.log { return log(line) }
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress!, $0.count) }
     }
 
     // MARK: Requests
 
     private func handle(_ fd: Int32) {
-        guard let request = readRequest(fd) else { return }
-        let parts = request.split(separator: " ", maxSplits: 2).map(String.init)
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else {
-            _ = send(fd, Self.response(400, "Bad Request", "text/plain", Array("bad request\n".utf8), head: false))
+        let outcome = readRequest(fd)
+        pending.subtract(1, ordering: .relaxed)
+        let request: HTTPRequest
+        switch outcome {
+        case let .request(r): request = r
+        case let .refused(status, reason):
+            _ = send(fd, Self.response(status, Self.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false))
+            return
+        case .incomplete:
+            return // closed, or the deadline passed (408 already sent)
+        }
+        let head = request.method == "HEAD"
+        guard hostIsAllowed(request.header("host")) else {
+            _ = send(fd, Self.response(421, "Misdirected Request", "text/plain", Array("this server does not answer for that Host\n".utf8), head: head))
             return
         }
-        let (method, target) = (parts[0], parts[1])
-        guard method == "GET" || method == "HEAD" else {
+        // Fixed routes only: the target is compared as it is, never mapped to a file.
+        let path = request.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.target
+        if path.hasPrefix("/switch/") {
+            // The one state change: POST only, same origin only, and only with a choice to make.
+            guard devices.withLock({ $0.count }) > 1, let index = Int(path.dropFirst("/switch/".count)),
+                  index >= 0, index < devices.withLock({ $0.count }), let handler = switcher.withLock({ $0 }) else {
+                _ = send(fd, Self.response(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
+                return
+            }
+            guard request.method == "POST" else {
+                _ = send(fd, Self.response(405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
+                return
+            }
+            if let origin = request.header("origin"), origin != "http://" + (request.header("host") ?? "") {
+                _ = send(fd, Self.response(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
+                return
+            }
+            let ok = handler(index)
+            _ = send(fd, Self.response(ok ? 200 : 500, ok ? "OK" : "Internal Server Error", "application/json",
+                                       Array("{\"switched\": \(ok)}\n".utf8), head: false))
+            return
+        }
+        guard request.method == "GET" || head else {
             _ = send(fd, Self.response(405, "Method Not Allowed", "text/plain", Array("GET or HEAD only\n".utf8), head: false,
                                        extra: "Allow: GET, HEAD\r\n"))
             return
         }
-        let head = method == "HEAD"
-        // Fixed routes only: the target is compared as it is, never mapped to a file.
-        let path = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? target
         switch path {
         case "/":
             _ = send(fd, Self.response(200, "OK", "text/html; charset=utf-8", Array(page().utf8), head: head))
@@ -174,44 +239,66 @@ public final class PreviewServer: Sendable {
             let body = statsJSON.withLock { $0 } + "\n"
             _ = send(fd, Self.response(200, "OK", "application/json", Array(body.utf8), head: head))
         case "/stream.mjpeg":
-            stream(fd, head: head)
-        case _ where path.hasPrefix("/switch/"):
-            guard let index = Int(path.dropFirst("/switch/".count)), let handler = switcher.withLock({ $0 }),
-                  index >= 0, index < devices.withLock({ $0.count }) else {
-                _ = send(fd, Self.response(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
+            guard clients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
+                clients.subtract(1, ordering: .relaxed)
+                _ = send(fd, Self.response(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
                 return
             }
-            let ok = handler(index)
-            _ = send(fd, Self.response(ok ? 200 : 500, ok ? "OK" : "Internal Server Error", "application/json",
-                                       Array("{\"switched\": \(ok)}\n".utf8), head: head))
+            stream(fd, head: head)
+            clients.subtract(1, ordering: .relaxed)
         default:
             _ = send(fd, Self.response(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
         }
     }
 
-    /// The request line, once the whole header has arrived (at most 8 KiB).
-    private func readRequest(_ fd: Int32) -> String? {
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        var filled = 0
-        while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + filled, $0.count - filled, 0) }
-            if n <= 0 { return nil }
-            filled += n
-            if let end = Self.headerEnd(buffer[0..<filled]) {
-                let header = String(decoding: buffer[0..<end], as: UTF8.self)
-                return header.split(separator: "\r\n", maxSplits: 1).first.map(String.init)
-            }
+    /// Whether `Host` names this server: its bound address or `localhost` (any port), or an
+    /// allowed name. Anything else is a DNS-rebinding page or a misdirected request.
+    func hostIsAllowed(_ host: String?) -> Bool {
+        guard let host = host?.lowercased(), !host.isEmpty else { return false }
+        var name = Substring(host)
+        if name.hasPrefix("[") { // [::1]:8080
+            name = name.dropFirst().prefix { $0 != "]" }
+        } else if let colon = name.lastIndex(of: ":") {
+            guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+            name = name[..<colon]
         }
-        return nil
+        let allowed = Set([configuration.host.lowercased(), "localhost", "127.0.0.1", "::1"] + configuration.allowedHosts.map { $0.lowercased() })
+        return allowed.contains(String(name))
     }
 
-    static func headerEnd(_ bytes: ArraySlice<UInt8>) -> Int? {
-        var i = bytes.startIndex
-        while i + 3 < bytes.endIndex {
-            if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return i }
-            i += 1
+    /// The request head, read whole within ``Configuration/requestTimeout``.
+    private func readRequest(_ fd: Int32) -> HTTPRequest.Outcome {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(configuration.requestTimeout)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else {
+                _ = send(fd, Self.response(408, "Request Timeout", "text/plain", Array("request timeout\n".utf8), head: false))
+                return .incomplete
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&p, 1, Int32(min(remaining, 0.5) * 1000) + 1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return .incomplete }
+            buffer += chunk[0..<n]
+            let outcome = HTTPRequest.parse(buffer[...])
+            if outcome != .incomplete { return outcome }
         }
-        return nil
+    }
+
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 408: "Request Timeout"
+        case 414: "URI Too Long"
+        case 431: "Request Header Fields Too Large"
+        case 505: "HTTP Version Not Supported"
+        default: "Error"
+        }
     }
 
     private func stream(_ fd: Int32, head: Bool) {
@@ -223,16 +310,30 @@ public final class PreviewServer: Sendable {
             // Wait for a frame newer than the last one this client got.
             newFrame.lock()
             var frame = latest.withLock { $0 }
-            while frame.generation == sent && running.load(ordering: .relaxed) {
-                _ = newFrame.wait(until: Date().addingTimeInterval(0.5))
+            var closed = false
+            while frame.generation == sent && running.load(ordering: .relaxed) && !closed {
+                _ = newFrame.wait(until: Date().addingTimeInterval(0.1))
                 frame = latest.withLock { $0 }
+                closed = Self.peerClosed(fd)
             }
             newFrame.unlock()
+            if closed { return } // the slot is freed now, not at the next failed send
             guard running.load(ordering: .relaxed), !frame.jpeg.isEmpty else { continue }
             sent = frame.generation
             let part = Array("--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n\r\n".utf8) + frame.jpeg + [13, 10]
             if !send(fd, part) { return } // gone, or slower than the send timeout
         }
+    }
+
+    /// Whether the client hung up (a stream's client sends nothing after its request).
+    static func peerClosed(_ fd: Int32) -> Bool {
+        // POLLRDHUP (0x2000) is Linux's "peer closed its end"; Glibc's module does not export it.
+        let readHangUp: Int16 = 0x2000
+        var p = pollfd(fd: fd, events: Int16(POLLIN) | readHangUp, revents: 0)
+        guard poll(&p, 1, 0) > 0 else { return false }
+        if p.revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0 { return true }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) == 0
     }
 
     /// Sends everything, or reports failure (closed, or the send timeout passed).
@@ -256,7 +357,7 @@ public final class PreviewServer: Sendable {
     private func page() -> String {
         let names = devices.withLock { $0 }
         let buttons = names.count > 1
-            ? "<p id=\"devices\">Camera: " + names.enumerated().map { "<button onclick=\"fetch('/switch/\($0.offset)')\">\(escape($0.element))</button>" }.joined(separator: " ") + "</p>"
+            ? "<p id=\"devices\">Camera: " + names.enumerated().map { "<button onclick=\"fetch('/switch/\($0.offset)', {method: 'POST'})\">\(escape($0.element))</button>" }.joined(separator: " ") + "</p>"
             : ""
         return """
         <!DOCTYPE html>
@@ -279,5 +380,6 @@ public final class PreviewServer: Sendable {
 
     private func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
     }
 }

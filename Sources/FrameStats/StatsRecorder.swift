@@ -14,8 +14,34 @@ public final class StatsRecorder: Sendable {
         var firstResult: Timestamp?
         var lastResult: Timestamp?
         var results = 0
-        /// Per-frame latency over time (capped), with drops marked, for the report's plot.
-        var timeline: [TimelinePoint] = []
+        /// Latency over time with drops marked, for the report's plot: at most
+        /// ``timelineCapacity`` points, allocated once. When full, every other delivered frame's
+        /// point is dropped and from then on only every `timelineStride`-th frame is kept, so the
+        /// plot spans the whole run at a fixed size (drops are always kept while they fit).
+        var timeline: [TimelinePoint] = {
+            var t: [TimelinePoint] = []
+            t.reserveCapacity(StatsRecorder.timelineCapacity)
+            return t
+        }()
+        var timelineStride = 1
+        var timelineEvents = 0
+
+        mutating func addToTimeline(_ point: TimelinePoint) {
+            timelineEvents += 1
+            guard point.dropReason != nil || timelineEvents % timelineStride == 0 else { return }
+            if timeline.count >= StatsRecorder.timelineCapacity {
+                timelineStride *= 2
+                let old = timeline
+                timeline.removeAll(keepingCapacity: true)
+                for (i, p) in old.enumerated() where i % 2 == 0 || p.dropReason != nil { timeline.append(p) }
+                if timeline.count >= StatsRecorder.timelineCapacity { // nearly all drops: halve them too
+                    let drops = timeline
+                    timeline.removeAll(keepingCapacity: true)
+                    for (i, p) in drops.enumerated() where i % 2 == 0 { timeline.append(p) }
+                }
+            }
+            timeline.append(point)
+        }
         var peakRSS = 0
         var peakPoolBytes = 0
     }
@@ -27,7 +53,7 @@ public final class StatsRecorder: Sendable {
         public var dropReason: DropReason?
     }
 
-    public static let timelineCapacity = 20_000
+    public static let timelineCapacity = 4_096
     private let state = Mutex(State())
 
     public init() {}
@@ -52,17 +78,13 @@ public final class StatsRecorder: Sendable {
             if s.firstResult == nil { s.firstResult = resultAt }
             s.lastResult = resultAt
             s.results += 1
-            if s.timeline.count < Self.timelineCapacity {
-                s.timeline.append(TimelinePoint(sequence: frame.sequenceNumber, latencyMilliseconds: latency * 1000, dropReason: nil))
-            }
+            s.addToTimeline(TimelinePoint(sequence: frame.sequenceNumber, latencyMilliseconds: latency * 1000, dropReason: nil))
         }
     }
 
     public func recordDrop(_ drop: DroppedFrame) {
         state.withLock { s in
-            if s.timeline.count < Self.timelineCapacity {
-                s.timeline.append(TimelinePoint(sequence: drop.sequenceNumber, latencyMilliseconds: nil, dropReason: drop.reason))
-            }
+            s.addToTimeline(TimelinePoint(sequence: drop.sequenceNumber, latencyMilliseconds: nil, dropReason: drop.reason))
         }
     }
 

@@ -92,4 +92,62 @@ struct FaultTests {
         #expect(try String(contentsOf: clip, encoding: .utf8) == "keep me")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["a.mjpeg"])
     }
+
+    @Test("out of file descriptors, the preview backs off instead of spinning, and serves again once they are back")
+    func previewOutOfDescriptors() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = ["--nofile=40", Self.framekit, "preview", "--device", "virtual", "--port", "0", "--max-clients", "256",
+                             "--duration", "20"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+        let first = out.fileHandleForReading.availableLine(timeout: 15)
+        let object = try JSONSerialization.jsonObject(with: Data(try #require(first).utf8)) as? [String: Any]
+        let port = try #require(object?["port"] as? Int)
+        // Hold more connections than the process has descriptors left.
+        var held: [RawHTTP] = []
+        for _ in 0..<48 { if let c = try? RawHTTP(port: port) { held.append(c) } }
+        // The accept thread's own CPU (the face tracker's passes keep the process busy anyway).
+        let before = Self.cpuSeconds(process.processIdentifier, thread: "fk-preview-acc")
+        Thread.sleep(forTimeInterval: 2)
+        let used = Self.cpuSeconds(process.processIdentifier, thread: "fk-preview-acc") - before
+        #expect(before >= 0 && used < 0.3, "\(used) s of CPU in 2 s: the accept loop spins")
+        held.removeAll()
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try RawHTTP.request(port: port, "GET", "/stats.json").status == 200)
+    }
+
+    /// User + system CPU seconds of the thread of a process with that name, from /proc (-1 if
+    /// there is none).
+    static func cpuSeconds(_ pid: Int32, thread name: String) -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        guard let tid = tasks.first(where: {
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.hasPrefix(name) == true
+        }), let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return -1 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 }
+
+extension FileHandle {
+    /// The first line written to this pipe within `timeout` seconds.
+    func availableLine(timeout: Double) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var data = Data()
+        while Date() < deadline {
+            var p = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            let chunk = availableData
+            if chunk.isEmpty { return nil }
+            data.append(chunk)
+            if let newline = data.firstIndex(of: 10) { return String(decoding: data[..<newline], as: UTF8.self) }
+        }
+        return nil
+    }
+}
+

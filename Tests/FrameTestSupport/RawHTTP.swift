@@ -5,7 +5,7 @@ import Glibc
 
 /// A bare HTTP/1.1 client on POSIX sockets, so tests see exactly what a server sends.
 public final class RawHTTP {
-    public let fd: Int32
+    public private(set) var fd: Int32
 
     public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -16,12 +16,23 @@ public final class RawHTTP {
         let r = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard r == 0 else { close(fd); throw CocoaError(.fileReadNoPermission) }
+        guard r == 0 else { Glibc.close(fd); throw CocoaError(.fileReadNoPermission) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    deinit { close(fd) }
+    deinit { close() }
+
+    /// Closes the connection (as a browser closing its tab).
+    public func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// Sends raw bytes.
+    public func send(bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
 
     public func send(_ text: String) {
         _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -40,9 +51,10 @@ public final class RawHTTP {
     }
 
     /// One request on a fresh connection: status code, header text and body.
-    public static func request(port: Int, _ method: String, _ path: String) throws -> (status: Int, headers: String, body: [UInt8]) {
+    public static func request(port: Int, _ method: String, _ path: String, headers: String = "Host: 127.0.0.1\r\n") throws
+        -> (status: Int, headers: String, body: [UInt8]) {
         let client = try RawHTTP(port: port)
-        client.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        client.send("\(method) \(path) HTTP/1.1\r\n\(headers)\r\n")
         let raw = client.read()
         return split(raw)
     }

@@ -86,6 +86,25 @@ struct StatsTests {
         #expect(s.memory.rssPeakMB > 1)
     }
 
+    @Test("the timeline stays within its capacity over 100,000 frames and spans the whole run, drops kept")
+    func boundedTimeline() throws {
+        let recorder = StatsRecorder()
+        let start = Timestamp.now()
+        for n in 0..<100_000 {
+            if n % 1000 == 999 {
+                recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(n), presentationTime: Double(n) / 30, reason: .frameWasLate))
+                continue
+            }
+            let frame = SampleBuffer(pixelBuffer: try PixelBuffer(width: 2, height: 2, format: .gray8), presentationTime: Double(n) / 30,
+                                     sequenceNumber: UInt64(n), captureInstant: start)
+            recorder.recordResult(of: frame, resultAt: start.adding(seconds: 0.01))
+        }
+        let s = recorder.snapshot(preset: "p", width: 2, height: 2, source: "t", counts: OutputCounts())
+        #expect(s.timeline.count <= StatsRecorder.timelineCapacity && s.timeline.count > StatsRecorder.timelineCapacity / 4)
+        #expect((s.timeline.first?.sequence ?? 99) < 10 && (s.timeline.last?.sequence ?? 0) >= 99_000)
+        #expect(s.timeline.filter { $0.dropReason != nil }.count == 100, "every drop is on the plot")
+    }
+
     @Test("the HTML report has the figures and its three plots, and is well-formed")
     func report() throws {
         let recorder = StatsRecorder()

@@ -14,7 +14,8 @@ final class FileSource: FrameSource {
     var isRealTime: Bool { description.realTime }
     private let pool: BufferPool
     private let decoder: JPEG.Decoder
-    private var data = Data()
+    private var reader: FileReader?
+    private var scratch: [UInt8] = []      // one frame's bytes, reused
     private var mjpegFrames: [Range<Int>] = []
     private var cursor = 0      // byte offset (Y4M) or frame index (MJPEG, images)
     private var index: UInt64 = 0
@@ -39,11 +40,10 @@ final class FileSource: FrameSource {
     func start() throws(CaptureError) {
         switch description.kind {
         case .y4m, .mjpeg:
-            do { data = try Data(contentsOf: description.url, options: .alwaysMapped) } catch {
-                throw .unreadableFile(path: description.url.path, reason: "cannot read the file")
-            }
+            let reader = try FileReader(path: description.url.path)
+            self.reader = reader
             cursor = description.y4m?.headerLength ?? 0
-            if description.kind == .mjpeg { mjpegFrames = MJPEGSplitter.frameRanges(in: data) }
+            if description.kind == .mjpeg { mjpegFrames = reader.jpegRanges() }
         case .images:
             cursor = 0
         }
@@ -78,10 +78,11 @@ final class FileSource: FrameSource {
                 guard frame.count == description.y4m!.frameBytes else { return corrupt }
                 try fillFromY4M(frame, into: &buffer)
             case let .encoded(frame):
+                guard !frame.isEmpty else { return corrupt }
                 if JPEG.hasSignature(frame) {
                     try frame.withUnsafeBytes { raw in try decoder.decode(raw, into: &buffer) }
                 } else if PNM.hasSignature(frame) {
-                    let image = try PNM.decode([UInt8](frame))
+                    let image = try PNM.decode(frame)
                     guard image.width == buffer.width, image.height == buffer.height else { return corrupt }
                     buffer = try PixelFormatConversion.convert(image, to: buffer.format)
                 } else {
@@ -102,36 +103,45 @@ final class FileSource: FrameSource {
         pool.makeBuffer(waitingUpTo: 60)
     }
 
-    private enum FrameBytes { case raw(Data), encoded(Data), unreadable }
+    private enum FrameBytes { case raw([UInt8]), encoded([UInt8]), unreadable }
 
     private func nextFrameBytes() -> FrameBytes? {
+        if description.kind == .images { return nextImage() }
+        guard let reader else { return nil }
         switch description.kind {
         case .y4m:
-            guard cursor < data.count else { return nil }
             // "FRAME" [params] "\n" then the pixels.
-            guard let newline = data[cursor...].prefix(256).firstIndex(of: 0x0A),
-                  data[cursor..<newline].starts(with: Array("FRAME".utf8)) else {
-                cursor = data.count // no way to find the next frame boundary reliably
+            reader.read(at: cursor, count: 256, into: &scratch)
+            guard !scratch.isEmpty else { return nil }
+            guard let newline = scratch.firstIndex(of: 0x0A), scratch[..<newline].starts(with: Array("FRAME".utf8)) else {
+                cursor = Int.max / 2 // no way to find the next frame boundary reliably
                 return .unreadable
             }
-            let start = newline + 1
-            let end = min(data.count, start + description.y4m!.frameBytes)
-            cursor = end
-            return .raw(data[start..<end])
+            let start = cursor + newline + 1
+            reader.read(at: start, count: description.y4m!.frameBytes, into: &scratch)
+            // A short read is a truncated last frame (or a file cut while it was read).
+            cursor = scratch.count == description.y4m!.frameBytes ? start + scratch.count : Int.max / 2
+            return .raw(scratch)
         case .mjpeg:
             guard cursor < mjpegFrames.count else { return nil }
             defer { cursor += 1 }
-            return .encoded(data[mjpegFrames[cursor]])
+            let range = mjpegFrames[cursor]
+            reader.read(at: range.lowerBound, count: range.count, into: &scratch)
+            return .encoded(scratch)
         case .images:
-            guard cursor < description.imageFiles.count else { return nil }
-            defer { cursor += 1 }
-            guard let bytes = try? Data(contentsOf: description.imageFiles[cursor]) else { return .unreadable }
-            return .encoded(bytes)
+            return nextImage()
         }
     }
 
+    private func nextImage() -> FrameBytes? {
+        guard cursor < description.imageFiles.count else { return nil }
+        defer { cursor += 1 }
+        guard let bytes = try? Data(contentsOf: description.imageFiles[cursor]) else { return .unreadable }
+        return .encoded([UInt8](bytes))
+    }
+
     /// Y4M stores planar Y, Cb, Cr; FrameKit's I420 is the same, 4:2:2 becomes YUYV.
-    private func fillFromY4M(_ frame: Data, into buffer: inout PixelBuffer) throws {
+    private func fillFromY4M(_ frame: [UInt8], into buffer: inout PixelBuffer) throws {
         let w = description.size.width, h = description.size.height
         try frame.withUnsafeBytes { (src: UnsafeRawBufferPointer) throws in
             switch buffer.format {
@@ -166,7 +176,7 @@ final class FileSource: FrameSource {
     }
 
     func stop() {
-        data = Data()
+        reader = nil
         mjpegFrames = []
     }
 }

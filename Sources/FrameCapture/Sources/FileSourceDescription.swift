@@ -36,6 +36,18 @@ struct FileSourceDescription: Sendable {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw .unreadableFile(path: url.path, reason: "no such file or folder")
         }
+        // A FIFO or a device would block the header read forever (or be read as a file by
+        // mistake): refused with the reason, never a silent wait.
+        var info = stat()
+        if stat(url.path, &info) == 0 {
+            switch info.st_mode & S_IFMT {
+            case S_IFREG, S_IFDIR: break
+            case S_IFIFO: throw .unreadableFile(path: url.path, reason: "it is a FIFO (a pipe); --input reads regular files and folders")
+            case S_IFCHR:
+                throw .unreadableFile(path: url.path, reason: "it is a character device; a camera is opened with --device, not --input")
+            default: throw .unreadableFile(path: url.path, reason: "not a regular file or folder")
+            }
+        }
         if isDirectory.boolValue {
             let names: [String]
             do { names = try FileManager.default.contentsOfDirectory(atPath: url.path) } catch {
@@ -71,14 +83,13 @@ struct FileSourceDescription: Sendable {
             imageFiles = []
         } else if JPEG.hasSignature(head) {
             // One JPEG, or a stream of them (MJPEG): the first frame gives the size. The file is
-            // mapped, and scanned only as far as the second frame's start.
-            let bytes: Data
-            do { bytes = try Data(contentsOf: url, options: .alwaysMapped) } catch {
-                throw .unreadableFile(path: url.path, reason: "cannot read the file")
-            }
-            let frames = MJPEGSplitter.frameRanges(in: bytes, limit: 2)
+            // read (never mapped) only as far as the second frame's start.
+            let reader = try FileReader(path: url.path)
+            let frames = reader.jpegRanges(limit: 2)
+            var first: [UInt8] = []
+            reader.read(at: frames[0].lowerBound, count: frames[0].count, into: &first)
             let header: JPEG.Header
-            do { header = try JPEG.header(of: [UInt8](bytes[frames[0]])) } catch {
+            do { header = try JPEG.header(of: first) } catch {
                 throw .unreadableFile(path: url.path, reason: "unreadable JPEG header: \(error)")
             }
             if frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased()) {
@@ -171,32 +182,5 @@ struct Y4MHeader: Sendable {
         frameRate = rate
         self.chroma = chroma
         headerLength = newline + 1
-    }
-}
-
-/// Splits a stream of concatenated JPEGs at their boundaries (an EOI marker followed by SOI).
-enum MJPEGSplitter {
-    /// The byte ranges of the JPEGs in `data`, at most `limit` of them (the last range then
-    /// runs to the end). Reads the bytes in place: a mapped file is not copied.
-    static func frameRanges(in data: Data, limit: Int = .max) -> [Range<Int>] {
-        data.withUnsafeBytes { frameRanges(in: $0, limit: limit) }
-    }
-
-    static func frameRanges(in bytes: UnsafeRawBufferPointer, limit: Int = .max) -> [Range<Int>] {
-        var ranges: [Range<Int>] = []
-        var start = 0
-        var i = 2
-        let n = bytes.count
-        while i + 3 < n && ranges.count + 1 < limit {
-            if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 && bytes[i + 2] == 0xFF && bytes[i + 3] == 0xD8 {
-                ranges.append(start..<i + 2)
-                start = i + 2
-                i += 4
-            } else {
-                i += 1
-            }
-        }
-        if start < n { ranges.append(start..<n) }
-        return ranges
     }
 }

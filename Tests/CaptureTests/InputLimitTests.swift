@@ -1,0 +1,96 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("Inputs that would cost or block: forged sizes, FIFOs, devices")
+struct InputLimitTests {
+    /// A real JPEG whose frame header (SOF0) now claims `width` x `height`.
+    static func forgedJPEG(width: Int, height: Int) throws -> [UInt8] {
+        var bytes = try JPEG.encode(try PixelBuffer(width: 16, height: 16, format: .rgb24), quality: 80)
+        let sof = try #require((0..<(bytes.count - 1)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        bytes[sof + 5] = UInt8(height >> 8); bytes[sof + 6] = UInt8(height & 0xFF)
+        bytes[sof + 7] = UInt8(width >> 8); bytes[sof + 8] = UInt8(width & 0xFF)
+        return bytes
+    }
+
+    @Test("a JPEG header claiming 16384x16384 is refused before any allocation, in microseconds")
+    func forgedJPEGHeader() throws {
+        let bytes = try Self.forgedJPEG(width: 16384, height: 16384)
+        #expect(bytes.count < 1000)
+        let start = Date()
+        #expect {
+            _ = try JPEG.decode(bytes)
+        } throws: { error in
+            guard case ImageIOError.pixelBuffer(.exceedsPixelBudget(16384, 16384, _))? = error as? ImageIOError else { return false }
+            return true
+        }
+        #expect(Date().timeIntervalSince(start) < 0.05)
+        // As a file source: the device cannot be made (its pool would be 16384x16384).
+        let file = Fixtures.temporaryFolder().appendingPathComponent("forged.mjpeg")
+        try Data(bytes).write(to: file)
+        #expect(throws: (any Error).self) {
+            let session = CaptureSession()
+            try session.configure {
+                try session.addInput(CaptureDeviceInput(device: try CaptureDevice.file(file)))
+                try session.addOutput(VideoDataOutput())
+            }
+            try session.startRunning()
+        }
+        #expect(Date().timeIntervalSince(start) < 1)
+    }
+
+    @Test("the pixel budget is a setting: 8K by default, raised or lowered for the process")
+    func budget() throws {
+        #expect(PixelBuffer.pixelBudget == 7680 * 4320)
+        #expect(throws: PixelBufferError.self) { try PixelBuffer(width: 7682, height: 4320, format: .gray8) }
+        _ = try PixelBuffer(width: 7680, height: 4320, format: .gray8)
+    }
+
+    @Test("a FIFO or a character device given as a file is refused at once with the reason")
+    func fifoAndDevice() throws {
+        let fifo = Fixtures.temporaryFolder().appendingPathComponent("pipe").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let start = Date()
+        do {
+            _ = try CaptureDevice.file(URL(fileURLWithPath: fifo))
+            Issue.record("a FIFO was accepted")
+        } catch {
+            #expect("\(error)".contains("FIFO"), "\(error)")
+        }
+        do {
+            _ = try CaptureDevice.file(URL(fileURLWithPath: "/dev/null"))
+            Issue.record("a device was accepted")
+        } catch {
+            #expect("\(error)".contains("character device"), "\(error)")
+        }
+        #expect(Date().timeIntervalSince(start) < 1)
+    }
+
+    @Test("a file cut short while it is being read: the frames past the cut are corrupt or missing, never SIGBUS",
+          arguments: ["y4m", "mjpeg"])
+    func truncatedWhileReading(kind: String) throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.\(kind)")
+        if kind == "y4m" {
+            try Y4MWriter.write(frames: 40, width: 320, height: 240, to: file)
+        } else {
+            let jpeg = try JPEG.encode(try PixelBuffer(contentsOf: Fixtures.astronaut), quality: 80)
+            try Data((0..<40).flatMap { _ in jpeg }).write(to: file)
+        }
+        let recorder = Recorder(delay: 0.02)
+        let (session, output) = try makeSession(try CaptureDevice.file(file), preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(recorder.wait(timeout: 10) { $0.frames.count >= 2 })
+        // Cut the file to a third while the source is in the middle of it (it was mapped before:
+        // the next read of a vanished page was SIGBUS).
+        let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as! Int
+        #expect(truncate(file.path, off_t(size / 3)) == 0)
+        #expect(log.wait(timeout: 20) { if case .sourceEnded = $0 { true } else { false } } != nil)
+        session.stopRunning()
+        let counts = output.counts
+        #expect(counts.delivered < 40 && counts.delivered >= 2, "\(counts)")
+        #expect(counts.captured == counts.delivered + counts.droppedTotal)
+    }
+}
+
