@@ -51,12 +51,15 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// The shortest time between frames the session should ask for (1 / max fps); nil lets the
     /// session pick the highest rate the chosen format offers (30 fps when that is available).
     /// Checked against the active format when the session starts.
-    public var activeVideoMinFrameDuration: Double? {
-        get { frameDuration.withLock { $0 } }
-        set {
-            precondition(newValue.map { $0 > 0 } ?? true, "frame duration must be positive")
-            frameDuration.withLock { $0 = newValue }
+    public var activeVideoMinFrameDuration: Double? { frameDuration.withLock { $0 } }
+
+    /// Sets ``activeVideoMinFrameDuration`` (nil: the session's choice); a duration that is not
+    /// a positive, finite number of seconds is ``CaptureError/invalidArgument(_:)``.
+    public func setActiveVideoMinFrameDuration(_ duration: Double?) throws(CaptureError) {
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw .invalidArgument("a frame duration must be a positive number of seconds, got \(duration)")
         }
+        frameDuration.withLock { $0 = duration }
     }
 
     /// The distinct frame sizes the device offers, smallest first.

@@ -23,6 +23,9 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case configuration(String)
     case noInput
     case pixelBuffer(PixelBufferError)
+    /// A value or call the API does not accept (a JPEG quality of 0, a frame duration of 0):
+    /// refused with this error, never a trap.
+    case invalidArgument(String)
 
     public var description: String {
         switch self {
@@ -43,6 +46,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case let .configuration(message): message
         case .noInput: "the session has no input"
         case let .pixelBuffer(error): error.description
+        case let .invalidArgument(message): message
         }
     }
 }

@@ -43,7 +43,7 @@ enum PhotoCommand {
         } catch { throw RuntimeFailure("\(error)") }
         defer { session.stopRunning() }
         let waiter = Waiter()
-        output.capturePhoto(with: PhotoSettings(quality: quality), delegate: waiter)
+        output.capturePhoto(with: try PhotoSettings(quality: quality), delegate: waiter)
         guard waiter.done.wait(timeout: .now() + 30) == .success else { throw RuntimeFailure("no frame arrived within 30 s") }
         let (photo, error) = waiter.result.withLock { $0! }
         guard let photo else { throw RuntimeFailure("\(error.map { "\($0)" } ?? "no photo")") }

@@ -31,8 +31,9 @@ public struct ResizeStage: ImageStage {
     let scratch = ScratchBuffer()
     let gray = GrayInput()
     public var name: String { "resize" }
-    public init(width: Int, height: Int, method: Method = .area) {
-        precondition(width > 0 && height > 0, "resize target must be positive")
+    /// A size that is not positive is ``PixelBufferError/invalidSize(width:height:format:)``.
+    public init(width: Int, height: Int, method: Method = .area) throws(PixelBufferError) {
+        guard width > 0, height > 0 else { throw .invalidSize(width: width, height: height, format: .gray8) }
         self.width = width
         self.height = height
         self.method = method

@@ -1,6 +1,7 @@
 import Foundation
 import FrameKit
 import FrameTestSupport
+import OpenCVReference
 import Testing
 
 /// The CLI under faults a user or a scheduler causes: closed or full stdout, a reader that goes
@@ -59,6 +60,28 @@ struct FaultTests {
         let last = try #require(lines.last)
         #expect(last.hasPrefix("{\"summary\""), "\(last.prefix(80))")
         #expect(FileManager.default.fileExists(atPath: stats.path))
+    }
+
+    @Test("SIGTERM ends a recording like Ctrl-C: the AVI is finalised and OpenCV reads every frame of it")
+    func recordSigterm() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.framekit)
+        process.arguments = ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "60", "--output", file.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = ReadAll(out.fileHandleForReading)
+        Thread.sleep(forTimeInterval: 2)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationStatus)")
+        let summary = try JSONSerialization.jsonObject(with: Data(reader.wait().utf8)) as? [String: Any]
+        let frames = try #require(summary?["frames"] as? Int)
+        #expect(frames > 10)
+        let probe = try OpenCV.probeVideo(file.path, ownMJPEGReader: true)
+        #expect(probe.decodedFrames == frames && probe.headerFrames == frames, "\(probe)")
     }
 
     @Test("outputs that cannot be created fail before capture (exit 73); photos must be .jpg")

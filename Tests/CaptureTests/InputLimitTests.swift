@@ -94,3 +94,25 @@ struct InputLimitTests {
     }
 }
 
+
+@Suite("Invalid values are thrown errors, never traps")
+struct NoTrapTests {
+    @Test("photo quality, movie quality, frame duration and resize size out of range throw")
+    func invalidValues() throws {
+        #expect(throws: CaptureError.self) { try PhotoSettings(quality: 0) }
+        #expect(throws: CaptureError.self) { try PhotoSettings(quality: 101) }
+        #expect(try PhotoSettings(quality: 100).quality == 100 && PhotoSettings().quality == 92)
+        let movie = MovieFileOutput()
+        #expect(throws: CaptureError.self) { try movie.setQuality(101) }
+        #expect(throws: CaptureError.self) { try movie.setQuality(0) }
+        try movie.setQuality(70)
+        #expect(movie.quality == 70)
+        let camera = CaptureDevice.virtualCamera
+        for bad in [0.0, -1, .infinity, .nan] {
+            #expect(throws: CaptureError.self) { try camera.setActiveVideoMinFrameDuration(bad) }
+        }
+        try camera.setActiveVideoMinFrameDuration(nil)
+        #expect(throws: PixelBufferError.self) { try ResizeStage(width: 0, height: 10) }
+        #expect(throws: PixelBufferError.self) { try ResizeStage(width: 10, height: -1) }
+    }
+}

@@ -39,7 +39,7 @@ struct OutputTests {
         photos.capturePhoto(with: PhotoSettings(), delegate: waiter)
         #expect(waiter.wait(for: 1).first?.1 != nil) // not running yet: an error, not a hang
         try session.startRunning()
-        let settings = PhotoSettings(quality: 80)
+        let settings = try PhotoSettings(quality: 80)
         photos.capturePhoto(with: settings, delegate: waiter)
         photos.capturePhoto(with: settings, delegate: waiter) // reused: refused
         photos.capturePhoto(with: PhotoSettings(from: settings), delegate: waiter)

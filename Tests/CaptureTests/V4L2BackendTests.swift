@@ -45,7 +45,7 @@ struct V4L2BackendTests {
         kernel.setScript((0..<3).map { .frame(sequence: $0) })
         let recorder = Recorder()
         let device = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
-        device.activeVideoMinFrameDuration = 1.0 / 15
+        try device.setActiveVideoMinFrameDuration(1.0 / 15)
         let (session, output) = try makeSession(device, preset: .hd1280x720, recorder: recorder, format: .nv12VideoRange,
                                                 discardsLate: false)
         try session.startRunning()

@@ -30,7 +30,7 @@ struct ChainTests {
     @Test("steady state reuses each stage's buffer; a frame still held is never overwritten")
     func scratchReuse() throws {
         let photo = try ReferenceImages.load(Fixtures.coffee, as: .bgra32)
-        let chain = ProcessorChain([ConvertStage(to: .gray8), ResizeStage(width: 300, height: 200)])
+        let chain = ProcessorChain([ConvertStage(to: .gray8), try ResizeStage(width: 300, height: 200)])
         func address(_ b: PixelBuffer) -> UnsafeRawPointer { b.withUnsafeBytes(ofPlane: 0) { raw, _ in raw.baseAddress! } }
         var first = frame(photo, 0)
         try chain.run(&first)

@@ -110,7 +110,7 @@ final class Notes: Sendable {
 func session(preset: SessionPreset, format: PixelFormat?, fps: Double? = nil, collector: Collector,
              discardsLate: Bool = true) throws -> (CaptureSession, VideoDataOutput, CaptureDevice) {
     let camera = try CaptureDevice.v4l2(path: device)
-    if let fps { camera.activeVideoMinFrameDuration = 1 / fps }
+    if let fps { try camera.setActiveVideoMinFrameDuration(1 / fps) }
     let session = CaptureSession()
     let output = VideoDataOutput()
     output.videoSettings = .init(pixelFormat: format)

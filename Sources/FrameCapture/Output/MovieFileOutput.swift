@@ -54,10 +54,13 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         get { state.withLock { $0.value.minFreeDisk } }
         set { state.withLock { $0.value.minFreeDisk = newValue } }
     }
-    /// JPEG quality of the frames, 1…100.
-    public var quality: Int {
-        get { state.withLock { $0.value.quality } }
-        set { precondition((1...100).contains(newValue)); state.withLock { $0.value.quality = newValue } }
+    /// JPEG quality of the frames, 1…100 (set with ``setQuality(_:)``).
+    public var quality: Int { state.withLock { $0.value.quality } }
+
+    /// Sets the frames' JPEG quality; outside 1…100 is ``CaptureError/invalidArgument(_:)``.
+    public func setQuality(_ quality: Int) throws(CaptureError) {
+        guard (1...100).contains(quality) else { throw .invalidArgument("JPEG quality must be 1…100, got \(quality)") }
+        state.withLock { $0.value.quality = quality }
     }
 
     public var isRecording: Bool { state.withLock { $0.value.recording != nil } }

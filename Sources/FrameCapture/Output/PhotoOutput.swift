@@ -9,19 +9,27 @@ public struct PhotoSettings: Sendable, Equatable {
     /// Unique among all settings made in this process.
     public let uniqueID: Int64
     /// JPEG quality, 1…100.
-    public var quality: Int
+    public private(set) var quality: Int
 
     private static let counter = Atomic<Int64>(0)
 
-    public init(quality: Int = 92) {
-        precondition((1...100).contains(quality), "JPEG quality is 1…100")
-        uniqueID = Self.counter.add(1, ordering: .relaxed).newValue
-        self.quality = quality
+    /// Settings with JPEG quality 92.
+    public init() { self.init(checked: 92) }
+
+    /// Settings with JPEG quality `quality`; outside 1…100 is ``CaptureError/invalidArgument(_:)``.
+    public init(quality: Int) throws(CaptureError) {
+        guard (1...100).contains(quality) else { throw .invalidArgument("JPEG quality must be 1…100, got \(quality)") }
+        self.init(checked: quality)
     }
 
     /// A copy of `settings` with a fresh ``uniqueID``.
     public init(from settings: PhotoSettings) {
-        self.init(quality: settings.quality)
+        self.init(checked: settings.quality)
+    }
+
+    private init(checked quality: Int) {
+        uniqueID = Self.counter.add(1, ordering: .relaxed).newValue
+        self.quality = quality
     }
 }
 
