@@ -69,8 +69,9 @@ struct DetectorSettings {
 
     /// The chain stage that finds faces, for frames `frameHeight` pixels high. `live`: frames
     /// come at the source's pace (a camera, `--realtime`), so passes run on their own thread.
-    func stage(frameHeight: Int, live: Bool) throws -> any Processor {
+    func stage(frameWidth: Int, frameHeight: Int, live: Bool) throws -> any Processor {
         let detector = try self.detector(frameHeight: frameHeight)
+        do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure("\(error)") }
         guard tracking else { return FaceDetectionProcessor(detector: detector) }
         do {
             let options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
@@ -117,7 +118,7 @@ enum DetectPipeline {
             throw RuntimeFailure("\(error)")
         }
         let size = try DetectCommand.activeSize(device: device, preset: preset)
-        let detection = try settings.stage(frameHeight: size.height, live: device.isPaced)
+        let detection = try settings.stage(frameWidth: size.width, frameHeight: size.height, live: device.isPaced)
         var stages: [any Processor] = [detection]
         let writer: MJPEGWriter?
         if let annotate {

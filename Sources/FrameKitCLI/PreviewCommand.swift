@@ -34,9 +34,11 @@ enum PreviewCommand {
         let output = VideoDataOutput()
         let server = PreviewServer(configuration: configuration)
         let feed = PreviewFeed(server: server)
-        _ = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
+        let size = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
         do {
-            let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
+            let detector = try FaceDetector()
+            try detector.prepare(width: size.width, height: size.height)
+            let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
             output.processors = ProcessorChain([FaceTrackingProcessor(tracker: tracker), AnnotationStage()])
         } catch { throw RuntimeFailure("\(error)") }
         output.setSampleBufferDelegate(feed)

@@ -12,9 +12,14 @@ public protocol FaceDetecting: Sendable {
     var name: String { get }
     /// The model file in use.
     var modelURL: URL { get }
+    /// Gets ready for frames of this size (a CNN runs its network once, so the first frame is
+    /// not slowed by the network's set-up). Optional: detection works without it.
+    func prepare(width: Int, height: Int) throws(FaceDetectorError)
 }
 
 extension FaceDetecting {
+    public func prepare(width: Int, height: Int) throws(FaceDetectorError) {}
+
     /// Faces in the whole of `image`.
     public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
         try detect(in: image, region: nil)

@@ -72,6 +72,16 @@ public final class FaceDetector: FaceDetecting {
         try detect(in: image, region: region, options: options)
     }
 
+    /// Runs the network once on a blank frame of this size: OpenCV sets a network up on its
+    /// first forward pass (~100–200 ms here), which would otherwise fall on the first frame.
+    public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
+        let blank: PixelBuffer
+        do { blank = try PixelBuffer(width: max(2, width & ~1), height: max(2, height & ~1), format: .gray8) } catch {
+            throw .pixelBuffer(error)
+        }
+        _ = try detect(in: blank)
+    }
+
     /// As ``detect(in:region:)`` with other options for this call.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()

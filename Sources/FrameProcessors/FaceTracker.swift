@@ -301,45 +301,40 @@ struct TrackerState: ~Copyable {
                 if overlap >= options.matchOverlap { pairs.append((ti, fi, overlap)) }
             }
         }
+        // A pass's face as a track in this frame: taken from the pass's own frame and carried
+        // forward by correlation through the frames since (nil if it was lost on the way).
+        // Matched tracks are rebuilt this way too, rather than moved by their own motion since
+        // the pass's frame: a track that drifted would otherwise drag the network's box with it.
+        func fresh(_ face: Face) -> Track? {
+            if passFrame == frame { return Track(face: face, gray: gray, patchSize: patchSize) }
+            guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { return nil }
+            var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
+            for later in history[(start + 1)...] where track.isFound {
+                _ = track.step(in: later.gray, margin: options.searchMargin, minCorrelation: options.minCorrelation)
+                track.past.append((later.frame, track.box))
+            }
+            guard track.isFound else { return nil }
+            track.detected = face.mapped(scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
+                                         dy: track.box.y - Double(face.bounds.y))
+            track.detectedBox = track.box
+            return track
+        }
         var trackTaken = Set<Int>(), faceTaken = Set<Int>()
         for pair in pairs.sorted(by: { $0.overlap > $1.overlap })
         where !trackTaken.contains(pair.track) && !faceTaken.contains(pair.face) {
-            trackTaken.insert(pair.track)
             faceTaken.insert(pair.face)
-            let then = boxThen(tracks[pair.track])!
-            let face = found[pair.face]
-            // The detector's box, moved by however far the track went since the pass's frame.
-            let now = Box(face.bounds).moved(tracks[pair.track].box.x - then.x, tracks[pair.track].box.y - then.y)
-            tracks[pair.track].box = now
-            tracks[pair.track].detected = face.mapped(scaleX: 1, scaleY: 1, dx: now.x - Double(face.bounds.x), dy: now.y - Double(face.bounds.y))
-            tracks[pair.track].detectedBox = now
-            tracks[pair.track].missedPasses = 0
-            tracks[pair.track].isFound = true
-            tracks[pair.track].takePatch(from: gray, patchSize: patchSize)
+            guard let renewed = fresh(found[pair.face]) else { continue }
+            trackTaken.insert(pair.track)
+            tracks[pair.track] = renewed
         }
         for i in tracks.indices where !trackTaken.contains(i) && boxThen(tracks[i]) != nil {
             tracks[i].missedPasses += 1
         }
         tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
 
-        // New faces: from the pass's own frame, carried forward through the frames since.
+        // New faces.
         for (fi, face) in found.enumerated() where !faceTaken.contains(fi) {
-            if passFrame == frame {
-                tracks.append(Track(face: face, gray: gray, patchSize: patchSize))
-                continue
-            }
-            guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { continue }
-            var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
-            for later in history[(start + 1)...] where track.isFound {
-                _ = track.step(in: later.gray, margin: options.searchMargin, minCorrelation: options.minCorrelation)
-                track.past.append((later.frame, track.box))
-            }
-            if track.isFound {
-                track.detected = face.mapped(scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
-                                             dy: track.box.y - Double(face.bounds.y))
-                track.detectedBox = track.box
-                tracks.append(track)
-            }
+            if let track = fresh(face) { tracks.append(track) }
         }
         // Two tracks on one face: keep the one confirmed most recently.
         var kept: [Track] = []
