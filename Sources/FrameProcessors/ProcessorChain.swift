@@ -8,6 +8,14 @@ public protocol Processor: Sendable {
     func process(_ frame: inout SampleBuffer) throws
 }
 
+/// A processor that knows where each pixel position of its input ends up in its output
+/// (identity for filters; a scale, crop, turn or mirror for geometric stages). Faces on a frame
+/// follow it, and ``DerivedImageDetection`` maps faces back through it.
+public protocol GeometricProcessor: Processor {
+    /// Where positions of a `width` x `height` input go.
+    func pointMap(width: Int, height: Int) -> PointMap
+}
+
 /// Processors run in order on the caller's thread (the output's delegate queue), each timed.
 public struct ProcessorChain: Sendable {
     public var processors: [any Processor]

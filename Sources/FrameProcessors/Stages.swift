@@ -42,6 +42,9 @@ public struct ResizeStage: ImageStage {
         let format: PixelFormat = method == .bilinear && (input.format == .rgb24 || input.format == .bgra32) ? input.format : .gray8
         return (width, height, format)
     }
+    public func pointMap(width inputWidth: Int, height inputHeight: Int) -> PointMap {
+        .scale(Double(width) / Double(inputWidth), Double(height) / Double(inputHeight))
+    }
     func render(_ input: PixelBuffer, into output: inout PixelBuffer) throws(PixelBufferError) {
         if method == .bilinear && output.format != .gray8 { return try Resize.bilinear(input, into: &output) }
         let source = try gray.luma(of: input)
@@ -114,18 +117,65 @@ public struct TransformStage: ImageStage {
         let size = Transform.size(width: input.width, height: input.height, rotation: rotation)
         return (size.width, size.height, input.format)
     }
+    public func pointMap(width: Int, height: Int) -> PointMap {
+        Transform.pointMap(width: width, height: height, rotation: rotation, mirrored: mirrored)
+    }
     func render(_ input: PixelBuffer, into output: inout PixelBuffer) throws(PixelBufferError) {
         try Transform.apply(input, rotation: rotation, mirrored: mirrored, into: &output)
     }
 }
 
-/// Keeps only `region` of each frame (zero copy); faces found later are in the crop's coordinates.
-public struct CropStage: Processor {
+/// Keeps only `region` of each frame (zero copy). Faces already on the frame move into the
+/// crop's coordinates (cut to it; those wholly outside are dropped).
+public struct CropStage: GeometricProcessor {
     public let region: Rect
     public var name: String { "crop" }
     public init(_ region: Rect) { self.region = region }
     public func process(_ frame: inout SampleBuffer) throws {
-        frame.pixelBuffer = try frame.pixelBuffer.cropped(to: region)
+        let cropped = try frame.pixelBuffer.cropped(to: region)
+        let map = pointMap(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height)
+        frame.faces = frame.faces.compactMap { face in
+            var moved = face.mapped(by: map)
+            moved.bounds = moved.bounds.clamped(width: region.width, height: region.height)
+            return moved.bounds.area > 0 ? moved : nil
+        }
+        frame.pixelBuffer = cropped
+    }
+    public func pointMap(width: Int, height: Int) -> PointMap { .translation(-Double(region.x), -Double(region.y)) }
+}
+
+/// Detection on a derived image — the frame shrunk, turned gray, cropped — while the frame
+/// itself goes on unchanged: `derive` runs on a view of the frame, `detect` on the result, and
+/// the faces are mapped back into the frame's own coordinates.
+///
+/// ```swift
+/// output.processors = ProcessorChain([
+///     DerivedImageDetection(derive: [try ResizeStage(width: 640, height: 360)],
+///                           detect: FaceDetectionProcessor(detector: try FaceDetector()))
+/// ])  // the delegate gets the full-resolution colour frame, faces in its coordinates
+/// ```
+public struct DerivedImageDetection: Processor {
+    public let derive: [any Processor]
+    public let detect: any Processor
+    public var name: String { detect.name }
+
+    public init(derive: [any Processor], detect: any Processor) {
+        self.derive = derive
+        self.detect = detect
+    }
+
+    public func process(_ frame: inout SampleBuffer) throws {
+        var derived = frame
+        derived.faces = []
+        var map = PointMap.identity
+        for stage in derive {
+            let (w, h) = (derived.pixelBuffer.width, derived.pixelBuffer.height)
+            if let geometric = stage as? any GeometricProcessor { map = map.then(geometric.pointMap(width: w, height: h)) }
+            try stage.process(&derived)
+        }
+        try detect.process(&derived)
+        guard let back = map.inverse else { throw PixelBufferError.unsupportedFormat(frame.pixelBuffer.format, operation: "mapping faces back") }
+        frame.faces = derived.faces.map { $0.mapped(by: back) }
     }
 }
 

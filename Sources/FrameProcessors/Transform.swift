@@ -22,6 +22,25 @@ public enum Transform {
         }
     }
 
+    /// Where positions of a `width` x `height` image go when it is turned clockwise by
+    /// `rotation` and then mirrored left-right if `mirrored` (what ``apply(_:rotation:mirrored:)``
+    /// does to its pixels), in continuous pixel coordinates.
+    public static func pointMap(width: Int, height: Int, rotation: Rotation, mirrored: Bool) -> PointMap {
+        let w = Double(width), h = Double(height)
+        var map: PointMap
+        switch rotation {
+        case .none: map = .identity
+        case .clockwise90: map = PointMap(a: 0, b: -1, c: 1, d: 0, tx: h, ty: 0)       // (x, y) → (h − y, x)
+        case .rotate180: map = PointMap(a: -1, b: 0, c: 0, d: -1, tx: w, ty: h)        // → (w − x, h − y)
+        case .clockwise270: map = PointMap(a: 0, b: 1, c: -1, d: 0, tx: 0, ty: w)      // → (y, w − x)
+        }
+        if mirrored {
+            let outWidth = Double(size(width: width, height: height, rotation: rotation).width)
+            map = map.then(PointMap(a: -1, b: 0, c: 0, d: 1, tx: outWidth, ty: 0))
+        }
+        return map
+    }
+
     /// The size of `width` x `height` after `rotation`.
     public static func size(width: Int, height: Int, rotation: Rotation) -> (width: Int, height: Int) {
         rotation == .clockwise90 || rotation == .clockwise270 ? (height, width) : (width, height)
