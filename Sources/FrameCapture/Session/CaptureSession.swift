@@ -25,7 +25,12 @@ public final class CaptureSession: Sendable {
         var interrupted = false
         var observers: [UInt64: @Sendable (SessionNotification) -> Void] = [:]
         var nextObserver: UInt64 = 0
+        /// stopRunning() was called inside a configuration: capture stops at its commit.
+        var stopAtCommit = false
     }
+
+    /// Which session each output belongs to: an output feeds one session at a time.
+    private static let owners = Mutex<[ObjectIdentifier: ObjectIdentifier]>([:])
 
     private let state = Mutex(State())
     // Serialises start, stop and commit (each blocks while capture starts or stops); never
@@ -34,6 +39,11 @@ public final class CaptureSession: Sendable {
     private let notificationQueue = DispatchQueue(label: "framekit.session.notifications")
 
     public init() {}
+
+    deinit {
+        let me = ObjectIdentifier(self)
+        Self.owners.withLock { owners in owners = owners.filter { $0.value != me } }
+    }
 
     // MARK: Configuration
 
@@ -48,21 +58,32 @@ public final class CaptureSession: Sendable {
     /// capture pipeline is rebuilt with them; if that fails the previous configuration keeps
     /// running and the error is thrown.
     public func commitConfiguration() throws(CaptureError) {
-        let ready: Configuration? = try state.withLock { (s) throws(CaptureError) -> Configuration? in
+        let ready: (Configuration, stop: Bool)? = try state.withLock { (s) throws(CaptureError) -> (Configuration, stop: Bool)? in
             guard s.depth > 0 else { throw .configuration("commitConfiguration() without beginConfiguration()") }
             s.depth -= 1
             guard s.depth == 0 else { return nil }
-            defer { s.staged = nil }
-            return s.staged
+            defer {
+                s.staged = nil
+                s.stopAtCommit = false
+            }
+            return s.staged.map { ($0, s.stopAtCommit) }
         }
-        guard let ready else { return }
-        try apply(ready)
+        guard let (configuration, stop) = ready else { return }
+        if stop {
+            state.withLock { $0.committed = configuration }
+            stopRunning()
+            return
+        }
+        try operations.withLock { (_) throws(CaptureError) in try apply(configuration) }
     }
 
-    /// Runs `changes` between begin and commit.
+    /// Runs `changes` between begin and commit, all or nothing: if `changes` throws, everything
+    /// it changed is undone (the configuration is as before the call) and the error rethrown.
     public func configure(_ changes: () throws -> Void) throws {
         beginConfiguration()
+        let before = state.withLock { $0.staged }
         do { try changes() } catch {
+            state.withLock { $0.staged = before }
             try? commitConfiguration()
             throw error
         }
@@ -70,20 +91,25 @@ public final class CaptureSession: Sendable {
     }
 
     private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {
-        let immediate: Configuration? = try state.withLock { (s) throws(CaptureError) -> Configuration? in
-            if s.depth > 0 {
-                try change(&s.staged!)
-                return nil
-            }
-            var next = s.committed
-            try change(&next)
-            return next
+        // Outside a configuration the change is computed and applied under the operations
+        // lock, so two threads changing the session at once cannot lose one another's change.
+        let staged = try state.withLock { (s) throws(CaptureError) -> Bool in
+            guard s.depth > 0 else { return false }
+            try change(&s.staged!)
+            return true
         }
-        if let immediate { try apply(immediate) }
+        guard !staged else { return }
+        try operations.withLock { (_) throws(CaptureError) in
+            var next = state.withLock { $0.committed }
+            try change(&next)
+            try apply(next)
+        }
     }
 
+    /// Makes `next` the committed configuration, rebuilding the running pipeline if needed.
+    /// Called with ``operations`` held.
     private func apply(_ next: Configuration) throws(CaptureError) {
-        try operations.withLock { (_) throws(CaptureError) in
+        do {
             let (previous, running) = state.withLock { s in (s.committed, s.pipeline != nil) }
             state.withLock { $0.committed = next }
             guard running else { return }
@@ -149,14 +175,28 @@ public final class CaptureSession: Sendable {
 
     public func addOutput(_ output: any CaptureOutput) throws(CaptureError) {
         guard let sink = output as? any FrameSink else { throw .configuration("\(type(of: output)) is not an output this session can drive") }
-        try mutate { (c) throws(CaptureError) in
-            guard !c.outputs.contains(where: { $0 === output }) else { throw .configuration("that output is already in the session") }
-            c.outputs.append(sink)
+        let key = ObjectIdentifier(output), me = ObjectIdentifier(self)
+        let taken = Self.owners.withLock { owners -> Bool in
+            if let owner = owners[key], owner != me { return true }
+            owners[key] = me
+            return false
+        }
+        guard !taken else { throw .configuration("that output belongs to another session; remove it there first") }
+        do {
+            try mutate { (c) throws(CaptureError) in
+                guard !c.outputs.contains(where: { $0 === output }) else { throw .configuration("that output is already in the session") }
+                c.outputs.append(sink)
+            }
+        } catch {
+            if !outputs.contains(where: { $0 === output }) { _ = Self.owners.withLock { $0.removeValue(forKey: key) } }
+            throw error
         }
     }
 
     public func removeOutput(_ output: any CaptureOutput) {
         try? mutate { c in c.outputs.removeAll { $0 === output } }
+        let key = ObjectIdentifier(output), me = ObjectIdentifier(self)
+        Self.owners.withLock { owners in if owners[key] == me { owners[key] = nil } }
     }
 
     // MARK: Running
@@ -183,13 +223,15 @@ public final class CaptureSession: Sendable {
     }
 
     /// Stops capture; returns when the capture thread has ended and queued frames have
-    /// reached the delegates.
+    /// reached the delegates. Inside a configuration, capture stops when it is committed
+    /// (``isRunning`` stays true until then).
     public func stopRunning() {
-        operations.withLock { _ in
-            let depth = state.withLock { $0.depth }
-            if depth > 0 { return } // AVFoundation forbids it; doing nothing is the safe answer
-            stopPipeline(finishing: [])
+        let deferred = state.withLock { s -> Bool in
+            if s.depth > 0 { s.stopAtCommit = true }
+            return s.depth > 0
         }
+        guard !deferred else { return }
+        operations.withLock { _ in stopPipeline(finishing: []) }
     }
 
     /// Buffers in use by consumers now and at peak, across the running source.
