@@ -130,7 +130,13 @@ public final class PreviewServer: Sendable {
         listener.store(fd, ordering: .relaxed)
         running.store(true, ordering: .relaxed)
         Thread.detachNewThread { [self] in
-            Thread.current.name = "fk-preview-acc" // found by name in /proc (tests, top -H)
+            // Named so it can be found in /proc (tests, `top -H`): Linux takes a thread's name
+            // from a write to its own comm file.
+            let name = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if name >= 0 {
+                _ = Array("fk-preview-acc".utf8).withUnsafeBytes { Glibc.write(name, $0.baseAddress!, $0.count) }
+                close(name)
+            }
             acceptLoop(fd)
             acceptDone.signal()
         }

@@ -75,4 +75,75 @@ struct SessionPromiseTests {
         }
         #expect(session.outputs.count == 8, "\(session.outputs.count) of 8 outputs survived")
     }
+
+    func running(_ output: VideoDataOutput, preset: SessionPreset = .cif352x288) throws -> CaptureSession {
+        let session = CaptureSession()
+        try session.configure {
+            try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+            try session.setSessionPreset(preset)
+            try session.addOutput(output)
+        }
+        try session.startRunning()
+        return session
+    }
+
+    @Test("a second task iterating the same output's frames gets an error, never a hang or a leaked continuation")
+    func twoConsumers() async throws {
+        let output = VideoDataOutput()
+        let session = try running(output)
+        defer { session.stopRunning() }
+        let first = Task { () -> Int in
+            var n = 0
+            for try await _ in output.sampleBuffers { n += 1; if n == 20 { break } }
+            return n
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        await #expect(throws: CaptureError.self) {
+            for try await _ in output.sampleBuffers { break }
+        }
+        #expect(try await first.value == 20)
+        // Once the first has finished, another task may iterate.
+        var again = 0
+        for try await _ in output.sampleBuffers { again += 1; if again == 3 { break } }
+        #expect(again == 3)
+    }
+
+    @Test("reading sampleBuffers without iterating does not switch the delegate off")
+    func readingIsNotIterating() throws {
+        let output = VideoDataOutput()
+        let recorder = Recorder()
+        output.setSampleBufferDelegate(recorder)
+        _ = output.sampleBuffers
+        let session = try running(output)
+        defer { session.stopRunning() }
+        #expect(recorder.wait(timeout: 5) { $0.frames.count >= 5 })
+    }
+
+    @Test("a slow async consumer's drops are reported (droppedFrames and the delegate's didDrop), the counts balance")
+    func asyncDropsReported() async throws {
+        let output = VideoDataOutput()
+        let recorder = Recorder()
+        output.setSampleBufferDelegate(recorder)
+        let drops = Task { () -> Int in
+            var n = 0
+            for await drop in output.droppedFrames where drop.reason == .frameWasLate { n += 1; if n == 3 { break } }
+            return n
+        }
+        let session = try running(output)
+        var taken: [UInt64] = []
+        for try await frame in output.sampleBuffers {
+            taken.append(frame.sequenceNumber)
+            try await Task.sleep(nanoseconds: 100_000_000) // three frame times at 30 fps
+            if taken.count == 8 { break }
+        }
+        session.stopRunning()
+        #expect(await drops.value == 3)
+        #expect(recorder.drops(.frameWasLate) >= 3, "the delegate's didDrop hears of them too")
+        // While the task iterated, its frames did not go to didOutput (before and after, they do).
+        let toDelegate = Set(recorder.frames.map(\.sequenceNumber))
+        #expect(toDelegate.isDisjoint(with: taken))
+        #expect(!toDelegate.contains { $0 > taken.first! && $0 < taken.last! })
+        #expect(output.counts.isBalanced)
+    }
 }
+

@@ -85,7 +85,7 @@ struct SessionTests {
         let frames = output.sampleBuffers
         try session.startRunning()
         var seen: [SampleBuffer] = []
-        for await frame in frames {
+        for try await frame in frames {
             seen.append(frame)
             if seen.count == 5 { break }
         }

@@ -59,7 +59,12 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         var capacity = 4
         var draining = false
         var waiter: CheckedContinuation<SampleBuffer?, Never>?
-        var asyncMode = false
+        /// A task iterates ``sampleBuffers`` (its iterator's id): frames go to it, not to didOutput.
+        var asyncConsumer: UInt64?
+        var asyncMode: Bool { asyncConsumer != nil }
+        var nextConsumerID: UInt64 = 0
+        /// Listeners of ``droppedFrames``.
+        var dropListeners: [UInt64: AsyncStream<DroppedFrame>.Continuation] = [:]
         var finished = false
     }
 
@@ -78,7 +83,6 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
         state.withLock { s in
             s.delegate = delegate
-            s.asyncMode = false
             if let queue { s.queue = queue }
         }
     }
@@ -131,7 +135,10 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     func receive(_ frame: SampleBuffer) {
-        enum Action { case none, drain(DispatchQueue), resume(CheckedContinuation<SampleBuffer?, Never>) }
+        enum Action {
+            case none, drain(DispatchQueue), resume(CheckedContinuation<SampleBuffer?, Never>)
+            case report([DroppedFrame], @Sendable (VideoDataOutput, [DroppedFrame]) -> Void)
+        }
         let action: Action = state.withLock { s in
             guard s.connection.isEnabled else { return .none }
             s.counts.captured += 1
@@ -158,26 +165,47 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
                 s.events.append(.frame(frame))
                 s.queuedFrames += 1
             }
-            if s.asyncMode { s.events.removeAll { if case .drop = $0 { true } else { false } } }
+            if s.asyncMode {
+                let drops = s.events.compactMap { if case let .drop(d) = $0 { d } else { nil } }
+                s.events.removeAll { if case .drop = $0 { true } else { false } }
+                if !drops.isEmpty { return .report(drops, Self.dropReport(&s)) }
+            }
             return scheduleDrain(&s).map { .drain($0) } ?? .none
         }
         switch action {
         case .none: break
         case let .drain(queue): queue.async { self.drain() }
         case let .resume(waiter): waiter.resume(returning: frame)
+        case let .report(drops, report): report(self, drops)
         }
     }
 
     func receive(drop: DroppedFrame) {
-        let queue: DispatchQueue? = state.withLock { s in
-            guard s.connection.isEnabled else { return nil }
+        enum Action { case none, drain(DispatchQueue), report(@Sendable (VideoDataOutput, [DroppedFrame]) -> Void) }
+        let action: Action = state.withLock { s in
+            guard s.connection.isEnabled else { return .none }
             s.counts.captured += 1
             s.counts.dropped[drop.reason, default: 0] += 1
-            guard !s.asyncMode else { return nil }
+            guard !s.asyncMode else { return .report(Self.dropReport(&s)) }
             s.events.append(.drop(drop))
-            return scheduleDrain(&s)
+            return scheduleDrain(&s).map { .drain($0) } ?? .none
         }
-        queue?.async { self.drain() }
+        switch action {
+        case .none: break
+        case let .drain(queue): queue.async { self.drain() }
+        case let .report(report): report(self, [drop])
+        }
+    }
+
+    /// How drops reach their listeners when a task iterates the frames: the delegate's
+    /// didDrop on its queue (the frames go to the task, the drops are still reported there),
+    /// and every ``droppedFrames`` stream.
+    private static func dropReport(_ s: inout State) -> @Sendable (VideoDataOutput, [DroppedFrame]) -> Void {
+        let delegate = s.delegate, queue = s.queue, listeners = Array(s.dropListeners.values), link = s.connection
+        return { output, drops in
+            for drop in drops { for listener in listeners { listener.yield(drop) } }
+            if let delegate { queue.async { for drop in drops { delegate.captureOutput(output, didDrop: drop, from: link) } } }
+        }
     }
 
     /// The queue to start draining on, if no drain is under way.
@@ -204,6 +232,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             let link = connection
             switch event {
             case let .drop(frame):
+                yieldToListeners(frame)
                 delegate?.captureOutput(self, didDrop: frame, from: link)
             case let .frame(frame):
                 switch prepare(frame) {
@@ -214,6 +243,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
                     }
                     delegate?.captureOutput(self, didOutput: ready, from: link)
                 case let .failure(drop):
+                    yieldToListeners(drop)
                     delegate?.captureOutput(self, didDrop: drop, from: link)
                 }
             }
@@ -248,28 +278,80 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     // MARK: Async consumption
 
-    /// The frames as an `AsyncSequence`. Iterating replaces the delegate's `didOutput`; late
-    /// frames are dropped exactly as for a delegate (a consumer is "busy" between two calls
-    /// to `next()`). The sequence ends when the session stops.
-    public var sampleBuffers: SampleBufferSequence {
-        state.withLock { s in
-            s.asyncMode = true
-            s.events.removeAll { if case .drop = $0 { true } else { false } }
-        }
-        return SampleBufferSequence(output: self)
+    private func yieldToListeners(_ drop: DroppedFrame) {
+        let listeners = state.withLock { Array($0.dropListeners.values) }
+        for listener in listeners { listener.yield(drop) }
     }
+
+    /// Every dropped frame, with its reason, as an `AsyncSequence` (from now on, until the
+    /// stream is dropped): the same drops, counted the same way, as the delegate's didDrop.
+    public var droppedFrames: AsyncStream<DroppedFrame> {
+        AsyncStream { continuation in
+            let id = state.withLock { s -> UInt64 in
+                s.nextConsumerID += 1
+                s.dropListeners[s.nextConsumerID] = continuation
+                return s.nextConsumerID
+            }
+            continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.dropListeners.removeValue(forKey: id) } }
+        }
+    }
+
+    /// The frames as an `AsyncSequence` (`for try await frame in output.sampleBuffers`). While a
+    /// task iterates, frames go to it instead of the delegate's didOutput (the delegate, if any,
+    /// still gets didDrop; so does ``droppedFrames``); when the iteration ends or is abandoned,
+    /// frames go to the delegate again. Late frames are dropped exactly as for a delegate (a
+    /// consumer is "busy" between two calls to `next()`). One task at a time: a second
+    /// iterating at once gets ``CaptureError/configuration(_:)`` from `next()`, never a hang.
+    /// The sequence ends when the session stops.
+    public var sampleBuffers: SampleBufferSequence { SampleBufferSequence(output: self) }
 
     public struct SampleBufferSequence: AsyncSequence, Sendable {
         public typealias Element = SampleBuffer
         let output: VideoDataOutput
         public struct AsyncIterator: AsyncIteratorProtocol {
-            let output: VideoDataOutput
-            public mutating func next() async -> SampleBuffer? { await output.nextForAsyncConsumer() }
+            let registration: Registration
+            public mutating func next() async throws -> SampleBuffer? {
+                try await registration.output.nextForAsyncConsumer(registration.id)
+            }
         }
-        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(output: output) }
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(registration: Registration(output: output)) }
     }
 
-    func nextForAsyncConsumer() async -> SampleBuffer? {
+    /// One iterator's claim on the frames, given up when the iterator goes away.
+    final class Registration: Sendable {
+        let output: VideoDataOutput
+        let id: UInt64
+        init(output: VideoDataOutput) {
+            self.output = output
+            id = output.state.withLock { s in
+                s.nextConsumerID += 1
+                return s.nextConsumerID
+            }
+        }
+        deinit { output.release(consumer: id) }
+    }
+
+    private func release(consumer id: UInt64) {
+        let waiter = state.withLock { s -> CheckedContinuation<SampleBuffer?, Never>? in
+            guard s.asyncConsumer == id else { return nil }
+            s.asyncConsumer = nil
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func nextForAsyncConsumer(_ id: UInt64) async throws(CaptureError) -> SampleBuffer? {
+        let claimed = state.withLock { s -> Bool in
+            if s.asyncConsumer == nil {
+                s.asyncConsumer = id
+                // Frames queued for the delegate stay the delegate's; drops queued so far too.
+            }
+            return s.asyncConsumer == id
+        }
+        guard claimed else {
+            throw .configuration("another task already iterates this output's sampleBuffers; use one consumer per output")
+        }
         while true {
             let raw: SampleBuffer? = await withCheckedContinuation { continuation in
                 let immediate: SampleBuffer?? = state.withLock { s in
@@ -278,7 +360,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
                         s.queuedFrames -= 1
                         return .some(frame)
                     }
-                    if s.finished { return .some(nil) }
+                    if s.finished || s.asyncConsumer != id { return .some(nil) }
                     s.waiter = continuation
                     readiness.signal()
                     return nil
@@ -293,7 +375,10 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
                     s.counts.delivered += 1
                 }
                 return ready
-            case .failure:
+            case let .failure(drop):
+                // A corrupt frame: reported like any drop, then the next one.
+                let report = state.withLock { Self.dropReport(&$0) }
+                report(self, [drop])
                 continue
             }
         }
@@ -312,15 +397,17 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         let done = DispatchSemaphore(value: 0)
         queue.async { done.signal() }
         _ = done.wait(timeout: .now() + 5)
-        // Frames an async consumer never asked for are counted as late.
-        state.withLock { s in
-            let left = s.events.filter { if case .frame = $0 { true } else { false } }.count
-            if s.asyncMode && left > 0 {
-                s.events.removeAll()
-                s.queuedFrames = 0
-                s.counts.pending -= left
-                s.counts.dropped[.frameWasLate, default: 0] += left
-            }
+        // Frames an async consumer never asked for are late: counted and reported as such.
+        let (late, report) = state.withLock { s -> ([DroppedFrame], (@Sendable (VideoDataOutput, [DroppedFrame]) -> Void)?) in
+            let left = s.events.compactMap { if case let .frame(f) = $0 { f } else { nil } }
+            guard s.asyncMode && !left.isEmpty else { return ([], nil) }
+            s.events.removeAll()
+            s.queuedFrames = 0
+            s.counts.pending -= left.count
+            s.counts.dropped[.frameWasLate, default: 0] += left.count
+            let drops = left.map { DroppedFrame(sequenceNumber: $0.sequenceNumber, presentationTime: $0.presentationTime, reason: .frameWasLate) }
+            return (drops, Self.dropReport(&s))
         }
+        report?(self, late)
     }
 }
