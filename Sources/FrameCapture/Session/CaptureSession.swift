@@ -117,18 +117,12 @@ public final class CaptureSession: Sendable {
                 || previous.preset != next.preset
                 || previous.outputs.map { ObjectIdentifier($0) } != next.outputs.map { ObjectIdentifier($0) }
             guard inputsChanged else { return }
-            // A reconfiguration, not a restart: no stop/start notifications, numbering goes on,
-            // the outputs that stay keep their queued frames and their async consumers.
-            let removed = previous.outputs.filter { o in !next.outputs.contains { $0 === o } }
-            let sequence = stopPipeline(finishing: removed, reconfiguring: true)
+            stopPipeline(finishing: previous.outputs.filter { o in !next.outputs.contains { $0 === o } })
             do throws(CaptureError) {
-                try startPipeline(next, sequenceOffset: sequence, reconfiguring: true)
-                post(.inputsChanged)
+                try startPipeline(next)
             } catch {
                 state.withLock { $0.committed = previous }
-                do throws(CaptureError) { try startPipeline(previous, sequenceOffset: sequence, reconfiguring: true) } catch {
-                    post(.didStopRunning) // the old configuration cannot run again either: capture has stopped
-                }
+                try? startPipeline(previous)
                 throw error
             }
         }
@@ -243,10 +237,9 @@ public final class CaptureSession: Sendable {
     /// Buffers in use by consumers now and at peak, across the running source.
     public var bufferUsage: BufferPool.Usage? { state.withLock { $0.pipeline?.bufferUsage() } }
 
-    private func startPipeline(_ configuration: Configuration, sequenceOffset: UInt64 = 0, reconfiguring: Bool = false) throws(CaptureError) {
+    private func startPipeline(_ configuration: Configuration) throws(CaptureError) {
         guard let input = configuration.inputs.first else { throw .noInput }
-        let pipeline = try CapturePipeline(input: input, outputs: configuration.outputs, preset: configuration.preset,
-                                           sequenceOffset: sequenceOffset) { [weak self] event in
+        let pipeline = try CapturePipeline(input: input, outputs: configuration.outputs, preset: configuration.preset) { [weak self] event in
             self?.pipelineEnded(event)
         }
         let wasInterrupted = state.withLock { s in
@@ -255,27 +248,20 @@ public final class CaptureSession: Sendable {
             return s.interrupted
         }
         pipeline.run()
-        if !reconfiguring { post(.didStartRunning) }
+        post(.didStartRunning)
         if wasInterrupted { post(.interruptionEnded) }
     }
 
-    /// Stops the running pipeline; returns the sequence number a successor continues from.
-    @discardableResult
-    private func stopPipeline(finishing removed: [any FrameSink], reconfiguring: Bool = false) -> UInt64 {
+    private func stopPipeline(finishing removed: [any FrameSink]) {
         let pipeline = state.withLock { s in
             defer { s.pipeline = nil }
             return s.pipeline
         }
-        guard let pipeline else { return 0 }
+        guard let pipeline else { return }
         let wasRunning = pipeline.isRunning
-        if reconfiguring {
-            pipeline.stop(finishing: removed)
-        } else {
-            pipeline.stop()
-            for output in removed { output.finish() }
-        }
-        if wasRunning && !reconfiguring { post(.didStopRunning) }
-        return pipeline.nextSequence
+        pipeline.stop()
+        for output in removed { output.finish() }
+        if wasRunning { post(.didStopRunning) }
     }
 
     /// Called on the capture thread when it ends by itself (error, unplug, end of file).
