@@ -71,11 +71,6 @@ public struct Face: Sendable, Hashable, Codable {
 
     /// The same face seen through a change of coordinates: `x' = x * scaleX + dx`, likewise y.
     public func mapped(scaleX: Double, scaleY: Double, dx: Double, dy: Double) -> Face {
-        let x0 = Double(bounds.x) * scaleX + dx, y0 = Double(bounds.y) * scaleY + dy
-        let x1 = Double(bounds.maxX) * scaleX + dx, y1 = Double(bounds.maxY) * scaleY + dy
-        return Face(bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()),
-                                 width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
-                    confidence: confidence,
-                    landmarks: landmarks.map { Point(x: $0.x * scaleX + dx, y: $0.y * scaleY + dy) })
+        mapped(by: PointMap(a: scaleX, b: 0, c: 0, d: scaleY, tx: dx, ty: dy))
     }
 }

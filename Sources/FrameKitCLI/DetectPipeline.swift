@@ -177,19 +177,7 @@ final class MJPEGWriter: @unchecked Sendable {
 
     func append(_ buffer: PixelBuffer) throws {
         guard failure == nil else { return }
-        let bytes = try encoder.encode(buffer, quality: 85)
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                offset += n
-            }
-        }
+        failure = writeAll(fd, try encoder.encode(buffer, quality: 85))
         if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: ExitCode.ioError) }
     }
 

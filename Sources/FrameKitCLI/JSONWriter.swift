@@ -74,19 +74,5 @@ enum Console {
     /// Ignores SIGPIPE: a closed pipe becomes EPIPE, handled where the write is.
     static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
-    private static func write(_ fd: Int32, _ text: String) -> String? {
-        var bytes = Array(text.utf8)
-        return bytes.withUnsafeMutableBytes { raw -> String? in
-            var offset = 0
-            while offset < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += n
-            }
-            return nil
-        }
-    }
+    private static func write(_ fd: Int32, _ text: String) -> String? { writeAll(fd, Array(text.utf8)) }
 }

@@ -41,20 +41,7 @@ enum OutputFile {
             .appendingPathComponent(".\(url.lastPathComponent).partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure(path: path, reason: String(cString: strerror(errno))) }
-        var failure: String? = nil
-        let data = Array(bytes)
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                offset += n
-            }
-        }
+        var failure = writeAll(fd, Array(bytes))
         if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
         if close(fd) != 0, failure == nil { failure = String(cString: strerror(errno)) }
         if let failure {
@@ -74,5 +61,22 @@ enum OutputFile {
 
     static func write(_ text: String, to path: String, replacing: Bool) throws(Failure) {
         try write(Array(text.utf8), to: path, replacing: replacing)
+    }
+}
+
+/// Writes every byte to `fd`, retrying EINTR and short writes: the CLI's one door for write(2)
+/// (stdout, stderr, output files). Returns the error's text, or nil when all was written.
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
+    bytes.withUnsafeBytes { raw -> String? in
+        var offset = 0
+        while offset < raw.count {
+            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            offset += n
+        }
+        return nil
     }
 }
