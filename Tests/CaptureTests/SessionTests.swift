@@ -153,6 +153,14 @@ struct SessionTests {
         #expect(sizes == ["640x480", "320x240"])
         #expect(recorder.frames.filter { $0.pixelBuffer.width == 320 }.count == 5)
         #expect(output.counts.isBalanced)
+        // A reconfiguration, not a restart: one start, no stop before the file ended, one
+        // inputsChanged, and the frame numbers go on across the switch.
+        let names = log.all.map { "\($0)" }
+        #expect(names.filter { $0 == "didStartRunning" }.count == 1, "\(names)")
+        #expect(names.prefix { $0 != "sourceEnded" }.allSatisfy { $0 != "didStopRunning" }, "\(names)")
+        #expect(names.filter { $0 == "inputsChanged" }.count == 1, "\(names)")
+        let sequence = recorder.frames.map(\.sequenceNumber)
+        #expect(zip(sequence, sequence.dropFirst()).allSatisfy { $0 < $1 }, "\(sequence)")
         session.stopRunning()
     }
 

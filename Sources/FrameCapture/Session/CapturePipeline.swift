@@ -14,15 +14,22 @@ final class CapturePipeline: Sendable {
     // by the thread that built the pipeline. `@unchecked`-free: boxed for the hand-over.
     private let source: SendableBox<any FrameSource>
     private let usage: @Sendable () -> BufferPool.Usage
-    private let control = Mutex((stopRequested: false, running: false))
+    private let control = Mutex((stopRequested: false, running: false, nextSequence: UInt64(0)))
+    /// Added to the source's sequence numbers: a pipeline rebuilt while the session runs (a
+    /// camera switch) continues its predecessor's numbering.
+    private let sequenceOffset: UInt64
     private let finished = DispatchSemaphore(value: 0)
     private let onEnd: @Sendable (SessionNotification) -> Void
 
     var isRunning: Bool { control.withLock { $0.running } }
     func bufferUsage() -> BufferPool.Usage { usage() }
 
-    init(input: CaptureDeviceInput, outputs: [any FrameSink], preset: SessionPreset,
+    /// The number the next frame would have had: where a successor pipeline continues.
+    var nextSequence: UInt64 { control.withLock { $0.nextSequence } }
+
+    init(input: CaptureDeviceInput, outputs: [any FrameSink], preset: SessionPreset, sequenceOffset: UInt64 = 0,
          onEnd: @escaping @Sendable (SessionNotification) -> Void) throws(CaptureError) {
+        self.sequenceOffset = sequenceOffset
         let device = input.device
         let preferred = outputs.lazy.compactMap(\.preferredPixelFormat).first
         let configuration = try Self.configure(device: device, preset: preset, preferred: preferred)
@@ -107,14 +114,16 @@ final class CapturePipeline: Sendable {
         thread.start()
     }
 
-    /// Asks the thread to stop, waits for it, and flushes the outputs.
-    func stop() {
+    /// Asks the thread to stop, waits for it, and flushes the outputs (only `finishing` of them
+    /// when the session goes on with the others: their queued frames are delivered later, and
+    /// their async consumers go on).
+    func stop(finishing: [any FrameSink]? = nil) {
         let wasRunning = control.withLock { c -> Bool in
             c.stopRequested = true
             return c.running
         }
         if wasRunning { finished.wait() }
-        for output in outputs { output.finish() }
+        for output in finishing ?? outputs { output.finish() }
     }
 
     private func loop() {
@@ -134,8 +143,13 @@ final class CapturePipeline: Sendable {
             switch event {
             case var .frame(frame):
                 frame.dequeueInstant = .now()
+                frame.sequenceNumber &+= sequenceOffset
+                control.withLock { $0.nextSequence = max($0.nextSequence, frame.sequenceNumber &+ 1) }
                 for output in outputs { output.receive(frame) }
-            case let .dropped(drop): for output in outputs { output.receive(drop: drop) }
+            case var .dropped(drop):
+                drop.sequenceNumber &+= sequenceOffset
+                control.withLock { $0.nextSequence = max($0.nextSequence, drop.sequenceNumber &+ 1) }
+                for output in outputs { output.receive(drop: drop) }
             case .idle: continue
             case .endOfStream: ending = .sourceEnded
             }

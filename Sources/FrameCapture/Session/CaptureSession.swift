@@ -117,12 +117,18 @@ public final class CaptureSession: Sendable {
                 || previous.preset != next.preset
                 || previous.outputs.map { ObjectIdentifier($0) } != next.outputs.map { ObjectIdentifier($0) }
             guard inputsChanged else { return }
-            stopPipeline(finishing: previous.outputs.filter { o in !next.outputs.contains { $0 === o } })
+            // A reconfiguration, not a restart: no stop/start notifications, numbering goes on,
+            // the outputs that stay keep their queued frames and their async consumers.
+            let removed = previous.outputs.filter { o in !next.outputs.contains { $0 === o } }
+            let sequence = stopPipeline(finishing: removed, reconfiguring: true)
             do throws(CaptureError) {
-                try startPipeline(next)
+                try startPipeline(next, sequenceOffset: sequence, reconfiguring: true)
+                post(.inputsChanged)
             } catch {
                 state.withLock { $0.committed = previous }
-                try? startPipeline(previous)
+                do throws(CaptureError) { try startPipeline(previous, sequenceOffset: sequence, reconfiguring: true) } catch {
+                    post(.didStopRunning) // the old configuration cannot run again either: capture has stopped
+                }
                 throw error
             }
         }
@@ -237,9 +243,10 @@ public final class CaptureSession: Sendable {
     /// Buffers in use by consumers now and at peak, across the running source.
     public var bufferUsage: BufferPool.Usage? { state.withLock { $0.pipeline?.bufferUsage() } }
 
-    private func startPipeline(_ configuration: Configuration) throws(CaptureError) {
+    private func startPipeline(_ configuration: Configuration, sequenceOffset: UInt64 = 0, reconfiguring: Bool = false) throws(CaptureError) {
         guard let input = configuration.inputs.first else { throw .noInput }
-        let pipeline = try CapturePipeline(input: input, outputs: configuration.outputs, preset: configuration.preset) { [weak self] event in
+        let pipeline = try CapturePipeline(input: input, outputs: configuration.outputs, preset: configuration.preset,
+                                           sequenceOffset: sequenceOffset) { [weak self] event in
             self?.pipelineEnded(event)
         }
         let wasInterrupted = state.withLock { s in
@@ -248,20 +255,27 @@ public final class CaptureSession: Sendable {
             return s.interrupted
         }
         pipeline.run()
-        post(.didStartRunning)
+        if !reconfiguring { post(.didStartRunning) }
         if wasInterrupted { post(.interruptionEnded) }
     }
 
-    private func stopPipeline(finishing removed: [any FrameSink]) {
+    /// Stops the running pipeline; returns the sequence number a successor continues from.
+    @discardableResult
+    private func stopPipeline(finishing removed: [any FrameSink], reconfiguring: Bool = false) -> UInt64 {
         let pipeline = state.withLock { s in
             defer { s.pipeline = nil }
             return s.pipeline
         }
-        guard let pipeline else { return }
+        guard let pipeline else { return 0 }
         let wasRunning = pipeline.isRunning
-        pipeline.stop()
-        for output in removed { output.finish() }
-        if wasRunning { post(.didStopRunning) }
+        if reconfiguring {
+            pipeline.stop(finishing: removed)
+        } else {
+            pipeline.stop()
+            for output in removed { output.finish() }
+        }
+        if wasRunning && !reconfiguring { post(.didStopRunning) }
+        return pipeline.nextSequence
     }
 
     /// Called on the capture thread when it ends by itself (error, unplug, end of file).

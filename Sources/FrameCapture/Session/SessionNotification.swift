@@ -8,6 +8,10 @@ public enum SessionNotification: Sendable {
     case interruptionEnded
     case didStartRunning
     case didStopRunning
+    /// A running session was reconfigured (its input swapped, its preset or outputs changed):
+    /// capture went on — no stop or start is posted, sequence numbers continue — and the
+    /// input's `activeFormat` may differ now.
+    case inputsChanged
     /// A file source has delivered its last frame (the session has stopped).
     case sourceEnded
 
