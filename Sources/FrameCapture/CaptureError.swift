@@ -20,6 +20,9 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case formatRejected(String)
     /// A file source's header cannot be read.
     case unreadableFile(path: String, reason: String)
+    /// A file an output writes cannot be created or written (a recording's folder is missing,
+    /// the disk is full); the reason says which.
+    case cannotWrite(path: String, reason: String)
     case configuration(String)
     case noInput
     case pixelBuffer(PixelBufferError)
@@ -43,6 +46,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
             "\(device) cannot run at \(fps) fps at this size; it offers \(available.map { String($0) }.joined(separator: ", "))"
         case let .formatRejected(message): "the device rejected the format: \(message)"
         case let .unreadableFile(path, reason): "cannot read \(path): \(reason)"
+        case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
         case let .configuration(message): message
         case .noInput: "the session has no input"
         case let .pixelBuffer(error): error.description

@@ -114,8 +114,9 @@ public final class BufferPool: Sendable {
 }
 
 /// Carries a non-Sendable value into a `Mutex`, which is what makes access to it safe.
-/// `@unchecked Sendable`: only ever reached through the enclosing `Mutex`'s lock.
-public struct SendableBox<Value>: @unchecked Sendable {
-    public var value: Value
-    public init(_ value: Value) { self.value = value }
+/// `@unchecked Sendable`: every `SendableBox` in FrameKit is stored inside a `Mutex` and only
+/// ever reached through its lock (not public: the claim holds only for FrameKit's own uses).
+package struct SendableBox<Value>: @unchecked Sendable {
+    package var value: Value
+    package init(_ value: Value) { self.value = value }
 }

@@ -115,12 +115,16 @@ public struct PixelBuffer: Sendable {
 
     @inlinable public var planeCount: Int { format.planeCount }
 
+    @usableFromInline static let noPlane = Plane(width: 0, height: 0, bytesPerRow: 0, offset: 0, bytesPerPixel: 0)
+
+    /// Plane `index`'s geometry. An index the format does not have (plane 1 of a GRAY8 buffer)
+    /// is an empty plane — no width, height or bytes — as CVPixelBuffer answers, never a trap.
     @inlinable public func plane(_ index: Int) -> Plane {
-        precondition(index >= 0 && index < format.planeCount, "plane index \(index) out of range for \(format)")
         switch index {
         case 0: return plane0
-        case 1: return plane1
-        default: return plane2
+        case 1: return plane1 // empty where the format has one plane (see init(unchecked:))
+        case 2: return plane2
+        default: return Self.noPlane
         }
     }
 

@@ -31,6 +31,8 @@ public enum JPEG {
             if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
                 throw failure()
             }
+            // libjpeg-turbo accepts a start-of-image marker followed by garbage as a 0x0 image.
+            guard width > 0, height > 0 else { throw .jpeg("no image size in the data: a JPEG header without a frame") }
             return Header(width: Int(width), height: Int(height), isGrayscale: subsampling == Int32(TJSAMP_GRAY.rawValue),
                           subsampling: subsampling)
         }

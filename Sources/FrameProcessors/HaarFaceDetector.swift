@@ -56,7 +56,6 @@ public final class HaarFaceDetector: FaceDetecting {
         }
     }
     private let handle: Mutex<SendableBox<Scratch>>
-    private let cascade: SendableBox<OpaquePointer>
 
     /// Loads the default model (see ``ModelCatalog``) or the cascade at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
@@ -72,11 +71,10 @@ public final class HaarFaceDetector: FaceDetecting {
         }
         self.options = options
         self.modelURL = url
-        self.cascade = SendableBox(raw)
         self.handle = Mutex(SendableBox(Scratch(cascade: raw)))
     }
 
-    deinit { fkcv_cascade_destroy(cascade.value) }
+    deinit { handle.withLock { fkcv_cascade_destroy($0.value.cascade) } }
 
     public var name: String { "haar" }
 
@@ -86,26 +84,32 @@ public final class HaarFaceDetector: FaceDetecting {
     }
 
     /// As ``detect(in:region:)`` with other options for this call (a tracker searches small
-    /// regions at their own scale and face size). Only the region is gray-converted and shrunk.
+    /// regions at their own scale and face size). Only the region is gray-converted and shrunk,
+    /// into buffers kept between calls.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()
         return try handle.withLock { (box) throws(FaceDetectorError) -> [Face] in
             do {
-                let area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(width: image.width, height: image.height)
+                var area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(width: image.width, height: image.height)
+                // Y'CbCr crops start and end on even pixels (chroma is shared by pixel pairs).
+                let align = image.format.sizeAlignment
+                area.x -= area.x % align.width
+                area.width -= area.width % align.width
                 guard area.width >= 24, area.height >= 24 else { return [] }
-                // Gray: the luma plane itself for NV12/I420/GRAY8 (no work), else converted once.
-                let gray: PixelBuffer
+                // Gray: the luma plane itself for NV12/I420/GRAY8 (no work); else only the region
+                // is converted, into a buffer kept between calls.
+                var detectOn: PixelBuffer
                 switch image.format {
                 case .gray8, .nv12VideoRange, .nv12FullRange, .i420:
-                    gray = try image.lumaPlane()
+                    detectOn = try image.lumaPlane().cropped(to: area)
                 default:
-                    var converted = try box.value.gray.flatMap { $0.width == image.width && $0.height == image.height ? $0 : nil }
-                        ?? PixelBuffer(width: image.width, height: image.height, format: .gray8)
-                    try ColorConversion.convertToGray(image, into: &converted)
+                    var converted = try box.value.gray.flatMap { $0.width == area.width && $0.height == area.height ? $0 : nil }
+                        ?? PixelBuffer(width: area.width, height: area.height, format: .gray8)
+                    box.value.gray = nil // the only owner while it is written: no copy-on-write
+                    try ColorConversion.convertToGray(image.cropped(to: area), into: &converted)
                     box.value.gray = converted
-                    gray = converted
+                    detectOn = converted
                 }
-                var detectOn = try gray.cropped(to: area)
                 if call.detectionScale < 1 {
                     let sw = max(24, Int(Double(area.width) * call.detectionScale)), sh = max(24, Int(Double(area.height) * call.detectionScale))
                     guard sw <= area.width, sh <= area.height else { return [] }

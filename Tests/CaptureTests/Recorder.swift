@@ -109,3 +109,14 @@ func thrownCaptureError(_ body: () throws -> Void) -> CaptureError? {
         return error as? CaptureError
     }
 }
+
+/// A session on the virtual camera at `preset` with `outputs`, configured in one commit.
+func virtualSession(preset: SessionPreset = .cif352x288, outputs: [any CaptureOutput]) throws -> CaptureSession {
+    let session = CaptureSession()
+    try session.configure {
+        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try session.setSessionPreset(preset)
+        for output in outputs { try session.addOutput(output) }
+    }
+    return session
+}

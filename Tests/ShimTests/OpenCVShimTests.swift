@@ -27,6 +27,19 @@ struct OpenCVShimTests {
         #expect(try HaarFaceDetector().detect(in: image).count == 1)
     }
 
+    @Test("a region of a colour frame: the same face as in the whole frame, in the frame's coordinates",
+          arguments: [PixelFormat.rgb24, .bgra32, .yuyv])
+    func regionOfColourFrame(format: PixelFormat) throws {
+        let image = try JPEG.decode(ImageFile.read(Fixtures.astronaut), to: format)
+        let detector = try HaarFaceDetector()
+        let whole = try #require(detector.detect(in: image).first).bounds
+        // An odd origin: a Y'CbCr crop must still start on a pixel pair.
+        let inRegion = try detector.detect(in: image, region: Rect(x: 121, y: 11, width: 230, height: 230))
+        #expect(inRegion.count == 1)
+        #expect((inRegion.first?.bounds.iou(whole) ?? 0) > 0.8, "\(String(describing: inRegion.first)) vs \(whole)")
+        #expect(try detector.detect(in: image, region: Rect(x: 380, y: 300, width: 120, height: 120)).isEmpty)
+    }
+
     @Test("a corrupt cascade file raises OpenCV's C++ exception as a Swift error")
     func corruptModel() throws {
         let folder = Fixtures.temporaryFolder()

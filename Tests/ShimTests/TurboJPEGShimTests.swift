@@ -44,6 +44,19 @@ struct TurboJPEGShimTests {
         var scrambled = bytes
         for i in stride(from: 2000, to: 6000, by: 7) { scrambled[i] ^= 0x5A }
         #expect(throws: ImageIOError.self) { try JPEG.decode(scrambled) }
+        // A JPEG header followed by garbage: a JPEG error, not "invalid size 0x0 for RGB24".
+        let garbage: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF\0garbagegarbagegarbage".utf8)
+        let error = try #require(throws: ImageIOError.self) { try JPEG.decode(garbage) }
+        #expect(error.description.contains("JPEG") && !error.description.contains("0x0"), "\(error)")
+    }
+
+    @Test("a plane the format does not have is empty, not a trap")
+    func missingPlane() throws {
+        let gray = try PixelBuffer(width: 8, height: 4, format: .gray8)
+        #expect(gray.plane(1).byteSpan == 0 && gray.plane(2).width == 0 && gray.plane(-1).height == 0)
+        #expect(gray.withUnsafeBytes(ofPlane: 1) { bytes, _ in bytes.count } == 0)
+        let nv12 = try PixelBuffer(width: 8, height: 4, format: .nv12FullRange)
+        #expect(nv12.plane(1).byteSpan == 8 * 2 && nv12.plane(2).byteSpan == 0)
     }
 
     @Test("PGM reads and writes back byte for byte")

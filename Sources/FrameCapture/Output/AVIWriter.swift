@@ -1,4 +1,13 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a recording file could not be created.
+struct AVIWriterError: Error, CustomStringConvertible {
+    let path: String, reason: String
+    var description: String { "cannot write \(path): \(reason)" }
+}
 
 /// Writes Motion-JPEG in an AVI (RIFF) container with an idx1 index: what ffmpeg, VLC and
 /// OpenCV play. Sizes and counts in the headers are patched when the file is closed.
@@ -19,13 +28,22 @@ final class AVIWriter {
     /// Creates `url` (failing if it exists); the headers are written by ``open(width:height:frameRate:)``
     /// once the first frame's size is known.
     init(deferredAt url: URL) throws {
-        guard !FileManager.default.fileExists(atPath: url.path) else {
-            throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: url.path])
+        // O_EXCL: the name is taken atomically, so a file created meanwhile is never replaced.
+        let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            let reason = switch code {
+            case EEXIST: "it exists; FrameKit does not overwrite recordings"
+            case ENOENT: "its folder does not exist"
+            case ENOTDIR: "a part of its folder path is not a folder"
+            case EACCES, EPERM: "permission denied"
+            case EROFS: "the file system is read-only"
+            case ENOSPC: "the disk is full"
+            default: String(cString: strerror(code))
+            }
+            throw AVIWriterError(path: url.path, reason: reason)
         }
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
-        }
-        handle = try FileHandle(forWritingTo: url)
+        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     func open(width: Int, height: Int, frameRate: Double) throws {

@@ -9,16 +9,16 @@ public final class CaptureConnection: Sendable {
         var rotation: Transform.Rotation = .none
         var mirrored = false
         var enabled = true
-        var pixelFormat: PixelFormat
+        var pixelFormat: PixelFormat?
         var stage: TransformStage?
     }
     private let settings: Mutex<Settings>
 
-    init(pixelFormat: PixelFormat) { settings = Mutex(Settings(pixelFormat: pixelFormat)) }
+    init() { settings = Mutex(Settings()) }
 
-    /// The format frames are delivered in (rotation support depends on it); set by the session
-    /// when capture starts.
-    var pixelFormat: PixelFormat {
+    /// The format frames are delivered in (rotation support depends on it); nil until the
+    /// session first starts with this output, then the last one delivered.
+    var pixelFormat: PixelFormat? {
         get { settings.withLock { $0.pixelFormat } }
         set { settings.withLock { $0.pixelFormat = newValue } }
     }
@@ -27,17 +27,36 @@ public final class CaptureConnection: Sendable {
     public var videoRotationAngle: Double { Double(settings.withLock { $0.rotation.rawValue }) }
 
     /// Sets ``videoRotationAngle``; throws for an angle the format cannot take (check
-    /// ``isVideoRotationAngleSupported(_:)``).
+    /// ``isVideoRotationAngleSupported(_:)``). Before the session has started, the format is not
+    /// known yet: any right angle is accepted here and checked when capture starts, where
+    /// `startRunning()` (or the configuration's commit) throws if the format cannot take it.
     public func setVideoRotationAngle(_ angle: Double) throws(CaptureError) {
         guard isVideoRotationAngleSupported(angle), let rotation = Transform.Rotation(rawValue: Int(angle)) else {
-            throw .configuration("rotation by \(angle) degrees is not supported for \(pixelFormat) (0, 90, 180, 270; YUYV: 0, 180)")
+            throw Self.unsupported(angle, pixelFormat)
         }
         settings.withLock { $0.rotation = rotation }
     }
 
+    /// Whether `angle` can be applied to frames in the delivered format (any right angle while
+    /// that format is not known yet).
     public func isVideoRotationAngleSupported(_ angle: Double) -> Bool {
         guard let rotation = Transform.Rotation(rawValue: Int(angle)), Double(rotation.rawValue) == angle else { return false }
+        guard let pixelFormat else { return true }
         return Transform.supports(pixelFormat, rotation: rotation)
+    }
+
+    /// Checks the settings against the format capture is about to deliver (called before the
+    /// session starts or commits a configuration).
+    func validate(deliveredFormat: PixelFormat) throws(CaptureError) {
+        let rotation = settings.withLock { $0.rotation }
+        guard Transform.supports(deliveredFormat, rotation: rotation) else {
+            throw Self.unsupported(Double(rotation.rawValue), deliveredFormat)
+        }
+    }
+
+    private static func unsupported(_ angle: Double, _ format: PixelFormat?) -> CaptureError {
+        let name = format.map { "\($0)" } ?? "this output"
+        return .configuration("rotation by \(Int(angle)) degrees is not supported for \(name) (0, 90, 180, 270; YUYV: 0, 180)")
     }
 
     public var isVideoMirroringSupported: Bool { true }

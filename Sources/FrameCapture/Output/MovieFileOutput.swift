@@ -16,119 +16,143 @@ public protocol RecordingDelegate: AnyObject, Sendable {
 /// Frames are encoded on the output's own queue; while it is busy, late frames are dropped
 /// (counted in ``counts``), so recording never stalls capture.
 public final class MovieFileOutput: CaptureOutput, FrameSink {
+    /// The file being written; touched only under ``file`` (encoding and disk writes happen
+    /// there, on the output's queue, never under ``state``).
     private struct Recording {
-        var url: URL
+        let url: URL
         var writer: AVIWriter
-        var delegate: any RecordingDelegate
+        let delegate: any RecordingDelegate
         var firstTime: Double?
     }
     private struct State {
-        var recording: Recording?
+        /// Whether a recording is under way: all the capture thread reads, under a short lock.
+        var recording = false
         var frameRate = 30.0
         var maxDuration: Double?
         var maxFileSize: Int?
         var minFreeDisk: Int?
         var quality = 85
+        var beforeWrite: (@Sendable () -> Void)?
     }
-    // The AVI writer is used only on the frames' delegate queue, under this lock.
-    private let state = Mutex(SendableBox(State()))
-    private let frames = VideoDataOutput()
+    private let state = Mutex(State())
+    // AVIWriter and the JPEG encoder are not Sendable; they are used only under this lock.
+    private let file = Mutex(SendableBox<Recording?>(nil))
     private let encoder = Mutex(SendableBox<JPEG.Encoder?>(nil))
+    private let frames = VideoDataOutput()
+    /// Where frames are encoded and every ``RecordingDelegate`` call is made.
+    private let queue = DispatchQueue(label: "framekit.movie-file-output", qos: .userInitiated)
 
     public init() {
-        frames.setSampleBufferDelegate(FrameWriter(owner: self), queue: DispatchQueue(label: "framekit.movie-file-output", qos: .userInitiated))
+        frames.setSampleBufferDelegate(FrameWriter(owner: self), queue: queue)
     }
 
     /// Stop when the recording is this long (seconds of media time).
     public var maxRecordedDuration: Double? {
-        get { state.withLock { $0.value.maxDuration } }
-        set { state.withLock { $0.value.maxDuration = newValue } }
+        get { state.withLock { $0.maxDuration } }
+        set { state.withLock { $0.maxDuration = newValue } }
     }
     /// Stop before the file grows beyond this many bytes.
     public var maxRecordedFileSize: Int? {
-        get { state.withLock { $0.value.maxFileSize } }
-        set { state.withLock { $0.value.maxFileSize = newValue } }
+        get { state.withLock { $0.maxFileSize } }
+        set { state.withLock { $0.maxFileSize = newValue } }
     }
     /// Stop when the volume has less than this many bytes free.
     public var minFreeDiskSpaceLimit: Int? {
-        get { state.withLock { $0.value.minFreeDisk } }
-        set { state.withLock { $0.value.minFreeDisk = newValue } }
+        get { state.withLock { $0.minFreeDisk } }
+        set { state.withLock { $0.minFreeDisk = newValue } }
     }
     /// JPEG quality of the frames, 1…100 (set with ``setQuality(_:)``).
-    public var quality: Int { state.withLock { $0.value.quality } }
+    public var quality: Int { state.withLock { $0.quality } }
 
     /// Sets the frames' JPEG quality; outside 1…100 is ``CaptureError/invalidArgument(_:)``.
     public func setQuality(_ quality: Int) throws(CaptureError) {
         guard (1...100).contains(quality) else { throw .invalidArgument("JPEG quality must be 1…100, got \(quality)") }
-        state.withLock { $0.value.quality = quality }
+        state.withLock { $0.quality = quality }
     }
 
-    public var isRecording: Bool { state.withLock { $0.value.recording != nil } }
+    public var isRecording: Bool { state.withLock { $0.recording } }
+
+    /// Called on the output's queue before each frame is written: tests play a disk that blocks.
+    package var beforeWrite: (@Sendable () -> Void)? {
+        get { state.withLock { $0.beforeWrite } }
+        set { state.withLock { $0.beforeWrite = newValue } }
+    }
     /// Frames received, written and dropped while recording.
     public var counts: OutputCounts { frames.counts }
 
-    /// Starts recording the next frames to `url` (an AVI). Throws if a recording is under way
-    /// or `url` exists (FrameKit never overwrites).
+    /// Starts recording the next frames to `url`, a Motion-JPEG AVI. Throws if a recording is
+    /// under way, if `url` names another container (`.mov`, `.mp4`: not written yet), if `url`
+    /// exists (FrameKit never overwrites) or its folder does not.
     public func startRecording(to url: URL, recordingDelegate: any RecordingDelegate) throws(CaptureError) {
-        try state.withLock { (s) throws(CaptureError) in
-            guard s.value.recording == nil else { throw .configuration("a recording is already under way") }
-            guard !FileManager.default.fileExists(atPath: url.path) else {
-                throw .configuration("\(url.path) exists; FrameKit does not overwrite recordings")
-            }
-            s.value.recording = Recording(url: url, writer: try Self.reserveFile(url), delegate: recordingDelegate)
+        guard url.pathExtension.lowercased() == "avi" else {
+            throw .invalidArgument("\(url.lastPathComponent): MovieFileOutput writes Motion-JPEG AVI only; name the file .avi")
+        }
+        try file.withLock { (f) throws(CaptureError) in
+            guard f.value == nil, !isRecording else { throw .configuration("a recording is already under way") }
+            f.value = Recording(url: url, writer: try Self.reserveFile(url), delegate: recordingDelegate)
+            state.withLock { $0.recording = true }
         }
     }
 
     // Creates the file now (so a name taken meanwhile fails here); the headers follow with the
     // first frame, whose size they record.
     private static func reserveFile(_ url: URL) throws(CaptureError) -> AVIWriter {
-        do { return try AVIWriter(deferredAt: url) } catch { throw .configuration("cannot create \(url.path): \(error)") }
+        do { return try AVIWriter(deferredAt: url) } catch let error as AVIWriterError {
+            throw .cannotWrite(path: error.path, reason: error.reason)
+        } catch { throw .cannotWrite(path: url.path, reason: "\(error)") }
     }
 
-    /// Ends the recording; the delegate is told once the file is complete.
+    /// Ends the recording. When it returns the file is complete (closed and indexed); the
+    /// delegate is then told on the output's queue, as it is when a limit or the session's end
+    /// finishes a recording.
     public func stopRecording() { finishRecording(error: nil) }
 
-    func finishRecording(error: CaptureError?) {
-        let done = state.withLock { s -> Recording? in
-            defer { s.value.recording = nil }
-            return s.value.recording
+    private func finishRecording(error: CaptureError?) {
+        state.withLock { $0.recording = false }
+        // Waits for a frame being written, so the file is closed after it.
+        let done = file.withLock { f -> Recording? in
+            defer { f.value = nil }
+            return f.value
         }
         guard let done else { return }
         var failure = error
         do { try done.writer.close() } catch { failure = failure ?? .configuration("cannot finish \(done.url.path): \(error)") }
-        done.delegate.fileOutput(self, didFinishRecordingTo: done.url, frames: done.writer.frameCount, error: failure)
+        let frameCount = done.writer.frameCount, url = done.url, delegate = done.delegate, result = failure
+        queue.async { delegate.fileOutput(self, didFinishRecordingTo: url, frames: frameCount, error: result) }
     }
 
-    /// Called on the frames' queue for each frame to record.
+    /// Called on the output's queue for each frame to record.
     fileprivate func write(_ frame: SampleBuffer) {
-        var limit: CaptureError?
-        state.withLock { s in
-            guard var r = s.value.recording else { return }
+        let settings = state.withLock { $0 }
+        guard settings.recording else { return }
+        let limit: CaptureError? = file.withLock { f in
+            guard var r = f.value else { return nil }
+            defer { f.value = r }
             do {
                 if !r.writer.isOpen {
-                    try r.writer.open(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height, frameRate: s.value.frameRate)
+                    try r.writer.open(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height, frameRate: settings.frameRate)
                 }
                 let first = r.firstTime ?? frame.presentationTime
                 r.firstTime = first
-                if let max = s.value.maxDuration, frame.presentationTime - first >= max {
-                    limit = .configuration("maximum recorded duration (\(max) s) reached")
-                } else if let minFree = s.value.minFreeDisk, Self.freeBytes(at: r.url) < minFree {
-                    limit = .configuration("free disk space below the limit (\(minFree) bytes)")
-                } else {
-                    let jpeg = try encoder.withLock { box in
-                        if box.value == nil { box.value = try JPEG.Encoder() }
-                        return try box.value!.encode(frame.pixelBuffer, quality: s.value.quality)
-                    }
-                    if let max = s.value.maxFileSize, r.writer.bytesWritten + jpeg.count + 8 + 16 * (r.writer.frameCount + 1) + 8 > max {
-                        limit = .configuration("maximum recorded file size (\(max) bytes) reached")
-                    } else {
-                        try r.writer.append(jpeg: jpeg)
-                    }
+                if let max = settings.maxDuration, frame.presentationTime - first >= max {
+                    return .configuration("maximum recorded duration (\(max) s) reached")
                 }
+                if let minFree = settings.minFreeDisk, Self.freeBytes(at: r.url) < minFree {
+                    return .configuration("free disk space below the limit (\(minFree) bytes)")
+                }
+                let jpeg = try encoder.withLock { box in
+                    if box.value == nil { box.value = try JPEG.Encoder() }
+                    return try box.value!.encode(frame.pixelBuffer, quality: settings.quality)
+                }
+                if let max = settings.maxFileSize, r.writer.bytesWritten + jpeg.count + 8 + 16 * (r.writer.frameCount + 1) + 8 > max {
+                    return .configuration("maximum recorded file size (\(max) bytes) reached")
+                }
+                settings.beforeWrite?()
+                try r.writer.append(jpeg: jpeg)
+                return nil
             } catch {
-                limit = .configuration("recording failed: \(error)")
+                return .configuration("recording failed: \(error)")
             }
-            s.value.recording = r
         }
         if let limit { finishRecording(error: limit) }
     }
@@ -145,7 +169,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     var isReadyForMoreFrames: Bool { frames.isReadyForMoreFrames }
     var readiness: DispatchSemaphore { frames.readiness }
     func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
-        state.withLock { $0.value.frameRate = frameRate }
+        state.withLock { $0.frameRate = frameRate }
         frames.attach(nativeFormat: nativeFormat, capacity: capacity, frameRate: frameRate)
     }
     func receive(_ frame: SampleBuffer) { if isRecording { frames.receive(frame) } }

@@ -77,14 +77,15 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
     public init() {}
 
     /// Requests a photo. The delegate is called once, on the output's queue, with the photo or
-    /// an error: a reused settings ``PhotoSettings/uniqueID``, a session that is not running,
-    /// or one that stops first.
+    /// an error: a reused settings ``PhotoSettings/uniqueID``, a session that is not running
+    /// (the settings may then be used again), or one that stops first.
     public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) {
         let problem: CaptureError? = state.withLock { s in
+            // A request refused because the session is not running does not use up its settings.
+            guard s.running else { return .configuration("the session is not running") }
             guard s.usedIDs.insert(settings.uniqueID).inserted else {
                 return .configuration("photo settings \(settings.uniqueID) were used before; make new ones with PhotoSettings(from:)")
             }
-            guard s.running else { return .configuration("the session is not running") }
             s.pending.append(Request(settings: settings, delegate: delegate))
             return nil
         }

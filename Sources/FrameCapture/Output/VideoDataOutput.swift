@@ -51,7 +51,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         var discardsLate = true
         var processors = ProcessorChain()
         var conversion: ConvertStage?
-        let connection = CaptureConnection(pixelFormat: .nv12VideoRange)
+        let connection = CaptureConnection()
         var counts = OutputCounts()
         // The mailbox between the capture thread and the consumer.
         var events: [Event] = []
@@ -75,12 +75,28 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     let readiness = DispatchSemaphore(value: 0)
 
     public init() {
-        state = Mutex(State(queue: DispatchQueue(label: "framekit.video-data-output", qos: .userInteractive)))
+        let queue = DispatchQueue(label: "framekit.video-data-output", qos: .userInteractive)
+        state = Mutex(State(queue: queue))
+        Self.mark(queue)
+    }
+
+    /// Marks delegate queues, so that ``finish()`` can tell it runs on one (a delegate calling
+    /// `stopRunning()`) and must not wait for that queue to drain: it would wait for itself.
+    private final class QueueMark {}
+    // A key is an identity with no state: immutable after this initialisation, safe to share.
+    nonisolated(unsafe) private static let queueKey = DispatchSpecificKey<QueueMark>()
+    private static func mark(_ queue: DispatchQueue) {
+        if queue.getSpecific(key: queueKey) == nil { queue.setSpecific(key: queueKey, value: QueueMark()) }
+    }
+    private static func isCurrent(_ queue: DispatchQueue) -> Bool {
+        guard let current = DispatchQueue.getSpecific(key: queueKey) else { return false }
+        return current === queue.getSpecific(key: queueKey)
     }
 
     /// Sets the delegate and the serial queue its callbacks run on (nil: a serial queue of
     /// user-interactive QoS). The output keeps a strong reference to the delegate.
     public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
+        if let queue { Self.mark(queue) }
         state.withLock { s in
             s.delegate = delegate
             if let queue { s.queue = queue }
@@ -108,7 +124,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     /// Every format the output can deliver, native ones first for the connected device.
     public var availableVideoPixelFormatTypes: [PixelFormat] {
-        let native = state.withLock { $0.connection.pixelFormat }
+        guard let native = state.withLock({ $0.connection.pixelFormat }) else { return PixelFormat.allCases }
         return [native] + PixelFormat.allCases.filter { $0 != native }
     }
 
@@ -120,6 +136,11 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     public var counts: OutputCounts { state.withLock { $0.counts } }
 
     // MARK: Session side (capture thread)
+
+    func validate(nativeFormat: PixelFormat) throws(CaptureError) {
+        let (connection, delivered) = state.withLock { s in (s.connection, s.settings.pixelFormat ?? nativeFormat) }
+        try connection.validate(deliveredFormat: delivered)
+    }
 
     func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
         state.withLock { s in
@@ -393,10 +414,14 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             return s.waiter
         }
         waiter?.resume(returning: nil)
+        // Let the delegate have what is queued before the session reports it stopped, unless
+        // the delegate itself is stopping the session (then the rest follows its return).
         let queue = state.withLock { $0.queue }
-        let done = DispatchSemaphore(value: 0)
-        queue.async { done.signal() }
-        _ = done.wait(timeout: .now() + 5)
+        if !Self.isCurrent(queue) {
+            let done = DispatchSemaphore(value: 0)
+            queue.async { done.signal() }
+            _ = done.wait(timeout: .now() + 5)
+        }
         // Frames an async consumer never asked for are late: counted and reported as such.
         let (late, report) = state.withLock { s -> ([DroppedFrame], (@Sendable (VideoDataOutput, [DroppedFrame]) -> Void)?) in
             let left = s.events.compactMap { if case let .frame(f) = $0 { f } else { nil } }

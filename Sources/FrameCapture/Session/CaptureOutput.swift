@@ -6,6 +6,9 @@ public protocol CaptureOutput: AnyObject, Sendable {}
 
 /// What the session needs of an output: FrameKit's own outputs conform.
 protocol FrameSink: CaptureOutput {
+    /// Throws if the output cannot deliver frames of `nativeFormat` as configured (checked
+    /// before capture starts, so a bad configuration is refused at commit, not frame by frame).
+    func validate(nativeFormat: PixelFormat) throws(CaptureError)
     func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double)
     func receive(_ frame: SampleBuffer)
     func receive(drop: DroppedFrame)
@@ -15,6 +18,10 @@ protocol FrameSink: CaptureOutput {
     func finish()
     /// The format the output wants, if it has a preference (the first one's wins).
     var preferredPixelFormat: PixelFormat? { get }
+}
+
+extension FrameSink {
+    func validate(nativeFormat: PixelFormat) throws(CaptureError) {}
 }
 
 extension VideoDataOutput {

@@ -10,9 +10,9 @@ final class CapturePipeline: Sendable {
     static let bufferCount = 4
 
     private let outputs: [any FrameSink]
-    // The source is used only by the capture thread once `run()` starts it; before that only
-    // by the thread that built the pipeline. `@unchecked`-free: boxed for the hand-over.
-    private let source: SendableBox<any FrameSource>
+    // The source is used by the thread that builds the pipeline, then by the capture thread,
+    // which holds this lock for the whole run (no one else takes it: usage has its own closure).
+    private let source: Mutex<SendableBox<any FrameSource>>
     private let usage: @Sendable () -> BufferPool.Usage
     private let control = Mutex((stopRequested: false, running: false, nextSequence: UInt64(0)))
     /// Added to the source's sequence numbers: a pipeline rebuilt while the session runs (a
@@ -33,6 +33,7 @@ final class CapturePipeline: Sendable {
         let device = input.device
         let preferred = outputs.lazy.compactMap(\.preferredPixelFormat).first
         let configuration = try Self.configure(device: device, preset: preset, preferred: preferred)
+        for output in outputs { try output.validate(nativeFormat: configuration.pixelFormat) }
         let source: any FrameSource
         switch device.backend {
         case let .v4l2(path, kernel):
@@ -45,17 +46,11 @@ final class CapturePipeline: Sendable {
         }
         try source.start()
         input.setActive(configuration.format, frameRate: configuration.frameRate)
-        self.source = SendableBox(source)
-        self.usage = Self.usageProvider(source)
+        self.usage = source.usageReporter()
+        self.source = Mutex(SendableBox(source))
         self.outputs = outputs
         self.onEnd = onEnd
         for output in outputs { output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount, frameRate: configuration.frameRate) }
-    }
-
-    private static func usageProvider(_ source: any FrameSource) -> @Sendable () -> BufferPool.Usage {
-        let box = Mutex(SendableBox(source))
-        // Reading usage touches only thread-safe state (pools, streams) but goes through the box.
-        return { box.withLock { $0.value.bufferUsage } }
     }
 
     /// Chooses the device format, delivered pixel format and frame rate for `preset`.
@@ -127,7 +122,10 @@ final class CapturePipeline: Sendable {
     }
 
     private func loop() {
-        let source = self.source.value
+        source.withLock { loop($0.value) }
+    }
+
+    private func loop(_ source: any FrameSource) {
         var ending: SessionNotification?
         while !control.withLock({ $0.stopRequested }) {
             if !source.isRealTime && !waitForConsumers() { break }

@@ -35,7 +35,7 @@ final class FileSource: FrameSource {
         }
     }
 
-    var bufferUsage: BufferPool.Usage { pool.usage }
+    func usageReporter() -> @Sendable () -> BufferPool.Usage { { [pool] in pool.usage } }
 
     func start() throws(CaptureError) {
         switch description.kind {

@@ -31,8 +31,10 @@ protocol FrameSource: AnyObject {
     func start() throws(CaptureError)
     func next() throws(CaptureError) -> SourceEvent
     func stop()
-    /// Buffers held by consumers right now and at most (for the stats module).
-    var bufferUsage: BufferPool.Usage { get }
+    /// Buffers held by consumers right now and at most (for the stats module). Called once,
+    /// after `start()`, by the thread that started the source; the closure it returns reads only
+    /// thread-safe pools, so any thread may call it while the capture thread runs the source.
+    func usageReporter() -> @Sendable () -> BufferPool.Usage
 }
 
 /// Sequence-number bookkeeping shared by every source: turns gaps into one drop per lost frame.

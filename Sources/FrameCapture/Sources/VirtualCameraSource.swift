@@ -40,7 +40,7 @@ final class VirtualCameraSource: FrameSource {
         renderBackground()
     }
 
-    var bufferUsage: BufferPool.Usage { pool.usage }
+    func usageReporter() -> @Sendable () -> BufferPool.Usage { { [pool] in pool.usage } }
 
     /// The embedded face photo, scaled to about 40% of the frame height, in NV12.
     static func makeFace(frameHeight: Int) throws -> PixelBuffer {

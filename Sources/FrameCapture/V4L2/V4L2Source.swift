@@ -27,9 +27,14 @@ final class V4L2Source: FrameSource {
         self.configuration = configuration
     }
 
-    var bufferUsage: BufferPool.Usage {
-        if let decodePool { return decodePool.usage }
-        return stream?.usage ?? BufferPool.Usage(buffersInUse: 0, peakBuffersInUse: 0, bytesInUse: 0, peakBytesInUse: 0, bytesAllocated: 0)
+    func usageReporter() -> @Sendable () -> BufferPool.Usage {
+        // The pool and the stream objects, not this source's vars (which stop() clears on the
+        // capture thread): both are thread-safe and outlive the run while frames borrow them.
+        let pool = decodePool, stream = self.stream
+        return {
+            if let pool { return pool.usage }
+            return stream?.usage ?? BufferPool.Usage(buffersInUse: 0, peakBuffersInUse: 0, bytesInUse: 0, peakBytesInUse: 0, bytesAllocated: 0)
+        }
     }
 
     func start() throws(CaptureError) {
@@ -153,8 +158,13 @@ final class V4L2Stream: Sendable {
     }
 
     private let handle: V4L2Handle
-    // Addresses and lengths of the mappings, fixed after init.
-    private let mappings: SendableBox<[(address: UnsafeMutableRawPointer, length: Int)]>
+    /// Addresses and lengths of the mappings. `@unchecked Sendable`: the array is immutable after
+    /// init, and the memory it points to is written only by the kernel while a buffer is queued
+    /// and read by one frame while it is borrowed (the queued/borrowed state is under `state`).
+    private struct Mappings: @unchecked Sendable {
+        let value: [(address: UnsafeMutableRawPointer, length: Int)]
+    }
+    private let mappings: Mappings
     private let state = Mutex(State())
 
     init(handle: V4L2Handle, count: Int) throws(CaptureError) {
@@ -194,7 +204,7 @@ final class V4L2Stream: Sendable {
             unwind()
             throw .configuration("\(error)")
         }
-        mappings = SendableBox(maps.map { (address: $0.0, length: $0.1) })
+        mappings = Mappings(value: maps.map { (address: $0.0, length: $0.1) })
         state.withLock { $0.queued = Set(0..<maps.count) }
     }
 
