@@ -12,6 +12,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FrameKit", targets: ["FrameKit"]),
+        // Capture alone: devices, sessions, outputs; links libv4l2 and libjpeg-turbo, not OpenCV.
+        .library(name: "FrameCapture", targets: ["FrameCapture"]),
         .library(name: "FrameProcessors", targets: ["FrameProcessors"]),
         .executable(name: "framekit", targets: ["FrameKitCLI"]),
         .executable(name: "framekit-bench", targets: ["FrameKitBench"]),
@@ -51,16 +53,19 @@ let package = Package(
         .target(name: "FrameCore"),
         .target(name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md", "Licences"],
                 resources: [.copy("haarcascade_frontalface_default.xml"), .copy("centerface.onnx")]),
-        .target(name: "FrameImageIO", dependencies: ["FrameCore", "CTurboJPEG"]),
-        .target(name: "FrameProcessors",
-                dependencies: ["FrameCore", "FrameImageIO", "FrameModels", "COpenCVShim"]),
+        // Every pixel kernel (conversion, resize, rotate/mirror) and the geometric chain stages:
+        // below capture and processors alike, so capturing never links OpenCV.
+        .target(name: "FramePixels", dependencies: ["FrameCore"]),
+        .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG"]),
         .target(name: "FrameCapture",
-                dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "CV4L2"],
+                dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2"],
                 exclude: ["Resources"]),
+        .target(name: "FrameProcessors",
+                dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "COpenCVShim"]),
         .target(name: "FrameStats", dependencies: ["FrameCore"]),
         .target(name: "FramePreview", dependencies: ["FrameCore", "FrameImageIO", "FrameCapture", "FrameStats"]),
         .target(name: "FrameKit",
-                dependencies: ["FrameCore", "FrameImageIO", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"]),
+                dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKit"]),
         .executableTarget(name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference"],
                           path: "Benchmarks/FrameKitBench"),
@@ -75,7 +80,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["FrameTestSupport", "FrameKitCLI", "OpenCVReference"]),
+        .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCLI", "OpenCVReference"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -15,7 +15,6 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case deviceBusy(path: String)
     /// The preset has no matching size on the device; the message lists what it offers.
     case unsupportedPreset(SessionPreset, device: String, available: [String])
-    case unknownPreset(String)
     case unsupportedFrameRate(Double, device: String, available: [Double])
     case formatRejected(String)
     /// A file source's header cannot be read.
@@ -40,8 +39,6 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case let .deviceBusy(path): "\(path) is in use by another program"
         case let .unsupportedPreset(preset, device, available):
             "\(device) has no size for preset \(preset.rawValue); it offers \(available.joined(separator: ", "))"
-        case let .unknownPreset(name):
-            "unknown preset '\(name)'; valid presets: \(SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))"
         case let .unsupportedFrameRate(fps, device, available):
             "\(device) cannot run at \(fps) fps at this size; it offers \(available.map { String($0) }.joined(separator: ", "))"
         case let .formatRejected(message): "the device rejected the format: \(message)"

@@ -1,5 +1,6 @@
 import CTurboJPEG
 import FrameCore
+import FramePixels
 
 /// JPEG through libjpeg-turbo's TurboJPEG API.
 public enum JPEG {

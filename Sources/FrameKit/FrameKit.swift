@@ -3,6 +3,7 @@
 @_exported import FrameCore
 @_exported import FrameImageIO
 @_exported import FrameModels
+@_exported import FramePixels
 @_exported import FramePreview
 @_exported import FrameProcessors
 @_exported import FrameStats

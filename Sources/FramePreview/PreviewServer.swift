@@ -1,5 +1,6 @@
 import Foundation
 import FrameCore
+import FrameStats
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -384,8 +385,5 @@ public final class PreviewServer: Sendable {
         """
     }
 
-    private func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
-    }
+    private func escape(_ s: String) -> String { StatsReport.escape(s) }
 }

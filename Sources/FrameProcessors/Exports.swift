@@ -1,4 +1,5 @@
 // Research code links only the FrameProcessors product: `import FrameProcessors` brings the
-// pixel buffers and image I/O it works on too.
+// pixel buffers, the pixel kernels and image I/O it works on too.
 @_exported import FrameCore
 @_exported import FrameImageIO
+@_exported import FramePixels

@@ -148,8 +148,11 @@ public enum StatsReport {
     /// One decimal: enough for pixel coordinates and milliseconds on a plot.
     static func f(_ v: Double) -> String { String(format: "%.1f", v) }
 
-    static func escape(_ text: String) -> String {
+    /// Text made safe inside HTML elements and quoted attributes (the report and the preview
+    /// page both use this one).
+    package static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "'", with: "&#39;")
     }
 }

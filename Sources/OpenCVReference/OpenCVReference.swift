@@ -129,7 +129,7 @@ extension OpenCV {
             fkcvb_centerface(model, image(rgb), Int32(contentWidth), Int32(contentHeight), threshold, b.baseAddress, 256,
                              &message, message.count)
         }
-        guard count >= 0 else { throw Failure(description: String(cString: message)) }
+        guard count >= 0 else { throw Failure(description: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
         return (0..<Int(count)).map { i in
             CenterFaceBox(x0: boxes[5 * i], y0: boxes[5 * i + 1], x1: boxes[5 * i + 2], y1: boxes[5 * i + 3], score: boxes[5 * i + 4])
         }

@@ -117,6 +117,7 @@ struct OutputPromiseTests {
     func recordingRefusals(name: String) throws {
         let movie = MovieFileOutput()
         let session = try virtualSession(outputs: [movie])
+        #expect(session.outputs.count == 1)
         let url = Fixtures.temporaryFolder().appendingPathComponent(name)
         let error = try #require(throws: CaptureError.self) { try movie.startRecording(to: url, recordingDelegate: RecordingWaiter()) }
         let text = error.description

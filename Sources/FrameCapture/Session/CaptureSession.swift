@@ -237,7 +237,7 @@ public final class CaptureSession: Sendable {
             return s.depth > 0
         }
         guard !deferred else { return }
-        operations.withLock { _ in stopPipeline(finishing: []) }
+        operations.withLock { _ in _ = stopPipeline(finishing: []) }
     }
 
     /// Buffers in use by consumers now and at peak, across the running source.

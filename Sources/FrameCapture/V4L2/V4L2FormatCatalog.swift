@@ -20,17 +20,6 @@ enum V4L2FormatCatalog {
         }
     }
 
-    static func fourCC(for format: PixelFormat) -> UInt32 {
-        switch format {
-        case .yuyv: cv4l2_PIX_FMT_YUYV
-        case .nv12VideoRange, .nv12FullRange: cv4l2_PIX_FMT_NV12
-        case .i420: cv4l2_PIX_FMT_YUV420
-        case .gray8: cv4l2_PIX_FMT_GREY
-        case .rgb24: cv4l2_PIX_FMT_RGB24
-        case .bgra32: cv4l2_PIX_FMT_XBGR32
-        }
-    }
-
     static func isJPEG(_ fourCC: UInt32) -> Bool { fourCC == cv4l2_PIX_FMT_MJPEG || fourCC == cv4l2_PIX_FMT_JPEG }
 
     static func string(_ fourCC: UInt32) -> String {

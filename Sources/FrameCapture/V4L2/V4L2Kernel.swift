@@ -7,7 +7,7 @@ import Glibc
 /// The system calls the V4L2 backend makes, behind one protocol so that tests can play the
 /// kernel. Each returns the raw result and the errno read right after the call; the backend
 /// passes every call through ``retryingSystemCall(_:_:)``, which retries EINTR and throws.
-public protocol V4L2Kernel: Sendable {
+package protocol V4L2Kernel: Sendable {
     func open(_ path: String, flags: Int32) -> (result: Int, errno: Int32)
     /// Hands the descriptor to libv4l2 (a no-op for a fake kernel).
     func attachLibV4L2(_ fd: Int32) -> (result: Int, errno: Int32)
@@ -25,34 +25,34 @@ public protocol V4L2Kernel: Sendable {
 }
 
 /// The real kernel, through libv4l2.
-public struct SystemV4L2Kernel: V4L2Kernel {
-    public init() {}
+package struct SystemV4L2Kernel: V4L2Kernel {
+    package init() {}
 
-    public func open(_ path: String, flags: Int32) -> (result: Int, errno: Int32) {
+    package func open(_ path: String, flags: Int32) -> (result: Int, errno: Int32) {
         let fd = Glibc.open(path, flags)
         return (Int(fd), Glibc.errno)
     }
-    public func attachLibV4L2(_ fd: Int32) -> (result: Int, errno: Int32) {
+    package func attachLibV4L2(_ fd: Int32) -> (result: Int, errno: Int32) {
         let r = cv4l2_fd_open(fd)
         return (Int(r), Glibc.errno)
     }
-    public func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer, raw: Bool) -> (result: Int, errno: Int32) {
+    package func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer, raw: Bool) -> (result: Int, errno: Int32) {
         let r = raw ? cv4l2_raw_ioctl(fd, request, argument) : cv4l2_ioctl(fd, request, argument)
         return (Int(r), Glibc.errno)
     }
-    public func mmap(_ fd: Int32, length: Int, offset: Int64) -> (pointer: UnsafeMutableRawPointer?, errno: Int32) {
+    package func mmap(_ fd: Int32, length: Int, offset: Int64) -> (pointer: UnsafeMutableRawPointer?, errno: Int32) {
         let p = cv4l2_mmap(length, fd, offset)
         let e = Glibc.errno
         return p == cv4l2_map_failed() ? (nil, e) : (p, 0)
     }
-    public func munmap(_ pointer: UnsafeMutableRawPointer, length: Int) { _ = cv4l2_munmap(pointer, length) }
-    public func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) -> (result: Int, revents: Int16, errno: Int32) {
+    package func munmap(_ pointer: UnsafeMutableRawPointer, length: Int) { _ = cv4l2_munmap(pointer, length) }
+    package func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) -> (result: Int, revents: Int16, errno: Int32) {
         var p = pollfd(fd: fd, events: events, revents: 0)
         let r = Glibc.poll(&p, 1, timeoutMilliseconds)
         return (Int(r), p.revents, Glibc.errno)
     }
-    public func close(_ fd: Int32) { _ = cv4l2_close(fd) }
-    public func deviceNodes() -> [String] {
+    package func close(_ fd: Int32) { _ = cv4l2_close(fd) }
+    package func deviceNodes() -> [String] {
         guard let dir = opendir("/dev") else { return [] }
         defer { closedir(dir) }
         var nodes: [String] = []
@@ -62,7 +62,7 @@ public struct SystemV4L2Kernel: V4L2Kernel {
         }
         return nodes.sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }
     }
-    public func isAccessible(_ path: String) -> Bool { access(path, R_OK | W_OK) == 0 }
+    package func isAccessible(_ path: String) -> Bool { access(path, R_OK | W_OK) == 0 }
 }
 
 /// An open V4L2 descriptor: every ioctl through the one retrying door, named for errors.

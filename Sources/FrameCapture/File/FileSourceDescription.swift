@@ -133,7 +133,6 @@ struct Y4MHeader: Sendable {
     var frameRate: Double
     /// 4:2:0 streams are delivered as I420, 4:2:2 as YUYV, mono as GRAY8.
     var pixelFormat: PixelFormat
-    var chroma: String
     /// Bytes of the stream header including its newline.
     var headerLength: Int
     /// Bytes of one frame's pixels as stored (planar).
@@ -180,7 +179,6 @@ struct Y4MHeader: Sendable {
         width = w
         height = h
         frameRate = rate
-        self.chroma = chroma
         headerLength = newline + 1
     }
 }

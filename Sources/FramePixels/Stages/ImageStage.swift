@@ -1,28 +1,10 @@
 import FrameCore
-import Synchronization
 
-/// A stage's output buffer, reused frame after frame: no allocation per frame once the
-/// consumer lets go of the previous frame (if it has not, copy-on-write makes a fresh buffer
-/// rather than overwrite what it holds).
-final class ScratchBuffer: Sendable {
-    private let slot = Mutex<PixelBuffer?>(nil)
-
-    /// Moves the kept buffer out if it has this shape (so this stage's own reference does not
-    /// force a copy), else makes a new one.
-    func take(width: Int, height: Int, format: PixelFormat) throws(PixelBufferError) -> PixelBuffer {
-        let kept = slot.withLock { s -> PixelBuffer? in
-            defer { s = nil }
-            return s
-        }
-        if let kept, kept.width == width, kept.height == height, kept.format == format { return kept }
-        return try PixelBuffer(width: width, height: height, format: format)
-    }
-
-    func keep(_ buffer: PixelBuffer) { slot.withLock { $0 = buffer } }
-}
+// Chain stages over the pixel kernels. Each keeps its output buffer between frames (ScratchBuffer);
+// stages that need gray take the frame's luma first (free for NV12/I420: it is plane 0).
 
 /// A stage that writes a new image from the frame's pixels into a reused buffer.
-protocol ImageStage: GeometricProcessor {
+package protocol ImageStage: GeometricProcessor {
     var scratch: ScratchBuffer { get }
     func outputShape(for input: PixelBuffer) throws(PixelBufferError) -> (width: Int, height: Int, format: PixelFormat)
     func render(_ input: PixelBuffer, into output: inout PixelBuffer) throws(PixelBufferError)

@@ -1,5 +1,5 @@
 import FrameCore
-import FrameProcessors
+import FramePixels
 import Synchronization
 
 /// The link between an input and an output (as AVCaptureConnection): rotation and mirroring

@@ -70,12 +70,10 @@ public enum Resize {
                         for i in 0..<dw { acc[i] = 0 }
                         for r in 0..<k {
                             let row = s + (dy * k + r) * sp.bytesPerRow
-                            do {
-                                for dx in 0..<dw {
-                                    var t: UInt32 = 0
-                                    for c in 0..<k { t &+= UInt32(row[dx &* k &+ c]) }
-                                    acc[dx] &+= t
-                                }
+                            for dx in 0..<dw {
+                                var t: UInt32 = 0
+                                for c in 0..<k { t &+= UInt32(row[dx &* k &+ c]) }
+                                acc[dx] &+= t
                             }
                         }
                         let out = d + dy * dp.bytesPerRow

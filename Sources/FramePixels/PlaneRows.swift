@@ -4,9 +4,9 @@ import FrameCore
 /// that map each pixel on its own. When neither plane has padding after its rows, the whole
 /// plane goes as one long row, as OpenCV treats a continuous matrix: one loop start and one
 /// short tail per image instead of per row.
-enum PlaneRows {
+package enum PlaneRows {
     /// `body(source row, destination row, pixels in the row)`.
-    static func forEach(_ source: PixelBuffer, _ destination: inout PixelBuffer,
+    @inlinable package static func forEach(_ source: PixelBuffer, _ destination: inout PixelBuffer,
                         _ body: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>, Int) -> Void) {
         let w = source.width, h = source.height
         let sourceRow = w * source.plane(0).bytesPerPixel, destinationRow = w * destination.plane(0).bytesPerPixel

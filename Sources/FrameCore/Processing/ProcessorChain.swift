@@ -1,5 +1,3 @@
-import FrameCore
-
 /// One step of frame processing: filters the pixels and/or adds findings (faces) to the frame.
 public protocol Processor: Sendable {
     /// The stage's name in stats and reports.
@@ -30,15 +28,5 @@ public struct ProcessorChain: Sendable {
             try processor.process(&frame)
             frame.stageDurations.append(StageDuration(stage: processor.name, seconds: Timestamp.now().seconds(since: start)))
         }
-    }
-}
-
-/// Face detection as a chain stage: the faces travel with the frame (`frame.faces`).
-public struct FaceDetectionProcessor: Processor {
-    public let detector: any FaceDetecting
-    public var name: String { "detect" }
-    public init(detector: any FaceDetecting) { self.detector = detector }
-    public func process(_ frame: inout SampleBuffer) throws {
-        frame.faces = try detector.detect(in: frame.pixelBuffer)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import FrameCore
 import FrameImageIO
-import FrameProcessors
+import FramePixels
 
 /// The built-in virtual camera: colour bars scrolling sideways with a real face photo drifting
 /// smoothly across them, paced in real time and timestamped like a camera. Renders NV12

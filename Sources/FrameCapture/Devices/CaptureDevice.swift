@@ -78,7 +78,12 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     // MARK: Finding devices
 
     /// The V4L2 camera at `path` (e.g. /dev/video0), its formats enumerated now.
-    public static func v4l2(path: String, kernel: any V4L2Kernel = SystemV4L2Kernel()) throws(CaptureError) -> CaptureDevice {
+    public static func v4l2(path: String) throws(CaptureError) -> CaptureDevice {
+        try v4l2(path: path, kernel: SystemV4L2Kernel())
+    }
+
+    /// As ``v4l2(path:)`` through `kernel` (tests play the kernel).
+    package static func v4l2(path: String, kernel: any V4L2Kernel) throws(CaptureError) -> CaptureDevice {
         let handle = try V4L2Handle(path: path, kernel: kernel)
         let formats = try V4L2FormatCatalog.enumerate(handle)
         let cap = handle.capability
@@ -112,7 +117,11 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     }
 
     /// The first V4L2 camera, or else the virtual camera.
-    public static func `default`(for mediaType: MediaType = .video, kernel: any V4L2Kernel = SystemV4L2Kernel()) -> CaptureDevice {
+    public static func `default`(for mediaType: MediaType = .video) -> CaptureDevice {
+        `default`(for: mediaType, kernel: SystemV4L2Kernel())
+    }
+
+    package static func `default`(for mediaType: MediaType = .video, kernel: any V4L2Kernel) -> CaptureDevice {
         DiscoverySession(deviceTypes: [.external], kernel: kernel).devices.first ?? virtualCamera
     }
 
@@ -123,8 +132,11 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// Whether this user may open the video device nodes. On Linux that is the nodes'
     /// permissions (usually the `video` group); with no camera node, the virtual camera is all
     /// there is and access is authorized.
-    public static func authorizationStatus(for mediaType: MediaType = .video,
-                                           kernel: any V4L2Kernel = SystemV4L2Kernel()) -> AuthorizationStatus {
+    public static func authorizationStatus(for mediaType: MediaType = .video) -> AuthorizationStatus {
+        authorizationStatus(for: mediaType, kernel: SystemV4L2Kernel())
+    }
+
+    package static func authorizationStatus(for mediaType: MediaType = .video, kernel: any V4L2Kernel) -> AuthorizationStatus {
         let nodes = kernel.deviceNodes()
         if nodes.isEmpty { return .authorized }
         return nodes.contains(where: kernel.isAccessible) ? .authorized : .denied
@@ -132,8 +144,11 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// Linux cannot prompt: returns whether access is authorized now. When denied,
     /// ``authorizationAdvice`` says what to do.
-    public static func requestAccess(for mediaType: MediaType = .video,
-                                     kernel: any V4L2Kernel = SystemV4L2Kernel()) async -> Bool {
+    public static func requestAccess(for mediaType: MediaType = .video) async -> Bool {
+        authorizationStatus(for: mediaType) == .authorized
+    }
+
+    package static func requestAccess(for mediaType: MediaType = .video, kernel: any V4L2Kernel) async -> Bool {
         authorizationStatus(for: mediaType, kernel: kernel) == .authorized
     }
 
@@ -148,7 +163,13 @@ public struct DiscoverySession: Sendable {
     let kernel: any V4L2Kernel
 
     public init(deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-                position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel = SystemV4L2Kernel()) {
+                position: CaptureDevice.Position = .unspecified) {
+        self.init(deviceTypes: deviceTypes, mediaType: mediaType, position: position, kernel: SystemV4L2Kernel())
+    }
+
+    /// As ``init(deviceTypes:mediaType:position:)``, scanning through `kernel` (tests play the kernel).
+    package init(deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
+                 position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel) {
         self.deviceTypes = deviceTypes
         self.position = position
         self.kernel = kernel

@@ -1,6 +1,6 @@
 import Dispatch
 import FrameCore
-import FrameProcessors
+import FramePixels
 import Synchronization
 
 /// Receives what a ``VideoDataOutput`` delivers, on the output's delegate queue.

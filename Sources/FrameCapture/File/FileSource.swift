@@ -1,7 +1,7 @@
 import Foundation
 import FrameCore
 import FrameImageIO
-import FrameProcessors
+import FramePixels
 
 /// Frames from a Y4M file, an MJPEG stream, or JPEG/PGM/PPM images.
 ///

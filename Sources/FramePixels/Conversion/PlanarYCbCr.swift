@@ -1,3 +1,4 @@
+import FrameCore
 /// Full-range Y, Cb and Cr planes at some chroma subsampling: the form libjpeg-turbo decodes to
 /// and encodes from, and the bridge to FrameKit's NV12, I420 and YUYV buffers.
 public struct PlanarYCbCr: Sendable {
