@@ -16,7 +16,7 @@ let package = Package(
         .library(name: "FrameCapture", targets: ["FrameCapture"]),
         .library(name: "FrameProcessors", targets: ["FrameProcessors"]),
         .executable(name: "framekit", targets: ["FrameKitCLI"]),
-        .executable(name: "framekit-bench", targets: ["FrameKitBench"]),
+        .executable(name: "framekit-bench", targets: ["FrameKitBench"])
     ],
     targets: [
         // MARK: C shims
@@ -33,7 +33,7 @@ let package = Package(
             cxxSettings: openCVHeaders,
             linkerSettings: [
                 .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"),
-                .linkedLibrary("opencv_core"),
+                .linkedLibrary("opencv_core")
             ]
         ),
         // OpenCV's own filters, for tests and benchmarks to compare against; never in a product.
@@ -42,7 +42,7 @@ let package = Package(
             cxxSettings: openCVHeaders,
             linkerSettings: [
                 .linkedLibrary("opencv_videoio"), .linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_imgproc"),
-                .linkedLibrary("opencv_core"),
+                .linkedLibrary("opencv_core")
             ]
         ),
 
@@ -51,36 +51,45 @@ let package = Package(
 
         // MARK: Swift modules
         .target(name: "FrameCore"),
-        .target(name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md", "Licences"],
-                resources: [.copy("haarcascade_frontalface_default.xml"), .copy("centerface.onnx")]),
+        .target(
+            name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md", "Licences"],
+            resources: [.copy("haarcascade_frontalface_default.xml"), .copy("centerface.onnx")]),
         // Every pixel kernel (conversion, resize, rotate/mirror) and the geometric chain stages:
         // below capture and processors alike, so capturing never links OpenCV.
         .target(name: "FramePixels", dependencies: ["FrameCore"]),
         .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG"]),
-        .target(name: "FrameCapture",
-                dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2"],
-                exclude: ["Resources"]),
-        .target(name: "FrameProcessors",
-                dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "COpenCVShim"]),
+        .target(
+            name: "FrameCapture",
+            dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2"],
+            exclude: ["Resources"]),
+        .target(
+            name: "FrameProcessors",
+            dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "COpenCVShim"]),
         .target(name: "FrameStats", dependencies: ["FrameCore"]),
         .target(name: "FramePreview", dependencies: ["FrameCore", "FrameImageIO", "FrameCapture", "FrameStats"]),
-        .target(name: "FrameKit",
-                dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"]),
+        .target(
+            name: "FrameKit",
+            dependencies: [
+                "FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"
+            ]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKit"]),
-        .executableTarget(name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference"],
-                          path: "Benchmarks/FrameKitBench"),
+        .executableTarget(
+            name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference"],
+            path: "Benchmarks/FrameKitBench"),
 
         // MARK: Tests
         // Runs inside the vivid VM (scripts/test-vivid): the real V4L2 path on a kernel driver.
         .executableTarget(name: "FrameKitVividSuite", dependencies: ["FrameKit"], path: "Tests/VividSuite"),
-        .target(name: "FrameTestSupport", dependencies: ["FrameKit"], path: "Tests/FrameTestSupport",
-                exclude: ["Fixtures"]),
-        .testTarget(name: "ShimTests",
-                    dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim", "OpenCVReference"]),
+        .target(
+            name: "FrameTestSupport", dependencies: ["FrameKit"], path: "Tests/FrameTestSupport",
+            exclude: ["Fixtures"]),
+        .testTarget(
+            name: "ShimTests",
+            dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim", "OpenCVReference"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCLI", "OpenCVReference"]),
+        .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCLI", "OpenCVReference"])
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

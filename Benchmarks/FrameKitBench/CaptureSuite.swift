@@ -24,7 +24,8 @@ struct CaptureResult: Codable {
 func processCPUSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(
+        usage.ru_stime.tv_usec) / 1e6
 }
 
 /// A delegate that does nothing but measure.
@@ -43,7 +44,9 @@ final class Timer: VideoDataOutputSampleBufferDelegate {
 }
 
 enum CaptureSuite {
-    static func run(device: CaptureDevice, name: String, preset: SessionPreset, seconds: Double?, format: PixelFormat? = nil) throws -> CaptureResult {
+    static func run(device: CaptureDevice, name: String, preset: SessionPreset, seconds: Double?, format: PixelFormat? = nil) throws
+        -> CaptureResult
+    {
         let session = CaptureSession()
         let output = VideoDataOutput()
         output.videoSettings = .init(pixelFormat: format)
@@ -56,7 +59,8 @@ enum CaptureSuite {
         }
         let ended = DispatchSemaphore(value: 0)
         session.addObserver { if case .sourceEnded = $0 { ended.signal() } }
-        let cpuStart = processCPUSeconds(), wallStart = Timestamp.now()
+        let cpuStart = processCPUSeconds()
+        let wallStart = Timestamp.now()
         try session.startRunning()
         if let seconds { _ = ended.wait(timeout: .now() + seconds) } else { ended.wait() }
         session.stopRunning()
@@ -64,14 +68,15 @@ enum CaptureSuite {
         let s = timer.state.withLock { $0 }
         let span = s.first.flatMap { f in s.last.map { $0.seconds(since: f) } } ?? 0
         let counts = output.counts
-        return CaptureResult(source: name, preset: preset.rawValue,
-                             format: (format ?? session.inputs[0].activeFormat?.pixelFormat ?? .nv12FullRange).shortName,
-                             fps: s.frames > 1 ? Double(s.frames - 1) / span : 0,
-                             dequeue_to_delegate_ms_p50: s.histogram.percentileMilliseconds(50),
-                             dequeue_to_delegate_ms_p99: s.histogram.percentileMilliseconds(99),
-                             frames_captured: counts.captured, frames_dropped: counts.droppedTotal,
-                             copies_per_frame: s.frames > 0 && s.borrowed == s.frames ? 0 : 1,
-                             rss_peak_mb: Double(MemoryProbe.residentSet()?.peak ?? 0) / 1_048_576,
-                             cpu_percent_of_core: cpu)
+        return CaptureResult(
+            source: name, preset: preset.rawValue,
+            format: (format ?? session.inputs[0].activeFormat?.pixelFormat ?? .nv12FullRange).shortName,
+            fps: s.frames > 1 ? Double(s.frames - 1) / span : 0,
+            dequeue_to_delegate_ms_p50: s.histogram.percentileMilliseconds(50),
+            dequeue_to_delegate_ms_p99: s.histogram.percentileMilliseconds(99),
+            frames_captured: counts.captured, frames_dropped: counts.droppedTotal,
+            copies_per_frame: s.frames > 0 && s.borrowed == s.frames ? 0 : 1,
+            rss_peak_mb: Double(MemoryProbe.residentSet()?.peak ?? 0) / 1_048_576,
+            cpu_percent_of_core: cpu)
     }
 }

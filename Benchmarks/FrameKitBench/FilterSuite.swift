@@ -24,50 +24,70 @@ enum FilterSuite {
     }
 
     static let cases: [Case] = [
-        Case(name: "nv12-to-gray", source: .nv12VideoRange, target: .gray8,
-             framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuv420ToGray) }),
-        Case(name: "yuyv-to-gray", source: .yuyv, target: .gray8,
-             framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuyvToGray) }),
-        Case(name: "bgra-to-gray", source: .bgra32, target: .gray8,
-             framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .bgraToGray) }),
-        Case(name: "rgb-to-gray", source: .rgb24, target: .gray8,
-             framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .rgbToGray) }),
-        Case(name: "nv12-to-bgra", source: .nv12VideoRange, target: .bgra32,
-             framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .nv12ToBGRA) }),
-        Case(name: "nv12-to-rgb", source: .nv12VideoRange, target: .rgb24,
-             framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .nv12ToRGB) }),
-        Case(name: "i420-to-rgb", source: .i420, target: .rgb24,
-             framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .i420ToRGB) }),
-        Case(name: "yuyv-to-bgra", source: .yuyv, target: .bgra32,
-             framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuyvToBGRA) }),
-        Case(name: "resize-area-half", source: .gray8, target: .gray8,
-             framekit: { try Resize.area($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: true) },
-             targetSize: { ($0 / 2, $1 / 2) }),
-        Case(name: "resize-area-0.375", source: .gray8, target: .gray8,
-             framekit: { try Resize.area($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: true) },
-             targetSize: { ($0 * 3 / 8, $1 * 3 / 8) }),
-        Case(name: "resize-bilinear-0.75", source: .gray8, target: .gray8,
-             framekit: { try Resize.bilinear($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: false) },
-             targetSize: { ($0 * 3 / 4, $1 * 3 / 4) }),
-        Case(name: "box-blur-3", source: .gray8, target: .gray8,
-             framekit: { try Filters.boxBlur($0, into: &$1, size: .three) }, opencv: { try OpenCV.boxBlur($0, &$1, size: 3) }),
-        Case(name: "box-blur-5", source: .gray8, target: .gray8,
-             framekit: { try Filters.boxBlur($0, into: &$1, size: .five) }, opencv: { try OpenCV.boxBlur($0, &$1, size: 5) }),
-        Case(name: "gaussian-blur-3", source: .gray8, target: .gray8,
-             framekit: { try Filters.gaussianBlur($0, into: &$1, size: .three) }, opencv: { try OpenCV.gaussianBlur($0, &$1, size: 3) }),
-        Case(name: "gaussian-blur-5", source: .gray8, target: .gray8,
-             framekit: { try Filters.gaussianBlur($0, into: &$1, size: .five) }, opencv: { try OpenCV.gaussianBlur($0, &$1, size: 5) }),
-        Case(name: "sobel-magnitude", source: .gray8, target: .gray8,
-             framekit: { try Filters.sobelMagnitude($0, into: &$1) }, opencv: { try OpenCV.sobelMagnitude($0, &$1) }),
-        Case(name: "threshold", source: .gray8, target: .gray8,
-             framekit: { try Filters.threshold($0, into: &$1, threshold: 128) }, opencv: { try OpenCV.threshold($0, &$1, 128, max: 255) }),
-        Case(name: "equalize-histogram", source: .gray8, target: .gray8,
-             framekit: { try Filters.equalizeHistogram($0, into: &$1) }, opencv: { try OpenCV.equalizeHistogram($0, &$1) }),
-        Case(name: "rotate-90-gray", source: .gray8, target: .gray8,
-             framekit: { try Transform.apply($0, rotation: .clockwise90, mirrored: false, into: &$1) },
-             opencv: { try OpenCV.rotate($0, &$1, degrees: 90) }, targetSize: { ($1, $0) }),
-        Case(name: "mirror-bgra", source: .bgra32, target: .bgra32,
-             framekit: { try Transform.apply($0, rotation: .none, mirrored: true, into: &$1) }, opencv: { try OpenCV.mirror($0, &$1) }),
+        Case(
+            name: "nv12-to-gray", source: .nv12VideoRange, target: .gray8,
+            framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuv420ToGray) }),
+        Case(
+            name: "yuyv-to-gray", source: .yuyv, target: .gray8,
+            framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuyvToGray) }),
+        Case(
+            name: "bgra-to-gray", source: .bgra32, target: .gray8,
+            framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .bgraToGray) }),
+        Case(
+            name: "rgb-to-gray", source: .rgb24, target: .gray8,
+            framekit: { try ColorConversion.convertToGray($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .rgbToGray) }),
+        Case(
+            name: "nv12-to-bgra", source: .nv12VideoRange, target: .bgra32,
+            framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .nv12ToBGRA) }),
+        Case(
+            name: "nv12-to-rgb", source: .nv12VideoRange, target: .rgb24,
+            framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .nv12ToRGB) }),
+        Case(
+            name: "i420-to-rgb", source: .i420, target: .rgb24,
+            framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .i420ToRGB) }),
+        Case(
+            name: "yuyv-to-bgra", source: .yuyv, target: .bgra32,
+            framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuyvToBGRA) }),
+        Case(
+            name: "resize-area-half", source: .gray8, target: .gray8,
+            framekit: { try Resize.area($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: true) },
+            targetSize: { ($0 / 2, $1 / 2) }),
+        Case(
+            name: "resize-area-0.375", source: .gray8, target: .gray8,
+            framekit: { try Resize.area($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: true) },
+            targetSize: { ($0 * 3 / 8, $1 * 3 / 8) }),
+        Case(
+            name: "resize-bilinear-0.75", source: .gray8, target: .gray8,
+            framekit: { try Resize.bilinear($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: false) },
+            targetSize: { ($0 * 3 / 4, $1 * 3 / 4) }),
+        Case(
+            name: "box-blur-3", source: .gray8, target: .gray8,
+            framekit: { try Filters.boxBlur($0, into: &$1, size: .three) }, opencv: { try OpenCV.boxBlur($0, &$1, size: 3) }),
+        Case(
+            name: "box-blur-5", source: .gray8, target: .gray8,
+            framekit: { try Filters.boxBlur($0, into: &$1, size: .five) }, opencv: { try OpenCV.boxBlur($0, &$1, size: 5) }),
+        Case(
+            name: "gaussian-blur-3", source: .gray8, target: .gray8,
+            framekit: { try Filters.gaussianBlur($0, into: &$1, size: .three) }, opencv: { try OpenCV.gaussianBlur($0, &$1, size: 3) }),
+        Case(
+            name: "gaussian-blur-5", source: .gray8, target: .gray8,
+            framekit: { try Filters.gaussianBlur($0, into: &$1, size: .five) }, opencv: { try OpenCV.gaussianBlur($0, &$1, size: 5) }),
+        Case(
+            name: "sobel-magnitude", source: .gray8, target: .gray8,
+            framekit: { try Filters.sobelMagnitude($0, into: &$1) }, opencv: { try OpenCV.sobelMagnitude($0, &$1) }),
+        Case(
+            name: "threshold", source: .gray8, target: .gray8,
+            framekit: { try Filters.threshold($0, into: &$1, threshold: 128) }, opencv: { try OpenCV.threshold($0, &$1, 128, max: 255) }),
+        Case(
+            name: "equalize-histogram", source: .gray8, target: .gray8,
+            framekit: { try Filters.equalizeHistogram($0, into: &$1) }, opencv: { try OpenCV.equalizeHistogram($0, &$1) }),
+        Case(
+            name: "rotate-90-gray", source: .gray8, target: .gray8,
+            framekit: { try Transform.apply($0, rotation: .clockwise90, mirrored: false, into: &$1) },
+            opencv: { try OpenCV.rotate($0, &$1, degrees: 90) }, targetSize: { ($1, $0) }),
+        Case(
+            name: "mirror-bgra", source: .bgra32, target: .bgra32,
+            framekit: { try Transform.apply($0, rotation: .none, mirrored: true, into: &$1) }, opencv: { try OpenCV.mirror($0, &$1) })
     ]
 
     static func run(sizes: [(Int, Int)], runs: Int, filter: String?, photo: PixelBuffer) throws -> [FilterResult] {
@@ -86,18 +106,25 @@ enum FilterSuite {
                 let from = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
                 let to = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
                 from.initializeMemory(as: UInt8.self, repeating: 1, count: bytes)
-                let timed = try Measure.interleaved(runs: runs, [
-                    { try c.framekit(source, &ours) },
-                    { try c.opencv(source, &theirs) },
-                    { to.copyMemory(from: from, byteCount: bytes); blackHole(to) },
-                ])
+                let timed = try Measure.interleaved(
+                    runs: runs,
+                    [
+                        { try c.framekit(source, &ours) },
+                        { try c.opencv(source, &theirs) },
+                        {
+                            to.copyMemory(from: from, byteCount: bytes)
+                            blackHole(to)
+                        }
+                    ])
                 let (fk, cv, copy) = (timed[0], timed[1], timed[2])
                 from.deallocate()
                 to.deallocate()
                 let px = Double(w * h)
-                results.append(FilterResult(name: c.name, size: "\(w)x\(h)", framekit_ns_per_px: fk.median / px * 1e9,
-                                            opencv_ns_per_px: cv.median / px * 1e9, memcpy_ns_per_px: copy.median / px * 1e9,
-                                            ratio: fk.median / cv.median, spread: max(fk.spread, cv.spread)))
+                results.append(
+                    FilterResult(
+                        name: c.name, size: "\(w)x\(h)", framekit_ns_per_px: fk.median / px * 1e9,
+                        opencv_ns_per_px: cv.median / px * 1e9, memcpy_ns_per_px: copy.median / px * 1e9,
+                        ratio: fk.median / cv.median, spread: max(fk.spread, cv.spread)))
                 blackHole((ours, theirs))
             }
         }

@@ -4,7 +4,7 @@ import FrameKit
 /// Timing with warm-up and repeated runs; medians and spread, because these machines are
 /// shared and noisy. Every speed is also reported against a baseline timed in the same run.
 struct Measurement: Codable {
-    var median: Double     // seconds per run
+    var median: Double // seconds per run
     var p25: Double
     var p75: Double
     /// Interquartile range relative to the median.

@@ -15,27 +15,33 @@ struct Report: Codable {
 }
 
 let usage = """
-USAGE: framekit-bench [--quick] [--suite filters,capture,detection,tune] [--filter NAME] [--split tune|report|all] [--kinds K,...]
-                      [--json FILE] [--compare BASELINE.json] [--tolerance X]
-  --quick        fewer runs and shorter clips (a few minutes, for CI)
-  --split S      detection: the corpus split to evaluate (default report; tune defaults on tune only)
-  --keep-clips D detection: keep every clip in folder D (NAME.mjpeg, NAME.truth.json)
-  --detectors D  detection: only these detectors (framekit, framekit-cli, cnn-full, haar-full, python-haar)
-  --detect-args A detection: extra arguments for framekit detect, one string (tuning on --split tune)
-  --kinds K,...  detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ",")))
-  --compare F    exit 1 when a filter's ratio to OpenCV grows beyond (1 + X) times the baseline's, when
-                 detection recall/precision (per split, kind and detector) falls more than 0.03 below
-                 it, or when framekit's results/s as a ratio to the same run's haar-full falls below
-                 the baseline's ratio divided by (1 + X) (X: --tolerance, default 0.75)
-"""
+    USAGE: framekit-bench [--quick] [--suite filters,capture,detection,tune] [--filter NAME] [--split tune|report|all] [--kinds K,...]
+                          [--json FILE] [--compare BASELINE.json] [--tolerance X]
+      --quick        fewer runs and shorter clips (a few minutes, for CI)
+      --split S      detection: the corpus split to evaluate (default report; tune defaults on tune only)
+      --keep-clips D detection: keep every clip in folder D (NAME.mjpeg, NAME.truth.json)
+      --detectors D  detection: only these detectors (framekit, framekit-cli, cnn-full, haar-full, python-haar)
+      --detect-args A detection: extra arguments for framekit detect, one string (tuning on --split tune)
+      --kinds K,...  detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ",")))
+      --compare F    exit 1 when a filter's ratio to OpenCV grows beyond (1 + X) times the baseline's, when
+                     detection recall/precision (per split, kind and detector) falls more than 0.03 below
+                     it, or when framekit's results/s as a ratio to the same run's haar-full falls below
+                     the baseline's ratio divided by (1 + X) (X: --tolerance, default 0.75)
+    """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 @MainActor func option(_ name: String) -> String? {
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
     return arguments[i + 1]
 }
-if arguments.contains("--help") { print(usage); exit(0) }
-let known: Set<String> = ["--quick", "--suite", "--filter", "--json", "--compare", "--tolerance", "--split", "--kinds", "--keep-clips", "--detectors", "--detect-args"]
+if arguments.contains("--help") {
+    print(usage)
+    exit(0)
+}
+let known: Set<String> = [
+    "--quick", "--suite", "--filter", "--json", "--compare", "--tolerance", "--split", "--kinds", "--keep-clips", "--detectors",
+    "--detect-args"
+]
 for a in arguments where a.hasPrefix("--") && !known.contains(a) {
     FileHandle.standardError.write(Data("framekit-bench: unknown option \(a)\n".utf8))
     exit(64)
@@ -60,11 +66,15 @@ do {
 
     if suites.contains("filters") {
         log("filters: FrameKit vs OpenCV (1 thread) vs memcpy, ns per pixel, median of \(quick ? 31 : 101) interleaved samples")
-        report.filters = try FilterSuite.run(sizes: [(1280, 720), (1920, 1080)], runs: quick ? 31 : 101, filter: option("--filter"), photo: coffee)
-        print("\n" + pad("filter", 22) + pad("size", 11) + pad("framekit", 10) + pad("opencv", 10) + pad("memcpy", 10) + pad("ratio", 8) + "spread")
+        report.filters = try FilterSuite.run(
+            sizes: [(1280, 720), (1920, 1080)], runs: quick ? 31 : 101, filter: option("--filter"), photo: coffee)
+        print(
+            "\n" + pad("filter", 22) + pad("size", 11) + pad("framekit", 10) + pad("opencv", 10) + pad("memcpy", 10) + pad("ratio", 8)
+                + "spread")
         for r in report.filters {
-            print(pad(r.name, 22) + pad(r.size, 11) + pad(f(r.framekit_ns_per_px), 10) + pad(f(r.opencv_ns_per_px), 10)
-                  + pad(f(r.memcpy_ns_per_px), 10) + pad(f(r.ratio, 2) + "x", 8) + f(r.spread, 2))
+            print(
+                pad(r.name, 22) + pad(r.size, 11) + pad(f(r.framekit_ns_per_px), 10) + pad(f(r.opencv_ns_per_px), 10)
+                    + pad(f(r.memcpy_ns_per_px), 10) + pad(f(r.ratio, 2) + "x", 8) + f(r.spread, 2))
         }
     }
     if suites.contains("capture") {
@@ -73,7 +83,8 @@ do {
         for preset in [SessionPreset.vga640x480, .hd1280x720, .hd1920x1080] {
             report.capture.append(try CaptureSuite.run(device: .virtualCamera, name: "virtual", preset: preset, seconds: seconds))
         }
-        report.capture.append(try CaptureSuite.run(device: .virtualCamera, name: "virtual", preset: .hd1280x720, seconds: seconds, format: .bgra32))
+        report.capture.append(
+            try CaptureSuite.run(device: .virtualCamera, name: "virtual", preset: .hd1280x720, seconds: seconds, format: .bgra32))
         // Files: a 720p Y4M (native I420) and a 720p MJPEG (decoded by libjpeg-turbo).
         var scene = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
         try Resize.bilinear(coffee, into: &scene)
@@ -81,7 +92,10 @@ do {
         let frames = quick ? 60 : 240
         var y4m = Data("YUV4MPEG2 W1280 H720 F30:1 Ip A1:1 C420jpeg\n".utf8)
         let body = i420.packedBytes()
-        for _ in 0..<frames { y4m.append(contentsOf: Array("FRAME\n".utf8)); y4m.append(contentsOf: body) }
+        for _ in 0..<frames {
+            y4m.append(contentsOf: Array("FRAME\n".utf8))
+            y4m.append(contentsOf: body)
+        }
         let y4mURL = work.appendingPathComponent("clip.y4m")
         try y4m.write(to: y4mURL)
         report.capture.append(try CaptureSuite.run(device: .file(y4mURL), name: "y4m", preset: .high, seconds: nil))
@@ -89,12 +103,14 @@ do {
         let mjpegURL = work.appendingPathComponent("clip.mjpeg")
         try Data((0..<frames).flatMap { _ in jpeg }).write(to: mjpegURL)
         report.capture.append(try CaptureSuite.run(device: .file(mjpegURL), name: "mjpeg", preset: .high, seconds: nil))
-        print("\n" + pad("source", 9) + pad("preset", 14) + pad("format", 11) + pad("fps", 9) + pad("deq→del p50", 13) + pad("p99 ms", 9)
-              + pad("dropped", 9) + pad("copies", 8) + pad("cpu %", 8) + "rss MB")
+        print(
+            "\n" + pad("source", 9) + pad("preset", 14) + pad("format", 11) + pad("fps", 9) + pad("deq→del p50", 13) + pad("p99 ms", 9)
+                + pad("dropped", 9) + pad("copies", 8) + pad("cpu %", 8) + "rss MB")
         for r in report.capture {
-            print(pad(r.source, 9) + pad(r.preset, 14) + pad(r.format, 11) + pad(f(r.fps, 1), 9) + pad(f(r.dequeue_to_delegate_ms_p50), 13)
-                  + pad(f(r.dequeue_to_delegate_ms_p99), 9) + pad("\(r.frames_dropped)", 9) + pad("\(r.copies_per_frame)", 8)
-                  + pad(f(r.cpu_percent_of_core, 1), 8) + f(r.rss_peak_mb, 1))
+            print(
+                pad(r.source, 9) + pad(r.preset, 14) + pad(r.format, 11) + pad(f(r.fps, 1), 9) + pad(f(r.dequeue_to_delegate_ms_p50), 13)
+                    + pad(f(r.dequeue_to_delegate_ms_p99), 9) + pad("\(r.frames_dropped)", 9) + pad("\(r.copies_per_frame)", 8)
+                    + pad(f(r.cpu_percent_of_core, 1), 8) + f(r.rss_peak_mb, 1))
         }
     }
     if suites.contains("detection") {
@@ -105,7 +121,11 @@ do {
         let splits: [Corpus.Split]
         switch option("--split") ?? "report" {
         case "all": splits = Corpus.Split.allCases
-        case let name: guard let split = Corpus.Split(rawValue: name) else { log("framekit-bench: --split must be tune, report or all"); exit(64) }
+        case let name:
+            guard let split = Corpus.Split(rawValue: name) else {
+                log("framekit-bench: --split must be tune, report or all")
+                exit(64)
+            }
             splits = [split]
         }
         var kinds = ClipKind.allCases
@@ -124,16 +144,22 @@ do {
         if let names = option("--detectors") { settings.detectors = Set(names.split(separator: ",").map(String.init)) }
         if let extra = option("--detect-args") { settings.detectArguments = extra.split(separator: " ").map(String.init) }
         if let keep = settings.keep { try FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true) }
-        log("detection: \(splits.map(\.rawValue).joined(separator: "+")) split, \(kinds.count) kinds x \(settings.seedsPerKind) seeds x \(settings.frames) frames")
-        let (results, realtime) = try DetectionSuite.run(corpus: corpus, settings: settings,
-                                                         peer: root.appendingPathComponent("Benchmarks/Peers/haar_peer.py"))
+        log(
+            "detection: \(splits.map(\.rawValue).joined(separator: "+")) split, \(kinds.count) kinds x \(settings.seedsPerKind) seeds x \(settings.frames) frames"
+        )
+        let (results, realtime) = try DetectionSuite.run(
+            corpus: corpus, settings: settings,
+            peer: root.appendingPathComponent("Benchmarks/Peers/haar_peer.py"))
         report.detection = results
         report.realtime = realtime
-        print("\n" + pad("split", 8) + pad("kind", 22) + pad("detector", 14) + pad("frames", 8) + pad("recall", 8) + pad("precision", 11)
-              + pad("results/s", 11) + pad("ms p50", 9) + "ms p99")
+        print(
+            "\n" + pad("split", 8) + pad("kind", 22) + pad("detector", 14) + pad("frames", 8) + pad("recall", 8) + pad("precision", 11)
+                + pad("results/s", 11) + pad("ms p50", 9) + "ms p99")
         for r in results {
-            print(pad(r.split, 8) + pad(r.kind, 22) + pad(r.detector, 14) + pad("\(r.frames)", 8) + pad(f(r.recall), 8) + pad(f(r.precision), 11)
-                  + pad(f(r.results_per_s, 1), 11) + pad(f(r.ms_p50, 1), 9) + f(r.ms_p99, 1))
+            print(
+                pad(r.split, 8) + pad(r.kind, 22) + pad(r.detector, 14) + pad("\(r.frames)", 8) + pad(f(r.recall), 8)
+                    + pad(f(r.precision), 11)
+                    + pad(f(r.results_per_s, 1), 11) + pad(f(r.ms_p50, 1), 9) + f(r.ms_p99, 1))
         }
         for split in splits {
             let rows = results.filter { $0.split == split.rawValue }
@@ -142,16 +168,20 @@ do {
                 return r.isEmpty ? 0 : r.reduce(0, +) / Double(r.count)
             }
             if rate("framekit-cli") > 0 && rate("python-haar") > 0 {
-                print("\(split.rawValue): framekit detect \(f(rate("framekit-cli"), 1)) results/s = \(f(rate("framekit-cli") / rate("python-haar"), 1))x "
-                      + "the Python Haar peer (\(f(rate("python-haar"), 2))/s), \(f(rate("framekit-cli") / max(1e-9, rate("haar-full")), 1))x "
-                      + "OpenCV's Haar in process (\(f(rate("haar-full"), 1))/s), same run")
+                print(
+                    "\(split.rawValue): framekit detect \(f(rate("framekit-cli"), 1)) results/s = \(f(rate("framekit-cli") / rate("python-haar"), 1))x "
+                        + "the Python Haar peer (\(f(rate("python-haar"), 2))/s), \(f(rate("framekit-cli") / max(1e-9, rate("haar-full")), 1))x "
+                        + "OpenCV's Haar in process (\(f(rate("haar-full"), 1))/s), same run")
             }
         }
-        print("\n" + pad("realtime", 14) + pad("size", 11) + pad("results/s", 11) + pad("delivered", 11) + pad("late", 6)
-              + pad("proc p99", 10) + pad("lat p99", 9) + pad("recall", 8) + "precision")
+        print(
+            "\n" + pad("realtime", 14) + pad("size", 11) + pad("results/s", 11) + pad("delivered", 11) + pad("late", 6)
+                + pad("proc p99", 10) + pad("lat p99", 9) + pad("recall", 8) + "precision")
         for r in realtime {
-            print(pad(r.kind, 14) + pad(r.size, 11) + pad(f(r.results_fps, 1), 11) + pad("\(r.frames_delivered)/\(r.frames_captured)", 11)
-                  + pad("\(r.frame_was_late)", 6) + pad(f(r.processing_p99_ms, 1), 10) + pad(f(r.latency_p99_ms, 1), 9) + pad(f(r.recall), 8) + f(r.precision))
+            print(
+                pad(r.kind, 14) + pad(r.size, 11) + pad(f(r.results_fps, 1), 11) + pad("\(r.frames_delivered)/\(r.frames_captured)", 11)
+                    + pad("\(r.frame_was_late)", 6) + pad(f(r.processing_p99_ms, 1), 10) + pad(f(r.latency_p99_ms, 1), 9)
+                    + pad(f(r.recall), 8) + f(r.precision))
         }
         if let command = realtime.first?.command { print("(command: \(command))") }
     }
@@ -161,12 +191,15 @@ do {
         log("tune: the tracker's options on the tune split (\(quick ? 2 : 5) seeds x \(quick ? 30 : 60) frames per kind)")
         let rows = try Tuning.run(corpus: corpus, frames: quick ? 30 : 60, seeds: quick ? 2 : 5)
         let kinds = ClipKind.allCases.map(\.rawValue)
-        print("\n" + pad("thr", 5) + pad("int", 4) + pad("corr", 5) + pad("miss", 5) + pad("passes/f", 9) + pad("worst F1", 9)
-              + kinds.map { pad(String($0.prefix(13)), 14) }.joined())
+        print(
+            "\n" + pad("thr", 5) + pad("int", 4) + pad("corr", 5) + pad("miss", 5) + pad("passes/f", 9) + pad("worst F1", 9)
+                + kinds.map { pad(String($0.prefix(13)), 14) }.joined())
         for r in rows.prefix(25) {
-            print(pad(f(r.scoreThreshold, 1), 5) + pad("\(r.passInterval)", 4) + pad(f(r.minCorrelation, 1), 5) + pad("\(r.maxMissedPasses)", 5)
-                  + pad(f(r.passesPerFrame, 2), 9) + pad(f(r.worstF1), 9)
-                  + kinds.map { pad(f(r.recall[$0] ?? 0, 2) + "/" + f(r.precision[$0] ?? 0, 2), 14) }.joined())
+            print(
+                pad(f(r.scoreThreshold, 1), 5) + pad("\(r.passInterval)", 4) + pad(f(r.minCorrelation, 1), 5)
+                    + pad("\(r.maxMissedPasses)", 5)
+                    + pad(f(r.passesPerFrame, 2), 9) + pad(f(r.worstF1), 9)
+                    + kinds.map { pad(f(r.recall[$0] ?? 0, 2) + "/" + f(r.precision[$0] ?? 0, 2), 14) }.joined())
         }
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")
     }
@@ -187,9 +220,12 @@ do {
         }
         for r in report.detection {
             guard let b = baseline.detection.first(where: { $0.split == r.split && $0.kind == r.kind && $0.detector == r.detector }),
-                  b.frames == r.frames else { continue }
+                b.frames == r.frames
+            else { continue }
             if r.recall < b.recall - 0.03 || r.precision < b.precision - 0.03 {
-                regressions.append("\(r.split) \(r.kind) \(r.detector): recall \(f(r.recall)) precision \(f(r.precision)) vs baseline \(f(b.recall)) / \(f(b.precision))")
+                regressions.append(
+                    "\(r.split) \(r.kind) \(r.detector): recall \(f(r.recall)) precision \(f(r.precision)) vs baseline \(f(b.recall)) / \(f(b.precision))"
+                )
             }
         }
         // Speed as a ratio to the same run's OpenCV Haar, per kind: immune to a slower machine.
@@ -197,14 +233,20 @@ do {
             func haar(_ rows: [DetectionResult]) -> Double? {
                 rows.first { $0.split == r.split && $0.kind == r.kind && $0.detector == "haar-full" }?.results_per_s
             }
-            guard let h = haar(report.detection), h > 0, let b = baseline.detection.first(where: {
-                $0.split == r.split && $0.kind == r.kind && $0.detector == r.detector }), let bh = haar(baseline.detection), bh > 0 else { continue }
-            let ratio = r.results_per_s / h, baseRatio = b.results_per_s / bh
+            guard let h = haar(report.detection), h > 0,
+                let b = baseline.detection.first(where: {
+                    $0.split == r.split && $0.kind == r.kind && $0.detector == r.detector
+                }), let bh = haar(baseline.detection), bh > 0
+            else { continue }
+            let ratio = r.results_per_s / h
+            let baseRatio = b.results_per_s / bh
             if ratio < baseRatio / (1 + tolerance) {
                 regressions.append("\(r.split) \(r.kind) framekit-cli: \(f(ratio, 2))x haar's results/s vs baseline \(f(baseRatio, 2))x")
             }
         }
-        print("\ncompare with \(path) (tolerance \(tolerance)): \(regressions.isEmpty ? "no regression" : "\(regressions.count) regression(s)")")
+        print(
+            "\ncompare with \(path) (tolerance \(tolerance)): \(regressions.isEmpty ? "no regression" : "\(regressions.count) regression(s)")"
+        )
         for r in regressions { print("  REGRESSION \(r)") }
         if !regressions.isEmpty { exit(1) }
     }

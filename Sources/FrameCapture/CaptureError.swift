@@ -31,24 +31,23 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .systemCall(path, error): "\(path): \(error)"
-        case let .notACaptureDevice(path, reason): "\(path) is not a video capture device: \(reason)"
-        case let .permissionDenied(path):
+        case .systemCall(let path, let error): "\(path): \(error)"
+        case .notACaptureDevice(let path, let reason): "\(path) is not a video capture device: \(reason)"
+        case .permissionDenied(let path):
             "permission denied opening \(path): add your user to the 'video' group (sudo usermod -aG video $USER) and log in again"
-        case let .deviceLost(path): "\(path) went away (unplugged or driver unbound)"
-        case let .deviceBusy(path): "\(path) is in use by another program"
-        case let .unsupportedPreset(preset, device, available):
+        case .deviceLost(let path): "\(path) went away (unplugged or driver unbound)"
+        case .deviceBusy(let path): "\(path) is in use by another program"
+        case .unsupportedPreset(let preset, let device, let available):
             "\(device) has no size for preset \(preset.rawValue); it offers \(available.joined(separator: ", "))"
-        case let .unsupportedFrameRate(fps, device, available):
+        case .unsupportedFrameRate(let fps, let device, let available):
             "\(device) cannot run at \(fps) fps at this size; it offers \(available.map { String($0) }.joined(separator: ", "))"
-        case let .formatRejected(message): "the device rejected the format: \(message)"
-        case let .unreadableFile(path, reason): "cannot read \(path): \(reason)"
-        case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
-        case let .configuration(message): message
+        case .formatRejected(let message): "the device rejected the format: \(message)"
+        case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
+        case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
+        case .configuration(let message): message
         case .noInput: "the session has no input"
-        case let .pixelBuffer(error): error.description
-        case let .invalidArgument(message): message
+        case .pixelBuffer(let error): error.description
+        case .invalidArgument(let message): message
         }
     }
 }
-

@@ -30,8 +30,10 @@ public final class BufferPool: Sendable {
         public var peakBytesInUse: Int
         public var bytesAllocated: Int
 
-        public init(buffersInUse: Int = 0, peakBuffersInUse: Int = 0, bytesInUse: Int = 0, peakBytesInUse: Int = 0,
-                    bytesAllocated: Int = 0) {
+        public init(
+            buffersInUse: Int = 0, peakBuffersInUse: Int = 0, bytesInUse: Int = 0, peakBytesInUse: Int = 0,
+            bytesAllocated: Int = 0
+        ) {
             self.buffersInUse = buffersInUse
             self.peakBuffersInUse = peakBuffersInUse
             self.bytesInUse = bytesInUse
@@ -77,9 +79,10 @@ public final class BufferPool: Sendable {
 
     public var usage: Usage {
         state.withLock { box in
-            Usage(buffersInUse: box.value.inUse, peakBuffersInUse: box.value.peakInUse,
-                  bytesInUse: box.value.inUse * bufferByteCount, peakBytesInUse: box.value.peakInUse * bufferByteCount,
-                  bytesAllocated: box.value.allocated * bufferByteCount)
+            Usage(
+                buffersInUse: box.value.inUse, peakBuffersInUse: box.value.peakInUse,
+                bytesInUse: box.value.inUse * bufferByteCount, peakBytesInUse: box.value.peakInUse * bufferByteCount,
+                bytesAllocated: box.value.allocated * bufferByteCount)
         }
     }
 

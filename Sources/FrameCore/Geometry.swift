@@ -18,8 +18,10 @@ public struct Rect: Sendable, Hashable, Codable, CustomStringConvertible {
     public var center: (x: Double, y: Double) { (Double(x) + Double(width) / 2, Double(y) + Double(height) / 2) }
 
     public func intersection(_ other: Rect) -> Rect {
-        let x0 = max(x, other.x), y0 = max(y, other.y)
-        let x1 = min(maxX, other.maxX), y1 = min(maxY, other.maxY)
+        let x0 = max(x, other.x)
+        let y0 = max(y, other.y)
+        let x1 = min(maxX, other.maxX)
+        let y1 = min(maxY, other.maxY)
         return Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0))
     }
 
@@ -32,8 +34,9 @@ public struct Rect: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// The rectangle scaled by `factor` about the origin, rounded to whole pixels.
     public func scaled(by factor: Double) -> Rect {
-        Rect(x: Int((Double(x) * factor).rounded()), y: Int((Double(y) * factor).rounded()),
-             width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded()))
+        Rect(
+            x: Int((Double(x) * factor).rounded()), y: Int((Double(y) * factor).rounded()),
+            width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded()))
     }
 
     /// The part of the rectangle inside a `width` x `height` image.

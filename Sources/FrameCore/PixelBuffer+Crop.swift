@@ -4,13 +4,15 @@ extension PixelBuffer {
     public func cropped(to rect: Rect) throws(PixelBufferError) -> PixelBuffer {
         let a = format.sizeAlignment
         guard rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0, rect.maxX <= width, rect.maxY <= height,
-              rect.x % a.width == 0, rect.y % a.height == 0 else {
+            rect.x % a.width == 0, rect.y % a.height == 0
+        else {
             throw .invalidSize(width: rect.width, height: rect.height, format: format)
         }
         var descriptors: [(offset: Int, bytesPerRow: Int)] = []
         for index in 0..<planeCount {
             let p = plane(index)
-            let sx = p.width == width ? 1 : 2, sy = p.height == height ? 1 : 2
+            let sx = p.width == width ? 1 : 2
+            let sy = p.height == height ? 1 : 2
             let x = format == .yuyv ? rect.x : rect.x / sx
             descriptors.append((p.offset + (rect.y / sy) * p.bytesPerRow + x * (format == .yuyv ? 2 : p.bytesPerPixel), p.bytesPerRow))
         }
@@ -24,8 +26,9 @@ extension PixelBuffer {
         case .gray8: return self
         case .nv12VideoRange, .nv12FullRange, .i420:
             let p = plane(0)
-            return try PixelBuffer(width: width, height: height, format: .gray8, storage: storage,
-                                   planes: [(p.offset, p.bytesPerRow)])
+            return try PixelBuffer(
+                width: width, height: height, format: .gray8, storage: storage,
+                planes: [(p.offset, p.bytesPerRow)])
         default: throw .unsupportedFormat(format, operation: "a luma-plane view (NV12, I420, GRAY8)")
         }
     }

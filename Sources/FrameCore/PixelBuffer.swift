@@ -1,4 +1,5 @@
 import Synchronization
+
 /// An image in memory: one to three planes of pixels in a ``PixelFormat``.
 ///
 /// A value type with copy-on-write storage. Buffers delivered by a capture output usually
@@ -35,8 +36,10 @@ public struct PixelBuffer: Sendable {
 
     /// Wraps `storage` with explicit plane rows (`bytesPerRow` per plane, planes back to back
     /// from `offset`s). Throws when a stride is too small or the storage cannot hold the layout.
-    public init(width: Int, height: Int, format: PixelFormat, storage: PixelStorage,
-                planes descriptors: [(offset: Int, bytesPerRow: Int)]) throws(PixelBufferError) {
+    public init(
+        width: Int, height: Int, format: PixelFormat, storage: PixelStorage,
+        planes descriptors: [(offset: Int, bytesPerRow: Int)]
+    ) throws(PixelBufferError) {
         try Self.validate(width: width, height: height, format: format)
         guard descriptors.count == format.planeCount else {
             throw .sizeMismatch(expected: "\(format.planeCount) planes", actual: "\(descriptors.count)")
@@ -47,8 +50,9 @@ public struct PixelBuffer: Sendable {
             guard d.bytesPerRow >= g.width * g.bytesPerPixel else {
                 throw .invalidBytesPerRow(plane: index, bytesPerRow: d.bytesPerRow, minimum: g.width * g.bytesPerPixel)
             }
-            let plane = Plane(width: g.width, height: g.height, bytesPerRow: d.bytesPerRow, offset: d.offset,
-                              bytesPerPixel: g.bytesPerPixel)
+            let plane = Plane(
+                width: g.width, height: g.height, bytesPerRow: d.bytesPerRow, offset: d.offset,
+                bytesPerPixel: g.bytesPerPixel)
             guard d.offset >= 0, d.offset + plane.byteSpan <= storage.byteCount else {
                 throw .storageTooSmall(needed: d.offset + plane.byteSpan, available: storage.byteCount)
             }
@@ -82,7 +86,8 @@ public struct PixelBuffer: Sendable {
     public static func validate(width: Int, height: Int, format: PixelFormat) throws(PixelBufferError) {
         let a = format.sizeAlignment
         guard width > 0, height > 0, width % a.width == 0, height % a.height == 0,
-              width <= 16384, height <= 16384 else {
+            width <= 16384, height <= 16384
+        else {
             throw .invalidSize(width: width, height: height, format: format)
         }
         let budget = pixelBudget
@@ -106,8 +111,10 @@ public struct PixelBuffer: Sendable {
         var planes: [Plane] = []
         for index in 0..<format.planeCount {
             let g = format.planeGeometry(index, width: width, height: height)
-            planes.append(Plane(width: g.width, height: g.height, bytesPerRow: g.width * g.bytesPerPixel,
-                                offset: offset, bytesPerPixel: g.bytesPerPixel))
+            planes.append(
+                Plane(
+                    width: g.width, height: g.height, bytesPerRow: g.width * g.bytesPerPixel,
+                    offset: offset, bytesPerPixel: g.bytesPerPixel))
             offset += g.width * g.bytesPerPixel * g.height
         }
         return (planes, offset)
@@ -143,7 +150,9 @@ public struct PixelBuffer: Sendable {
 
     /// Writes plane `index`, copying the storage first if another buffer shares it.
     @inlinable
-    public mutating func withUnsafeMutableBytes<R, E: Error>(ofPlane index: Int, _ body: (UnsafeMutableRawBufferPointer, Plane) throws(E) -> R) throws(E) -> R {
+    public mutating func withUnsafeMutableBytes<R, E: Error>(
+        ofPlane index: Int, _ body: (UnsafeMutableRawBufferPointer, Plane) throws(E) -> R
+    ) throws(E) -> R {
         makeUnique()
         let p = plane(index)
         return try body(UnsafeMutableRawBufferPointer(start: storage.baseAddress + p.offset, count: p.byteSpan), p)
@@ -159,7 +168,8 @@ public struct PixelBuffer: Sendable {
         let layout = Self.packedLayout(width: width, height: height, format: format)
         let destination = PixelStorage(byteCount: layout.byteCount)
         for index in 0..<planeCount {
-            let src = plane(index), dst = layout.planes[index]
+            let src = plane(index)
+            let dst = layout.planes[index]
             let rowBytes = src.width * src.bytesPerPixel
             for row in 0..<src.height {
                 (destination.baseAddress + dst.offset + row * dst.bytesPerRow)

@@ -11,18 +11,18 @@ public enum PixelBufferError: Error, Equatable, Sendable, CustomStringConvertibl
 
     public var description: String {
         switch self {
-        case let .invalidSize(w, h, f):
+        case .invalidSize(let w, let h, let f):
             let a = f.sizeAlignment
             return "invalid size \(w)x\(h) for \(f): both must be positive, width a multiple of \(a.width), height of \(a.height)"
-        case let .invalidBytesPerRow(p, bpr, min):
+        case .invalidBytesPerRow(let p, let bpr, let min):
             return "plane \(p): bytesPerRow \(bpr) is less than the \(min) bytes a row needs"
-        case let .storageTooSmall(n, a):
+        case .storageTooSmall(let n, let a):
             return "pixel storage holds \(a) bytes; the layout needs \(n)"
-        case let .unsupportedFormat(f, op):
+        case .unsupportedFormat(let f, let op):
             return "\(op) does not support \(f)"
-        case let .sizeMismatch(e, a):
+        case .sizeMismatch(let e, let a):
             return "size mismatch: expected \(e), got \(a)"
-        case let .exceedsPixelBudget(w, h, budget):
+        case .exceedsPixelBudget(let w, let h, let budget):
             return "\(w)x\(h) is \(w * h) pixels, over the pixel budget of \(budget) (PixelBuffer.pixelBudget; default 7680x4320)"
         }
     }

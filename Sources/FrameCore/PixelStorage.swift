@@ -23,8 +23,10 @@ public final class PixelStorage: @unchecked Sendable {
     }
 
     /// Wraps memory owned elsewhere; `release` is called once when the last reference ends.
-    public init(borrowing baseAddress: UnsafeMutableRawPointer, byteCount: Int,
-                release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+    public init(
+        borrowing baseAddress: UnsafeMutableRawPointer, byteCount: Int,
+        release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void
+    ) {
         self.baseAddress = baseAddress
         self.byteCount = byteCount
         self.release = release

@@ -19,16 +19,20 @@ public struct PointMap: Sendable, Equatable {
 
     /// This map, then `next`.
     public func then(_ next: PointMap) -> PointMap {
-        PointMap(a: next.a * a + next.b * c, b: next.a * b + next.b * d,
-                 c: next.c * a + next.d * c, d: next.c * b + next.d * d,
-                 tx: next.a * tx + next.b * ty + next.tx, ty: next.c * tx + next.d * ty + next.ty)
+        PointMap(
+            a: next.a * a + next.b * c, b: next.a * b + next.b * d,
+            c: next.c * a + next.d * c, d: next.c * b + next.d * d,
+            tx: next.a * tx + next.b * ty + next.tx, ty: next.c * tx + next.d * ty + next.ty)
     }
 
     /// The map back (nil when the map flattens the plane, which no stage does).
     public var inverse: PointMap? {
         let det = a * d - b * c
         guard det != 0, det.isFinite else { return nil }
-        let ia = d / det, ib = -b / det, ic = -c / det, id = a / det
+        let ia = d / det
+        let ib = -b / det
+        let ic = -c / det
+        let id = a / det
         return PointMap(a: ia, b: ib, c: ic, d: id, tx: -(ia * tx + ib * ty), ty: -(ic * tx + id * ty))
     }
 }
@@ -36,12 +40,17 @@ public struct PointMap: Sendable, Equatable {
 extension Face {
     /// The face seen through `map`: landmarks mapped, the box the one around its mapped corners.
     public func mapped(by map: PointMap) -> Face {
-        let corners = [Point(x: Double(bounds.x), y: Double(bounds.y)), Point(x: Double(bounds.maxX), y: Double(bounds.y)),
-                       Point(x: Double(bounds.x), y: Double(bounds.maxY)), Point(x: Double(bounds.maxX), y: Double(bounds.maxY))]
-            .map(map.apply)
-        let x0 = corners.map(\.x).min()!, x1 = corners.map(\.x).max()!
-        let y0 = corners.map(\.y).min()!, y1 = corners.map(\.y).max()!
-        return Face(bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()), width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
-                    confidence: confidence, landmarks: landmarks.map(map.apply))
+        let corners = [
+            Point(x: Double(bounds.x), y: Double(bounds.y)), Point(x: Double(bounds.maxX), y: Double(bounds.y)),
+            Point(x: Double(bounds.x), y: Double(bounds.maxY)), Point(x: Double(bounds.maxX), y: Double(bounds.maxY))
+        ]
+        .map(map.apply)
+        let x0 = corners.map(\.x).min()!
+        let x1 = corners.map(\.x).max()!
+        let y0 = corners.map(\.y).min()!
+        let y1 = corners.map(\.y).max()!
+        return Face(
+            bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()), width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
+            confidence: confidence, landmarks: landmarks.map(map.apply))
     }
 }

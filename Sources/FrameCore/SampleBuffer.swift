@@ -19,8 +19,10 @@ public struct SampleBuffer: Sendable {
     /// How long each processor of the chain took on this frame, in chain order.
     public var stageDurations: StageTimings
 
-    public init(pixelBuffer: PixelBuffer, presentationTime: Double, sequenceNumber: UInt64,
-                captureInstant: Timestamp, faces: [Face] = [], stageDurations: StageTimings = StageTimings()) {
+    public init(
+        pixelBuffer: PixelBuffer, presentationTime: Double, sequenceNumber: UInt64,
+        captureInstant: Timestamp, faces: [Face] = [], stageDurations: StageTimings = StageTimings()
+    ) {
         self.pixelBuffer = pixelBuffer
         self.presentationTime = presentationTime
         self.sequenceNumber = sequenceNumber
@@ -44,8 +46,11 @@ public struct StageDuration: Sendable, Equatable {
 /// Per-stage durations of one frame, held inline for up to eight stages so that timing a
 /// chain allocates nothing per frame (longer chains spill into an array).
 public struct StageTimings: Sendable, RandomAccessCollection {
-    private var inline: (StageDuration?, StageDuration?, StageDuration?, StageDuration?,
-                         StageDuration?, StageDuration?, StageDuration?, StageDuration?) = (nil, nil, nil, nil, nil, nil, nil, nil)
+    private var inline:
+        (
+            StageDuration?, StageDuration?, StageDuration?, StageDuration?,
+            StageDuration?, StageDuration?, StageDuration?, StageDuration?
+        ) = (nil, nil, nil, nil, nil, nil, nil, nil)
     private var spill: [StageDuration] = []
     public private(set) var count = 0
 

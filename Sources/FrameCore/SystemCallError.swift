@@ -26,8 +26,10 @@ public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertib
 /// `body` returns the call's result and the errno read right after it, so nothing in between
 /// can clobber errno.
 @inline(never)
-public func retryingSystemCall(_ call: @autoclosure () -> String,
-                               _ body: () -> (result: Int, errno: Int32)) throws(SystemCallError) -> Int {
+public func retryingSystemCall(
+    _ call: @autoclosure () -> String,
+    _ body: () -> (result: Int, errno: Int32)
+) throws(SystemCallError) -> Int {
     while true {
         let (result, error) = body()
         if result != -1 { return result }

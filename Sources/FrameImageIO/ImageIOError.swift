@@ -18,13 +18,13 @@ public enum ImageIOError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .unreadableFile(path, reason): "cannot read \(path): \(reason)"
-        case let .unrecognizedFormat(path): "\(path ?? "data") is not a JPEG, PGM or PPM image"
-        case let .jpeg(message): "JPEG error: \(message)"
-        case let .jpegWarning(message): "damaged JPEG data: \(message)"
-        case let .malformedPNM(message): "malformed PGM/PPM: \(message)"
-        case let .pixelBuffer(error): error.description
-        case let .unwritableFile(path, reason): "cannot write \(path): \(reason)"
+        case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
+        case .unrecognizedFormat(let path): "\(path ?? "data") is not a JPEG, PGM or PPM image"
+        case .jpeg(let message): "JPEG error: \(message)"
+        case .jpegWarning(let message): "damaged JPEG data: \(message)"
+        case .malformedPNM(let message): "malformed PGM/PPM: \(message)"
+        case .pixelBuffer(let error): error.description
+        case .unwritableFile(let path, let reason): "cannot write \(path): \(reason)"
         }
     }
 }

@@ -28,14 +28,18 @@ public enum JPEG {
             guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count > 0 else {
                 throw .jpeg("empty data")
             }
-            var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+            var width: Int32 = 0
+            var height: Int32 = 0
+            var subsampling: Int32 = 0
+            var colorspace: Int32 = 0
             if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
                 throw failure()
             }
             // libjpeg-turbo accepts a start-of-image marker followed by garbage as a 0x0 image.
             guard width > 0, height > 0 else { throw .jpeg("no image size in the data: a JPEG header without a frame") }
-            return Header(width: Int(width), height: Int(height), isGrayscale: subsampling == Int32(TJSAMP_GRAY.rawValue),
-                          subsampling: subsampling)
+            return Header(
+                width: Int(width), height: Int(height), isGrayscale: subsampling == Int32(TJSAMP_GRAY.rawValue),
+                subsampling: subsampling)
         }
 
         /// Decodes into a new buffer of `format` (any FrameKit format). Y'CbCr targets are
@@ -56,8 +60,10 @@ public enum JPEG {
         public func decode(_ data: UnsafeRawBufferPointer, into buffer: inout PixelBuffer) throws(ImageIOError) {
             let header = try header(of: data)
             guard header.width == buffer.width, header.height == buffer.height else {
-                throw .pixelBuffer(.sizeMismatch(expected: "\(buffer.width)x\(buffer.height)",
-                                                 actual: "\(header.width)x\(header.height)"))
+                throw .pixelBuffer(
+                    .sizeMismatch(
+                        expected: "\(buffer.width)x\(buffer.height)",
+                        actual: "\(header.width)x\(header.height)"))
             }
             let base = data.baseAddress!.assumingMemoryBound(to: UInt8.self)
             let flags = Int32(ctj_FLAG_ACCURATEDCT)
@@ -70,14 +76,17 @@ public enum JPEG {
             }
             if let packed {
                 let status = buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
-                    tjDecompress2(handle, base, UInt(data.count), bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                  Int32(header.width), Int32(p.bytesPerRow), Int32(header.height),
-                                  Int32(packed.rawValue), flags)
+                    tjDecompress2(
+                        handle, base, UInt(data.count), bytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        Int32(header.width), Int32(p.bytesPerRow), Int32(header.height),
+                        Int32(packed.rawValue), flags)
                 }
                 if status != 0 { throw failure() }
                 return
             }
-            let subsampling = header.subsampling, w = Int32(header.width), h = Int32(header.height)
+            let subsampling = header.subsampling
+            let w = Int32(header.width)
+            let h = Int32(header.height)
             let isGray = header.isGrayscale
             let cw = isGray ? 1 : Int(tjPlaneWidth(1, w, subsampling))
             let ch = isGray ? 1 : Int(tjPlaneHeight(1, h, subsampling))
@@ -125,15 +134,17 @@ public enum JPEG {
             let status: Int32
             switch buffer.format {
             case .rgb24, .bgra32, .gray8:
-                let (pf, samp): (TJPF, TJSAMP) = switch buffer.format {
-                case .rgb24: (TJPF_RGB, TJSAMP_420)
-                case .bgra32: (TJPF_BGRA, TJSAMP_420)
-                default: (TJPF_GRAY, TJSAMP_GRAY)
-                }
+                let (pf, samp): (TJPF, TJSAMP) =
+                    switch buffer.format {
+                    case .rgb24: (TJPF_RGB, TJSAMP_420)
+                    case .bgra32: (TJPF_BGRA, TJSAMP_420)
+                    default: (TJPF_GRAY, TJSAMP_GRAY)
+                    }
                 status = buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
-                    tjCompress2(handle, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.width),
-                                Int32(p.bytesPerRow), Int32(buffer.height), Int32(pf.rawValue), &output, &size,
-                                Int32(samp.rawValue), Int32(quality), flags)
+                    tjCompress2(
+                        handle, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.width),
+                        Int32(p.bytesPerRow), Int32(buffer.height), Int32(pf.rawValue), &output, &size,
+                        Int32(samp.rawValue), Int32(quality), flags)
                 }
             case .nv12VideoRange, .nv12FullRange, .i420, .yuyv:
                 var planes: PlanarYCbCr
@@ -146,9 +157,10 @@ public enum JPEG {
                             var pointers: [UnsafePointer<UInt8>?] = [yp.baseAddress, cbp.baseAddress, crp.baseAddress]
                             var strides: [Int32] = [Int32(buffer.width), Int32(cw), Int32(cw)]
                             return pointers.withUnsafeMutableBufferPointer { pp in
-                                tjCompressFromYUVPlanes(handle, pp.baseAddress, Int32(buffer.width), &strides,
-                                                        Int32(buffer.height), Int32(samp.rawValue), &output, &size,
-                                                        Int32(quality), flags)
+                                tjCompressFromYUVPlanes(
+                                    handle, pp.baseAddress, Int32(buffer.width), &strides,
+                                    Int32(buffer.height), Int32(samp.rawValue), &output, &size,
+                                    Int32(quality), flags)
                             }
                         }
                     }

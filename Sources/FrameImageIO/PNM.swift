@@ -11,12 +11,15 @@ public enum PNM {
                     while cursor < bytes.count, bytes[cursor] != 0x0A { cursor += 1 }
                 } else if [0x20, 0x09, 0x0A, 0x0D].contains(bytes[cursor]) {
                     cursor += 1
-                } else { return }
+                } else {
+                    return
+                }
             }
         }
         func number(_ what: String) throws(ImageIOError) -> Int {
             skipSpaceAndComments()
-            var value = 0, digits = 0
+            var value = 0
+            var digits = 0
             while cursor < bytes.count, (48...57).contains(bytes[cursor]) {
                 value = value * 10 + Int(bytes[cursor] - 48)
                 guard value <= 1 << 20 else { throw .malformedPNM("\(what) is too large") }
@@ -31,7 +34,9 @@ public enum PNM {
         }
         let format: PixelFormat = bytes[1] == UInt8(ascii: "5") ? .gray8 : .rgb24
         cursor = 2
-        let width = try number("width"), height = try number("height"), maxValue = try number("maxval")
+        let width = try number("width")
+        let height = try number("height")
+        let maxValue = try number("maxval")
         guard maxValue == 255 else { throw .malformedPNM("maxval \(maxValue): only 8-bit (255) images are read") }
         guard cursor < bytes.count else { throw .malformedPNM("truncated header") }
         cursor += 1 // the single whitespace byte before the raster
@@ -40,8 +45,9 @@ public enum PNM {
             throw .malformedPNM("truncated: \(width)x\(height) needs \(needed) bytes of pixels, found \(bytes.count - cursor)")
         }
         do {
-            return try PixelBuffer(width: width, height: height, format: format,
-                                   packedBytes: Array(bytes[cursor..<cursor + needed]))
+            return try PixelBuffer(
+                width: width, height: height, format: format,
+                packedBytes: Array(bytes[cursor..<cursor + needed]))
         } catch { throw .pixelBuffer(error) }
     }
 

@@ -1,5 +1,5 @@
-import FrameCore
 import Foundation
+import FrameCore
 
 extension PixelBuffer {
     /// Reads a JPEG, PGM or PPM file. Colour images come as ``PixelFormat/rgb24``, gray ones as

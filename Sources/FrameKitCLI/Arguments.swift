@@ -20,8 +20,8 @@ enum ExitCode {
 }
 
 struct OptionSpec {
-    var name: String          // without dashes
-    var valueName: String?    // nil: a flag
+    var name: String // without dashes
+    var valueName: String? // nil: a flag
     var help: String
 }
 

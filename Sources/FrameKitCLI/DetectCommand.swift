@@ -6,30 +6,36 @@ import Synchronization
 /// `framekit detect`: faces in every delivered frame, as JSON lines, then a summary.
 enum DetectCommand {
     static let abstract = "Detect faces in live or recorded video; one JSON line per frame, then a summary."
-    static let usage = "framekit detect [--preset NAME] [--device PATH|ID|virtual | --input FILE|DIR [--realtime]] [--frames N] [--duration S] [--stats FILE.json] ..."
-    static let specs: [OptionSpec] = [
-        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720; for --input, the file's own size)."),
-    ] + DeviceChoice.specs + [
-        OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames have been captured (delivered or dropped)."),
-        OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this long."),
-        OptionSpec(name: "stats", valueName: "FILE.json", help: "Write the full statistics as JSON."),
-        OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report with latency plots."),
-        OptionSpec(name: "annotate", valueName: "FILE.mjpeg", help: "Write every delivered frame, faces boxed, as MJPEG (refuses an existing file)."),
-    ] + DetectorSettings.specs
+    static let usage =
+        "framekit detect [--preset NAME] [--device PATH|ID|virtual | --input FILE|DIR [--realtime]] [--frames N] [--duration S] [--stats FILE.json] ..."
+    static let specs: [OptionSpec] =
+        [
+            OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720; for --input, the file's own size).")
+        ] + DeviceChoice.specs + [
+            OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames have been captured (delivered or dropped)."),
+            OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this long."),
+            OptionSpec(name: "stats", valueName: "FILE.json", help: "Write the full statistics as JSON."),
+            OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report with latency plots."),
+            OptionSpec(
+                name: "annotate", valueName: "FILE.mjpeg",
+                help: "Write every delivered frame, faces boxed, as MJPEG (refuses an existing file).")
+        ] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "detect")
         let preset = try DeviceChoice.preset(options, default: options.string("input") == nil ? .hd1280x720 : .high)
-        let limits = DetectPipeline.Limits(frames: try options.int("frames", range: 1...100_000_000),
-                                           duration: try options.double("duration", range: 0.001...1e7))
+        let limits = DetectPipeline.Limits(
+            frames: try options.int("frames", range: 1...100_000_000),
+            duration: try options.double("duration", range: 0.001...1e7))
         let settings = try DetectorSettings(options)
         let device = try DeviceChoice.resolve(options)
         let annotate = options.string("annotate").map { URL(fileURLWithPath: $0) }
         // Every output path is checked before capture starts, not found unwritable at the end.
         if let annotate { try OutputFile.check(annotate.path, replacing: false) }
         for name in ["stats", "report"] { if let path = options.string(name) { try OutputFile.check(path, replacing: true) } }
-        let result = try DetectPipeline.run(device: device, preset: preset, settings: settings, limits: limits,
-                                            printFrames: true, annotate: annotate)
+        let result = try DetectPipeline.run(
+            device: device, preset: preset, settings: settings, limits: limits,
+            printFrames: true, annotate: annotate)
         Console.out(SummaryJSON.summary(result.snapshot, detector: settings.summaryFields).text)
         if let path = options.string("stats") {
             try OutputFile.write(try SummaryJSON.encoded(result.snapshot), to: path, replacing: true)
@@ -38,7 +44,7 @@ enum DetectCommand {
             try OutputFile.write(StatsReport.html(for: [result.snapshot], title: "framekit detect"), to: path, replacing: true)
         }
         if let failure = result.annotationFailure { throw failure }
-        if case let .failed(message) = result.end {
+        if case .failed(let message) = result.end {
             Console.err("framekit: \(message)")
             return ExitCode.failure
         }
@@ -57,7 +63,9 @@ enum DetectCommand {
     static func activeSize(device: CaptureDevice, preset: SessionPreset) throws -> (width: Int, height: Int) {
         if device.deviceType == .file { return (device.formats[0].size.width, device.formats[0].size.height) }
         guard let size = preset.resolve(among: device.supportedSizes) else {
-            throw RuntimeFailure("\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))")
+            throw RuntimeFailure(
+                "\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))"
+            )
         }
         return (size.width, size.height)
     }
@@ -65,7 +73,10 @@ enum DetectCommand {
 
 /// The delegate of one detect run: prints each result, feeds the stats, and ends the run.
 final class DetectRun: VideoDataOutputSampleBufferDelegate {
-    enum End: Sendable { case frames, duration, endOfInput, interrupted, outputClosed, failed(String) }
+    enum End: Sendable {
+        case frames, duration, endOfInput, interrupted, outputClosed
+        case failed(String)
+    }
 
     let stats = StatsRecorder()
     private let frameLimit: Int?
@@ -94,16 +105,20 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
         }
         guard printFrames else { return }
         let latency = delivered.seconds(since: frame.captureInstant) * 1000
-        let faces = JSON.array(frame.faces.map { f in
-            .object([("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height)),
-                     ("confidence", f.confidence.map { .number($0, decimals: 3) } ?? .null),
-                     ("landmarks", .array(f.landmarks.map { .array([.number($0.x, decimals: 1), .number($0.y, decimals: 1)]) }))])
-        })
-        let written = Console.out(JSON.object([
-            ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
-            ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
-            ("faces", faces), ("latency_ms", .number(latency, decimals: 3)),
-        ]).text)
+        let faces = JSON.array(
+            frame.faces.map { f in
+                .object([
+                    ("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height)),
+                    ("confidence", f.confidence.map { .number($0, decimals: 3) } ?? .null),
+                    ("landmarks", .array(f.landmarks.map { .array([.number($0.x, decimals: 1), .number($0.y, decimals: 1)]) }))
+                ])
+            })
+        let written = Console.out(
+            JSON.object([
+                ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
+                ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
+                ("faces", faces), ("latency_ms", .number(latency, decimals: 3))
+            ]).text)
         // The reader went away (`| head`) or the disk is full: end the run; files still get written.
         if !written { finish(reason: .outputClosed) }
     }
@@ -130,7 +145,7 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     func notify(_ notification: SessionNotification) {
         switch notification {
         case .sourceEnded: finish(reason: .endOfInput)
-        case let .runtimeError(error): finish(reason: .failed("\(error)"))
+        case .runtimeError(let error): finish(reason: .failed("\(error)"))
         case .wasInterrupted(let reason): finish(reason: .failed("capture interrupted: \(reason.rawValue)"))
         default: break
         }
@@ -175,8 +190,9 @@ final class Progress {
         timer.setEventHandler {
             let c = output.counts
             let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: c)
-            let line = String(format: "\r%6d delivered  %5.1f fps  %d dropped  latency p50 %.1f ms  p99 %.1f ms  ",
-                              c.delivered, s.fps, c.droppedTotal, s.latencyMilliseconds.p50, s.latencyMilliseconds.p99)
+            let line = String(
+                format: "\r%6d delivered  %5.1f fps  %d dropped  latency p50 %.1f ms  p99 %.1f ms  ",
+                c.delivered, s.fps, c.droppedTotal, s.latencyMilliseconds.p50, s.latencyMilliseconds.p99)
             Console.errRaw(line)
         }
         timer.resume()
@@ -198,12 +214,13 @@ enum SignalWatch {
 
     static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> Watch {
         let queue = DispatchQueue(label: "framekit.signals")
-        return Watch([SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler(handler: handler)
-            source.resume()
-            return source
-        })
+        return Watch(
+            [SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler(handler: handler)
+                source.resume()
+                return source
+            })
     }
 }

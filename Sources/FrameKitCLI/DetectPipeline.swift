@@ -5,16 +5,31 @@ import FrameKit
 /// The detector's command-line options, shared by `detect`, `profile` and `preview`.
 struct DetectorSettings {
     static let specs: [OptionSpec] = [
-        OptionSpec(name: "detector", valueName: "cnn|haar", help: "cnn (default): CenterFace, a CNN, with confidences and landmarks; haar: OpenCV's Haar cascade."),
-        OptionSpec(name: "mode", valueName: "tracking|full", help: "tracking (default): full-frame passes every few frames, faces carried between them by correlation; full: the detector on every frame."),
+        OptionSpec(
+            name: "detector", valueName: "cnn|haar",
+            help: "cnn (default): CenterFace, a CNN, with confidences and landmarks; haar: OpenCV's Haar cascade."),
+        OptionSpec(
+            name: "mode", valueName: "tracking|full",
+            help:
+                "tracking (default): full-frame passes every few frames, faces carried between them by correlation; full: the detector on every frame."
+        ),
         OptionSpec(name: "score-threshold", valueName: "X", help: "cnn: the lowest confidence reported, 0…1 (default 0.3)."),
-        OptionSpec(name: "input-size", valueName: "PIXELS", help: "cnn: the longest side of the network's input, 64…2048 (default 640; faces under ~3% of it are missed)."),
-        OptionSpec(name: "pass-interval", valueName: "N", help: "tracking: a full-frame pass every N frames (and on any frame where a face was lost) when frames are processed as fast as read (default 4)."),
-        OptionSpec(name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: cnn none, haar height / 10)."),
+        OptionSpec(
+            name: "input-size", valueName: "PIXELS",
+            help: "cnn: the longest side of the network's input, 64…2048 (default 640; faces under ~3% of it are missed)."),
+        OptionSpec(
+            name: "pass-interval", valueName: "N",
+            help:
+                "tracking: a full-frame pass every N frames (and on any frame where a face was lost) when frames are processed as fast as read (default 4)."
+        ),
+        OptionSpec(
+            name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: cnn none, haar height / 10)."),
         OptionSpec(name: "max-face", valueName: "PIXELS", help: "Largest face size in frame pixels (default: no limit)."),
         OptionSpec(name: "scale-factor", valueName: "X", help: "haar: pyramid step, > 1 (default 1.2)."),
         OptionSpec(name: "min-neighbors", valueName: "N", help: "haar: detections a face needs (default 4)."),
-        OptionSpec(name: "detection-scale", valueName: "S", help: "haar: detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1)."),
+        OptionSpec(
+            name: "detection-scale", valueName: "S",
+            help: "haar: detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1).")
     ]
 
     enum Kind: String { case cnn, haar }
@@ -83,12 +98,15 @@ struct DetectorSettings {
         do {
             switch kind {
             case .cnn:
-                return try FaceDetector(options: .init(inputSize: inputSize, scoreThreshold: scoreThreshold,
-                                                       minFaceSize: minFace, maxFaceSize: maxFace))
+                return try FaceDetector(
+                    options: .init(
+                        inputSize: inputSize, scoreThreshold: scoreThreshold,
+                        minFaceSize: minFace, maxFaceSize: maxFace))
             case .haar:
-                return try HaarFaceDetector(options: .init(
-                    scaleFactor: scaleFactor, minNeighbors: minNeighbors, minFaceSize: minFace ?? frameHeight / 10,
-                    maxFaceSize: maxFace, detectionScale: detectionScale ?? min(1, 480 / Double(frameHeight))))
+                return try HaarFaceDetector(
+                    options: .init(
+                        scaleFactor: scaleFactor, minNeighbors: minNeighbors, minFaceSize: minFace ?? frameHeight / 10,
+                        maxFaceSize: maxFace, detectionScale: detectionScale ?? min(1, 480 / Double(frameHeight))))
             }
         } catch { throw RuntimeFailure("\(error)") }
     }
@@ -108,8 +126,10 @@ enum DetectPipeline {
         var annotationFailure: OutputFile.Failure?
     }
 
-    static func run(device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
-                    printFrames: Bool, annotate: URL? = nil) throws -> Result {
+    static func run(
+        device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
+        printFrames: Bool, annotate: URL? = nil
+    ) throws -> Result {
         let session: CaptureSession
         let output = VideoDataOutput()
         do {
@@ -148,9 +168,10 @@ enum DetectPipeline {
         }
 
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
-        let snapshot = runner.stats.snapshot(preset: preset.rawValue, width: active.width, height: active.height,
-                                              source: DetectCommand.sourceName(device), counts: runner.counts,
-                                              poolPeakBytes: poolPeak)
+        let snapshot = runner.stats.snapshot(
+            preset: preset.rawValue, width: active.width, height: active.height,
+            source: DetectCommand.sourceName(device), counts: runner.counts,
+            poolPeakBytes: poolPeak)
         return Result(snapshot: snapshot, end: end, annotationFailure: annotationFailure)
     }
 }

@@ -4,13 +4,14 @@ import FrameKit
 /// Turns `--device` / `--input` into a capture device, as every capturing command does.
 enum DeviceChoice {
     /// `--device`, shared by every command that captures.
-    static let deviceSpec = OptionSpec(name: "device", valueName: "PATH|ID|virtual",
-                                       help: "Camera to use (default: the first V4L2 camera, else the virtual camera).")
+    static let deviceSpec = OptionSpec(
+        name: "device", valueName: "PATH|ID|virtual",
+        help: "Camera to use (default: the first V4L2 camera, else the virtual camera).")
 
     static let specs: [OptionSpec] = [
         deviceSpec,
         OptionSpec(name: "input", valueName: "FILE|DIR", help: "Read frames from a Y4M, MJPEG, JPEG/PGM/PPM file or a folder of images."),
-        OptionSpec(name: "realtime", valueName: nil, help: "Pace --input at its frame rate, dropping late frames like a camera."),
+        OptionSpec(name: "realtime", valueName: nil, help: "Pace --input at its frame rate, dropping late frames like a camera.")
     ]
 
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
@@ -35,9 +36,10 @@ enum DeviceChoice {
             let discovery = DiscoverySession(deviceTypes: [.external])
             if let camera = discovery.devices.first { return camera }
             let denied = discovery.problems.contains { if case .permissionDenied = $0.error { true } else { false } }
-            Console.err(denied
-                ? "framekit: \(CaptureDevice.authorizationAdvice); using the virtual camera"
-                : "framekit: no camera found; using the built-in virtual camera")
+            Console.err(
+                denied
+                    ? "framekit: \(CaptureDevice.authorizationAdvice); using the virtual camera"
+                    : "framekit: no camera found; using the built-in virtual camera")
             return CaptureDevice.virtualCamera
         }
     }

@@ -12,10 +12,14 @@ enum DevicesCommand {
         let discovery = DiscoverySession(deviceTypes: [.external, .virtual])
         let devices = discovery.devices
         if options.flag("json") {
-            Console.out(JSON.object([
-                ("devices", .array(devices.map(json))),
-                ("skipped", .array(discovery.problems.map { .object([("path", .string($0.path)), ("reason", .string("\($0.error)"))]) })),
-            ]).text)
+            Console.out(
+                JSON.object([
+                    ("devices", .array(devices.map(json))),
+                    (
+                        "skipped",
+                        .array(discovery.problems.map { .object([("path", .string($0.path)), ("reason", .string("\($0.error)"))]) })
+                    )
+                ]).text)
         } else {
             for device in devices {
                 Console.out("\(device.localizedName)  [\(device.uniqueID)]  \(device.deviceType.rawValue), driver \(device.modelID)")
@@ -31,13 +35,19 @@ enum DevicesCommand {
         .object([
             ("id", .string(device.uniqueID)), ("name", .string(device.localizedName)), ("type", .string(device.deviceType.rawValue)),
             ("driver", .string(device.modelID)),
-            ("formats", .array(device.formats.map { f in
-                .object([("fourcc", .string(f.fourCC)), ("pixel_format", f.pixelFormat.map { .string($0.shortName) } ?? .null),
-                         ("compressed", .bool(f.isCompressed)), ("emulated", .bool(f.isEmulated)),
-                         ("width", .int(f.size.width)), ("height", .int(f.size.height)),
-                         ("frame_rates", .array(f.frameRates.map { .number($0, decimals: 3) }))])
-            })),
-            ("presets", .array(device.supportedPresets.map { .string($0.rawValue) })),
+            (
+                "formats",
+                .array(
+                    device.formats.map { f in
+                        .object([
+                            ("fourcc", .string(f.fourCC)), ("pixel_format", f.pixelFormat.map { .string($0.shortName) } ?? .null),
+                            ("compressed", .bool(f.isCompressed)), ("emulated", .bool(f.isEmulated)),
+                            ("width", .int(f.size.width)), ("height", .int(f.size.height)),
+                            ("frame_rates", .array(f.frameRates.map { .number($0, decimals: 3) }))
+                        ])
+                    })
+            ),
+            ("presets", .array(device.supportedPresets.map { .string($0.rawValue) }))
         ])
     }
 }

@@ -14,13 +14,13 @@ indirect enum JSON {
 
     var text: String {
         switch self {
-        case let .object(pairs): "{" + pairs.map { "\(JSON.quote($0.0)): \($0.1.text)" }.joined(separator: ", ") + "}"
-        case let .array(items): "[" + items.map(\.text).joined(separator: ", ") + "]"
-        case let .string(s): JSON.quote(s)
-        case let .int(i): String(i)
-        case let .number(d, decimals):
+        case .object(let pairs): "{" + pairs.map { "\(JSON.quote($0.0)): \($0.1.text)" }.joined(separator: ", ") + "}"
+        case .array(let items): "[" + items.map(\.text).joined(separator: ", ") + "]"
+        case .string(let s): JSON.quote(s)
+        case .int(let i): String(i)
+        case .number(let d, let decimals):
             d.isFinite ? String(format: "%.\(decimals)f", d) : "null"
-        case let .bool(b): b ? "true" : "false"
+        case .bool(let b): b ? "true" : "false"
         case .null: "null"
         }
     }

@@ -11,7 +11,7 @@ enum PhotoCommand {
         OptionSpec(name: "output", valueName: "FILE.jpg", help: "Where to write the photo (never overwritten)."),
         OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default photo: the largest size the device offers)."),
         DeviceChoice.deviceSpec,
-        OptionSpec(name: "quality", valueName: "1-100", help: "JPEG quality (default 92)."),
+        OptionSpec(name: "quality", valueName: "1-100", help: "JPEG quality (default 92).")
     ]
 
     final class Waiter: PhotoCaptureDelegate {
@@ -49,9 +49,12 @@ enum PhotoCommand {
         guard let photo else { throw RuntimeFailure("\(error.map { "\($0)" } ?? "no photo")") }
         let data = photo.fileDataRepresentation()
         try OutputFile.write(data, to: url.path, replacing: false)
-        Console.out(JSON.object([("photo", .string(url.path)), ("width", .int(photo.pixelBuffer.width)),
-                                 ("height", .int(photo.pixelBuffer.height)), ("bytes", .int(data.count)),
-                                 ("source", .string(DetectCommand.sourceName(device)))]).text)
+        Console.out(
+            JSON.object([
+                ("photo", .string(url.path)), ("width", .int(photo.pixelBuffer.width)),
+                ("height", .int(photo.pixelBuffer.height)), ("bytes", .int(data.count)),
+                ("source", .string(DetectCommand.sourceName(device)))
+            ]).text)
         return ExitCode.success
     }
 }

@@ -5,15 +5,21 @@ import FrameKit
 /// `framekit preview`: the live preview over HTTP.
 enum PreviewCommand {
     static let abstract = "Serve a live preview (video with face boxes, live stats) over HTTP."
-    static let usage = "framekit preview [--port 8080] [--host 127.0.0.1] [--allow-host NAME,...] [--duration S] [--device PATH|ID|virtual] [--preset NAME]"
+    static let usage =
+        "framekit preview [--port 8080] [--host 127.0.0.1] [--allow-host NAME,...] [--duration S] [--device PATH|ID|virtual] [--preset NAME]"
     static let specs: [OptionSpec] = [
         OptionSpec(name: "port", valueName: "PORT", help: "TCP port (default 8080; 0 picks a free one)."),
         OptionSpec(name: "host", valueName: "ADDRESS", help: "IPv4 address to bind (default 127.0.0.1: this machine only)."),
         OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
-        OptionSpec(name: "device", valueName: "PATH|ID|virtual", help: "Camera to start with (default: the first V4L2 camera, else the virtual camera)."),
+        OptionSpec(
+            name: "device", valueName: "PATH|ID|virtual",
+            help: "Camera to start with (default: the first V4L2 camera, else the virtual camera)."),
         OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default vga640x480)."),
-        OptionSpec(name: "max-clients", valueName: "N", help: "Video streams served at once (default 4); pages and stats are served beside them."),
-        OptionSpec(name: "allow-host", valueName: "NAME,...", help: "Host names the browser may use besides the bound address and localhost (DNS-rebinding guard)."),
+        OptionSpec(
+            name: "max-clients", valueName: "N", help: "Video streams served at once (default 4); pages and stats are served beside them."),
+        OptionSpec(
+            name: "allow-host", valueName: "NAME,...",
+            help: "Host names the browser may use besides the bound address and localhost (DNS-rebinding guard).")
     ]
 
     static func run(_ arguments: [String]) throws -> Int32 {
@@ -26,7 +32,8 @@ enum PreviewCommand {
         let duration = try options.double("duration", range: 0.1...1e7)
         let preset = try DeviceChoice.preset(options, default: .vga640x480)
         if configuration.host != "127.0.0.1" {
-            Console.err("framekit: warning: serving the camera on \(configuration.host), reachable from other machines; there is no authentication")
+            Console.err(
+                "framekit: warning: serving the camera on \(configuration.host), reachable from other machines; there is no authentication")
         }
         let first = try DeviceChoice.resolve(options)
         let all = [first] + DiscoverySession().devices.filter { $0.uniqueID != first.uniqueID }

@@ -5,13 +5,15 @@ import FrameKit
 enum ProfileCommand {
     static let abstract = "Run the detect pipeline at several presets and report drops, latency and memory for each."
     static let usage = "framekit profile --presets a,b,c --duration S [--device PATH|ID|virtual] [--json FILE] [--report FILE.html]"
-    static let specs: [OptionSpec] = [
-        OptionSpec(name: "presets", valueName: "a,b,c", help: "Presets to run, comma-separated (default vga640x480,hd1280x720,hd1920x1080)."),
-        OptionSpec(name: "duration", valueName: "SECONDS", help: "How long to run each preset (default 5)."),
-        DeviceChoice.deviceSpec,
-        OptionSpec(name: "json", valueName: "FILE", help: "Also write the JSON to this file."),
-        OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report comparing the presets."),
-    ] + DetectorSettings.specs
+    static let specs: [OptionSpec] =
+        [
+            OptionSpec(
+                name: "presets", valueName: "a,b,c", help: "Presets to run, comma-separated (default vga640x480,hd1280x720,hd1920x1080)."),
+            OptionSpec(name: "duration", valueName: "SECONDS", help: "How long to run each preset (default 5)."),
+            DeviceChoice.deviceSpec,
+            OptionSpec(name: "json", valueName: "FILE", help: "Also write the JSON to this file."),
+            OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report comparing the presets.")
+        ] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "profile")
@@ -19,7 +21,8 @@ enum ProfileCommand {
         guard !names.isEmpty else { throw UsageError("--presets needs at least one preset") }
         let presets = try names.map { name in
             guard let preset = SessionPreset(named: name) else {
-                throw UsageError("unknown preset '\(name)'; valid presets: \(SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw UsageError(
+                    "unknown preset '\(name)'; valid presets: \(SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return preset
         }
@@ -28,15 +31,21 @@ enum ProfileCommand {
         for name in ["json", "report"] { if let path = options.string(name) { try OutputFile.check(path, replacing: true) } }
         let device = try DeviceChoice.resolve(options)
         for preset in presets where !device.supportsSessionPreset(preset) {
-            throw RuntimeFailure("\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))")
+            throw RuntimeFailure(
+                "\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))"
+            )
         }
         var snapshots: [StatsSnapshot] = []
         var failure: String?
         for preset in presets {
-            let result = try DetectPipeline.run(device: device, preset: preset, settings: settings,
-                                                limits: .init(frames: nil, duration: duration), printFrames: false)
+            let result = try DetectPipeline.run(
+                device: device, preset: preset, settings: settings,
+                limits: .init(frames: nil, duration: duration), printFrames: false)
             snapshots.append(result.snapshot)
-            if case let .failed(message) = result.end { failure = message; break }
+            if case .failed(let message) = result.end {
+                failure = message
+                break
+            }
             if case .interrupted = result.end { break }
         }
         let json = JSON.object([("presets", .array(snapshots.map { .object(SummaryJSON.fields($0)) }))]).text

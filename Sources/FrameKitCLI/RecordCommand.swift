@@ -13,7 +13,7 @@ enum RecordCommand {
         OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this much video."),
         OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720)."),
         DeviceChoice.deviceSpec,
-        OptionSpec(name: "max-size", valueName: "BYTES", help: "End the recording before the file exceeds this size."),
+        OptionSpec(name: "max-size", valueName: "BYTES", help: "End the recording before the file exceeds this size.")
     ]
 
     final class Finish: RecordingDelegate {
@@ -62,10 +62,16 @@ enum RecordCommand {
         let counts = output.counts
         // A limit ending the recording is what --duration/--max-size asked for, not a failure.
         let failed = error.map { !"\($0)".contains("maximum recorded") } ?? false
-        Console.out(JSON.object([("recording", .string(url.path)), ("frames", .int(written)), ("bytes", .int(size)),
-                                 ("frames_dropped", .int(counts.droppedTotal)),
-                                 ("ended_by", .string(error.map { "\($0)" } ?? "stop"))]).text)
-        if failed { Console.err("framekit: \(error!)"); return ExitCode.failure }
+        Console.out(
+            JSON.object([
+                ("recording", .string(url.path)), ("frames", .int(written)), ("bytes", .int(size)),
+                ("frames_dropped", .int(counts.droppedTotal)),
+                ("ended_by", .string(error.map { "\($0)" } ?? "stop"))
+            ]).text)
+        if failed {
+            Console.err("framekit: \(error!)")
+            return ExitCode.failure
+        }
         return ExitCode.success
     }
 }

@@ -4,8 +4,10 @@ import FrameKit
 /// The `summary` line of the output contract (docs/cli.md) and the `--stats` file.
 enum SummaryJSON {
     static func percentiles(_ p: Percentiles) -> JSON {
-        .object([("p50", .number(p.p50, decimals: 3)), ("p95", .number(p.p95, decimals: 3)),
-                 ("p99", .number(p.p99, decimals: 3)), ("max", .number(p.max, decimals: 3))])
+        .object([
+            ("p50", .number(p.p50, decimals: 3)), ("p95", .number(p.p95, decimals: 3)),
+            ("p99", .number(p.p99, decimals: 3)), ("max", .number(p.max, decimals: 3))
+        ])
     }
 
     /// The summary object's fields, shared by `detect`'s last line and `profile`'s entries.
@@ -18,10 +20,26 @@ enum SummaryJSON {
             ("fps", .number(s.fps, decimals: 2)),
             ("latency_ms", percentiles(s.latencyMilliseconds)),
             ("processing_ms", percentiles(s.processingMilliseconds)),
-            ("stages", .object(s.stages.map { ($0.stage, .object([("p50", .number($0.percentiles.p50, decimals: 3)),
-                                                                   ("p99", .number($0.percentiles.p99, decimals: 3))])) })),
-            ("memory", .object([("rss_peak_mb", .number(s.memory.rssPeakMB, decimals: 1)),
-                                ("pool_peak_bytes", .int(s.memory.poolPeakBytes))])),
+            (
+                "stages",
+                .object(
+                    s.stages.map {
+                        (
+                            $0.stage,
+                            .object([
+                                ("p50", .number($0.percentiles.p50, decimals: 3)),
+                                ("p99", .number($0.percentiles.p99, decimals: 3))
+                            ])
+                        )
+                    })
+            ),
+            (
+                "memory",
+                .object([
+                    ("rss_peak_mb", .number(s.memory.rssPeakMB, decimals: 1)),
+                    ("pool_peak_bytes", .int(s.memory.poolPeakBytes))
+                ])
+            )
         ]
     }
 

@@ -13,17 +13,27 @@ struct Subcommand {
 }
 
 let subcommands = [
-    Subcommand(name: "detect", abstract: DetectCommand.abstract, usage: DetectCommand.usage, specs: DetectCommand.specs, run: DetectCommand.run),
-    Subcommand(name: "devices", abstract: DevicesCommand.abstract, usage: DevicesCommand.usage, specs: DevicesCommand.specs, run: DevicesCommand.run),
+    Subcommand(
+        name: "detect", abstract: DetectCommand.abstract, usage: DetectCommand.usage, specs: DetectCommand.specs, run: DetectCommand.run),
+    Subcommand(
+        name: "devices", abstract: DevicesCommand.abstract, usage: DevicesCommand.usage, specs: DevicesCommand.specs,
+        run: DevicesCommand.run),
     Subcommand(name: "photo", abstract: PhotoCommand.abstract, usage: PhotoCommand.usage, specs: PhotoCommand.specs, run: PhotoCommand.run),
-    Subcommand(name: "record", abstract: RecordCommand.abstract, usage: RecordCommand.usage, specs: RecordCommand.specs, run: RecordCommand.run),
-    Subcommand(name: "preview", abstract: PreviewCommand.abstract, usage: PreviewCommand.usage, specs: PreviewCommand.specs, run: PreviewCommand.run),
-    Subcommand(name: "profile", abstract: ProfileCommand.abstract, usage: ProfileCommand.usage, specs: ProfileCommand.specs, run: ProfileCommand.run),
+    Subcommand(
+        name: "record", abstract: RecordCommand.abstract, usage: RecordCommand.usage, specs: RecordCommand.specs, run: RecordCommand.run),
+    Subcommand(
+        name: "preview", abstract: PreviewCommand.abstract, usage: PreviewCommand.usage, specs: PreviewCommand.specs,
+        run: PreviewCommand.run),
+    Subcommand(
+        name: "profile", abstract: ProfileCommand.abstract, usage: ProfileCommand.usage, specs: ProfileCommand.specs,
+        run: ProfileCommand.run)
 ]
 
 @MainActor func rootHelp() -> String {
-    (["OVERVIEW: FrameKit — real-time frame capture and analysis on Linux.", "",
-      "USAGE: framekit <subcommand> [options]", "", "SUBCOMMANDS:"]
+    ([
+        "OVERVIEW: FrameKit — real-time frame capture and analysis on Linux.", "",
+        "USAGE: framekit <subcommand> [options]", "", "SUBCOMMANDS:"
+    ]
         + subcommands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.abstract }
         + ["", "  See 'framekit <subcommand> --help' for its options.", "  --version    Show the version."])
         .joined(separator: "\n")
@@ -36,8 +46,14 @@ let subcommands = [
         Console.err("framekit: missing subcommand (see framekit --help)")
         return ExitCode.usage
     }
-    if first == "--help" || first == "-h" || first == "help" { Console.out(rootHelp()); return ExitCode.success }
-    if first == "--version" { Console.out(version); return ExitCode.success }
+    if first == "--help" || first == "-h" || first == "help" {
+        Console.out(rootHelp())
+        return ExitCode.success
+    }
+    if first == "--version" {
+        Console.out(version)
+        return ExitCode.success
+    }
     guard let command = subcommands.first(where: { $0.name == first }) else {
         Console.err("framekit: unknown subcommand '\(first)' (valid: \(subcommands.map(\.name).joined(separator: ", ")))")
         return ExitCode.usage

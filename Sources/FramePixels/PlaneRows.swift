@@ -6,10 +6,14 @@ import FrameCore
 /// short tail per image instead of per row.
 package enum PlaneRows {
     /// `body(source row, destination row, pixels in the row)`.
-    @inlinable package static func forEach(_ source: PixelBuffer, _ destination: inout PixelBuffer,
-                        _ body: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>, Int) -> Void) {
-        let w = source.width, h = source.height
-        let sourceRow = w * source.plane(0).bytesPerPixel, destinationRow = w * destination.plane(0).bytesPerPixel
+    @inlinable package static func forEach(
+        _ source: PixelBuffer, _ destination: inout PixelBuffer,
+        _ body: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>, Int) -> Void
+    ) {
+        let w = source.width
+        let h = source.height
+        let sourceRow = w * source.plane(0).bytesPerPixel
+        let destinationRow = w * destination.plane(0).bytesPerPixel
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)

@@ -43,7 +43,11 @@ struct HTTPRequest: Equatable {
                 var line = bytes[start..<i]
                 if line.last == 13 { line = line.dropLast() }
                 if line.isEmpty {
-                    if lines.isEmpty { start = i + 1; i += 1; continue } // tolerate leading blank lines
+                    if lines.isEmpty {
+                        start = i + 1
+                        i += 1
+                        continue
+                    } // tolerate leading blank lines
                     return make(lines, limits: limits)
                 }
                 if let refusal = tooLong(line, index: lines.count, limits: limits) { return refusal }
@@ -71,17 +75,20 @@ struct HTTPRequest: Equatable {
         }
         let words = lines[0].split(separator: 32, omittingEmptySubsequences: false)
         guard words.count == 3, let method = token(words[0]), let target = text(words[1]), !target.isEmpty,
-              let version = text(words[2]) else {
+            let version = text(words[2])
+        else {
             return .refused(status: 400, reason: "malformed request line")
         }
         guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
-            return version.hasPrefix("HTTP/") ? .refused(status: 505, reason: "HTTP/1.0 or 1.1 only")
+            return version.hasPrefix("HTTP/")
+                ? .refused(status: 505, reason: "HTTP/1.0 or 1.1 only")
                 : .refused(status: 400, reason: "malformed request line")
         }
         var headers: [(String, String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: 58), let name = token(line[line.startIndex..<colon]),
-                  let value = text(line[(colon + 1)...]) else {
+                let value = text(line[(colon + 1)...])
+            else {
                 return .refused(status: 400, reason: "malformed header field")
             }
             headers.append((name.lowercased(), value.trimmingSpaces()))

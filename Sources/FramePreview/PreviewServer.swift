@@ -2,6 +2,7 @@ import Foundation
 import FrameCore
 import FrameStats
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,8 +50,8 @@ public final class PreviewServer: Sendable {
         case badHost(String)
         public var description: String {
             switch self {
-            case let .socket(e): "preview server: \(e)"
-            case let .badHost(h): "preview server: '\(h)' is not an IPv4 address"
+            case .socket(let e): "preview server: \(e)"
+            case .badHost(let h): "preview server: '\(h)' is not an IPv4 address"
             }
         }
     }
@@ -64,8 +65,8 @@ public final class PreviewServer: Sendable {
     private let latest = Mutex(Frame())
     private let newFrame = NSCondition()
     private let statsJSON = Mutex("{}")
-    private let clients = Atomic<Int>(0)      // streams
-    private let pending = Atomic<Int>(0)      // connections whose request is still being read
+    private let clients = Atomic<Int>(0) // streams
+    private let pending = Atomic<Int>(0) // connections whose request is still being read
     private let running = Atomic<Bool>(false)
     private let listener = Atomic<Int32>(-1)
     private let boundPort = Atomic<Int>(0)
@@ -172,7 +173,8 @@ public final class PreviewServer: Sendable {
                 report("framekit preview: accepting clients again")
                 outOfDescriptors = false
             }
-            var timeout = timeval(tv_sec: Int(configuration.sendTimeout), tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
+            var timeout = timeval(
+                tv_sec: Int(configuration.sendTimeout), tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             if pending.add(1, ordering: .relaxed).newValue > configuration.maxPendingRequests {
                 _ = send(client, Self.response(503, "Service Unavailable", "text/plain", Array("too many clients\n".utf8), head: false))
@@ -200,8 +202,8 @@ public final class PreviewServer: Sendable {
         pending.subtract(1, ordering: .relaxed)
         let request: HTTPRequest
         switch outcome {
-        case let .request(r): request = r
-        case let .refused(status, reason):
+        case .request(let r): request = r
+        case .refused(let status, let reason):
             _ = send(fd, Self.response(status, Self.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false))
             return
         case .incomplete:
@@ -209,7 +211,10 @@ public final class PreviewServer: Sendable {
         }
         let head = request.method == "HEAD"
         guard hostIsAllowed(request.header("host")) else {
-            _ = send(fd, Self.response(421, "Misdirected Request", "text/plain", Array("this server does not answer for that Host\n".utf8), head: head))
+            _ = send(
+                fd,
+                Self.response(
+                    421, "Misdirected Request", "text/plain", Array("this server does not answer for that Host\n".utf8), head: head))
             return
         }
         // Fixed routes only: the target is compared as it is, never mapped to a file.
@@ -217,12 +222,15 @@ public final class PreviewServer: Sendable {
         if path.hasPrefix("/switch/") {
             // The one state change: POST only, same origin only, and only with a choice to make.
             guard devices.withLock({ $0.count }) > 1, let index = Int(path.dropFirst("/switch/".count)),
-                  index >= 0, index < devices.withLock({ $0.count }), let handler = switcher.withLock({ $0 }) else {
+                index >= 0, index < devices.withLock({ $0.count }), let handler = switcher.withLock({ $0 })
+            else {
                 _ = send(fd, Self.response(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
                 return
             }
             guard request.method == "POST" else {
-                _ = send(fd, Self.response(405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
+                _ = send(
+                    fd,
+                    Self.response(405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
                 return
             }
             if let origin = request.header("origin"), origin != "http://" + (request.header("host") ?? "") {
@@ -230,13 +238,19 @@ public final class PreviewServer: Sendable {
                 return
             }
             let ok = handler(index)
-            _ = send(fd, Self.response(ok ? 200 : 500, ok ? "OK" : "Internal Server Error", "application/json",
-                                       Array("{\"switched\": \(ok)}\n".utf8), head: false))
+            _ = send(
+                fd,
+                Self.response(
+                    ok ? 200 : 500, ok ? "OK" : "Internal Server Error", "application/json",
+                    Array("{\"switched\": \(ok)}\n".utf8), head: false))
             return
         }
         guard request.method == "GET" || head else {
-            _ = send(fd, Self.response(405, "Method Not Allowed", "text/plain", Array("GET or HEAD only\n".utf8), head: false,
-                                       extra: "Allow: GET, HEAD\r\n"))
+            _ = send(
+                fd,
+                Self.response(
+                    405, "Method Not Allowed", "text/plain", Array("GET or HEAD only\n".utf8), head: false,
+                    extra: "Allow: GET, HEAD\r\n"))
             return
         }
         switch path {
@@ -269,7 +283,8 @@ public final class PreviewServer: Sendable {
             guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
             name = name[..<colon]
         }
-        let allowed = Set([configuration.host.lowercased(), "localhost", "127.0.0.1", "::1"] + configuration.allowedHosts.map { $0.lowercased() })
+        let allowed = Set(
+            [configuration.host.lowercased(), "localhost", "127.0.0.1", "::1"] + configuration.allowedHosts.map { $0.lowercased() })
         return allowed.contains(String(name))
     }
 
@@ -309,7 +324,8 @@ public final class PreviewServer: Sendable {
     }
 
     private func stream(_ fd: Int32, head: Bool) {
-        let header = "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\n"
+        let header =
+            "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\n"
             + "Connection: close\r\n\r\n"
         guard send(fd, Array(header.utf8)), !head else { return }
         var sent: UInt64 = 0
@@ -327,7 +343,8 @@ public final class PreviewServer: Sendable {
             if closed { return } // the slot is freed now, not at the next failed send
             guard running.load(ordering: .relaxed), !frame.jpeg.isEmpty else { continue }
             sent = frame.generation
-            let part = Array("--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n\r\n".utf8) + frame.jpeg + [13, 10]
+            let part =
+                Array("--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n\r\n".utf8) + frame.jpeg + [13, 10]
             if !send(fd, part) { return } // gone, or slower than the send timeout
         }
     }
@@ -356,33 +373,38 @@ public final class PreviewServer: Sendable {
     }
 
     static func response(_ code: Int, _ reason: String, _ type: String, _ body: [UInt8], head: Bool, extra: String = "") -> [UInt8] {
-        let header = "HTTP/1.1 \(code) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
+        let header =
+            "HTTP/1.1 \(code) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
             + "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\(extra)Connection: close\r\n\r\n"
         return Array(header.utf8) + (head ? [] : body)
     }
 
     private func page() -> String {
         let names = devices.withLock { $0 }
-        let buttons = names.count > 1
-            ? "<p id=\"devices\">Camera: " + names.enumerated().map { "<button onclick=\"fetch('/switch/\($0.offset)', {method: 'POST'})\">\(escape($0.element))</button>" }.joined(separator: " ") + "</p>"
+        let buttons =
+            names.count > 1
+            ? "<p id=\"devices\">Camera: "
+                + names.enumerated().map {
+                    "<button onclick=\"fetch('/switch/\($0.offset)', {method: 'POST'})\">\(escape($0.element))</button>"
+                }.joined(separator: " ") + "</p>"
             : ""
         return """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><title>\(escape(configuration.title))</title>
-        <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img{max-width:100%;display:block;background:#000}
-        #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}</style></head>
-        <body><h1>\(escape(configuration.title))</h1>\(buttons)
-        <img id="video" src="/stream.mjpeg" alt="live video">
-        <div id="stats">waiting for stats…</div>
-        <script>
-        async function refresh() {
-          try { const s = await (await fetch('/stats.json', {cache: 'no-store'})).json();
-                document.getElementById('stats').textContent = Object.entries(s).map(([k, v]) => k + ': ' + JSON.stringify(v)).join('\\n'); }
-          catch (e) {}
-        }
-        setInterval(refresh, 1000); refresh();
-        </script></body></html>
-        """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(escape(configuration.title))</title>
+            <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img{max-width:100%;display:block;background:#000}
+            #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}</style></head>
+            <body><h1>\(escape(configuration.title))</h1>\(buttons)
+            <img id="video" src="/stream.mjpeg" alt="live video">
+            <div id="stats">waiting for stats…</div>
+            <script>
+            async function refresh() {
+              try { const s = await (await fetch('/stats.json', {cache: 'no-store'})).json();
+                    document.getElementById('stats').textContent = Object.entries(s).map(([k, v]) => k + ': ' + JSON.stringify(v)).join('\\n'); }
+              catch (e) {}
+            }
+            setInterval(refresh, 1000); refresh();
+            </script></body></html>
+            """
     }
 
     private func escape(_ s: String) -> String { StatsReport.escape(s) }

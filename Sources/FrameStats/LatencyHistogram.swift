@@ -33,7 +33,7 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
     static func index(of value: UInt64) -> Int {
         if value < UInt64(subBuckets) { return Int(value) }
         let magnitude = 63 - value.leadingZeroBitCount - (subBucketBits - 1) // >= 1
-        let sub = Int(value >> UInt64(magnitude)) - subBuckets / 2          // 0 ..< 32, top bit dropped
+        let sub = Int(value >> UInt64(magnitude)) - subBuckets / 2 // 0 ..< 32, top bit dropped
         return subBuckets + (magnitude - 1) * (subBuckets / 2) + sub
     }
 

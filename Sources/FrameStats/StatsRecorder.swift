@@ -98,8 +98,10 @@ public final class StatsRecorder: Sendable {
     }
 
     /// The figures so far, with the output's frame accounting.
-    public func snapshot(preset: String, width: Int, height: Int, source: String, counts: OutputCounts,
-                         poolPeakBytes: Int? = nil) -> StatsSnapshot {
+    public func snapshot(
+        preset: String, width: Int, height: Int, source: String, counts: OutputCounts,
+        poolPeakBytes: Int? = nil
+    ) -> StatsSnapshot {
         let rss = MemoryProbe.residentSet()
         return state.withLock { s in
             let span = s.firstResult.flatMap { first in s.lastResult.map { $0.seconds(since: first) } } ?? 0
@@ -113,10 +115,13 @@ public final class StatsRecorder: Sendable {
                 latencyMilliseconds: Percentiles(s.result), deliveryLatencyMilliseconds: Percentiles(s.delivery),
                 processingMilliseconds: Percentiles(s.processing),
                 stages: s.stageOrder.map { StagePercentiles(stage: $0, percentiles: Percentiles(s.stages[$0]!)) },
-                memory: .init(rssPeakMB: Double(max(s.peakRSS, rss?.peak ?? 0)) / 1_048_576,
-                              rssCurrentMB: Double(rss?.current ?? 0) / 1_048_576,
-                              poolPeakBytes: max(s.peakPoolBytes, poolPeakBytes ?? 0)),
-                latencyHistogram: s.result.buckets.map { .init(lowMs: Double($0.lowMicroseconds) / 1000, highMs: Double($0.highMicroseconds) / 1000, count: $0.count) },
+                memory: .init(
+                    rssPeakMB: Double(max(s.peakRSS, rss?.peak ?? 0)) / 1_048_576,
+                    rssCurrentMB: Double(rss?.current ?? 0) / 1_048_576,
+                    poolPeakBytes: max(s.peakPoolBytes, poolPeakBytes ?? 0)),
+                latencyHistogram: s.result.buckets.map {
+                    .init(lowMs: Double($0.lowMicroseconds) / 1000, highMs: Double($0.highMicroseconds) / 1000, count: $0.count)
+                },
                 timeline: s.timeline)
         }
     }

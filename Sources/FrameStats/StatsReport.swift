@@ -9,53 +9,64 @@ public enum StatsReport {
         body += "<p class=\"meta\">Generated \(escape(ISO8601DateFormatter().string(from: Date()))) · \(snapshots.count) preset(s)</p>\n"
         if snapshots.count > 1 { body += "<section><h2>Presets compared</h2>\n\(presetBars(snapshots))</section>\n" }
         for s in snapshots {
-            body += "<section id=\"preset-\(escape(s.preset))\"><h2>\(escape(s.preset)) · \(s.width)x\(s.height) · \(escape(s.source))</h2>\n"
+            body +=
+                "<section id=\"preset-\(escape(s.preset))\"><h2>\(escape(s.preset)) · \(s.width)x\(s.height) · \(escape(s.source))</h2>\n"
             body += table(s)
             body += "<h3>Latency distribution (capture → result)</h3>\n\(distribution(s))"
             body += "<h3>Latency per frame, drops marked</h3>\n\(timeline(s))</section>\n"
         }
         return """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
-        <style>
-        body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 960px; color: #222; }
-        h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
-        table { border-collapse: collapse; margin: 1em 0; } td, th { padding: .25em .8em; border-bottom: 1px solid #eee; text-align: right; }
-        th { text-align: left; font-weight: 600; } .meta { color: #666; } svg { background: #fafafa; border: 1px solid #ddd; }
-        .legend span { display: inline-block; margin-right: 1.2em; } .sw { width: .8em; height: .8em; display: inline-block; margin-right: .3em; }
-        </style></head><body>
-        \(body)
-        </body></html>
-        """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
+            <style>
+            body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 960px; color: #222; }
+            h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+            table { border-collapse: collapse; margin: 1em 0; } td, th { padding: .25em .8em; border-bottom: 1px solid #eee; text-align: right; }
+            th { text-align: left; font-weight: 600; } .meta { color: #666; } svg { background: #fafafa; border: 1px solid #ddd; }
+            .legend span { display: inline-block; margin-right: 1.2em; } .sw { width: .8em; height: .8em; display: inline-block; margin-right: .3em; }
+            </style></head><body>
+            \(body)
+            </body></html>
+            """
     }
 
     static let dropColors: [String: String] = [
-        "frame_was_late": "#e69f00", "out_of_buffers": "#cc3311", "discontinuity": "#7b3294", "corrupt": "#000000",
+        "frame_was_late": "#e69f00", "out_of_buffers": "#cc3311", "discontinuity": "#7b3294", "corrupt": "#000000"
     ]
 
     static func table(_ s: StatsSnapshot) -> String {
         func ms(_ v: Double) -> String { String(format: "%.2f", v) }
         var rows = [
             ("Frames captured", "\(s.framesCaptured)"), ("Frames delivered", "\(s.framesDelivered)"),
-            ("Frames dropped", "\(s.framesDropped)"),
+            ("Frames dropped", "\(s.framesDropped)")
         ]
         for key in ["frame_was_late", "out_of_buffers", "discontinuity", "corrupt"] {
             rows.append(("· \(key)", "\(s.drops[key] ?? 0)"))
         }
         rows += [
             ("Results per second", String(format: "%.2f", s.fps)),
-            ("Latency p50 / p95 / p99 / max (ms)", [s.latencyMilliseconds.p50, s.latencyMilliseconds.p95, s.latencyMilliseconds.p99, s.latencyMilliseconds.max].map(ms).joined(separator: " / ")),
+            (
+                "Latency p50 / p95 / p99 / max (ms)",
+                [s.latencyMilliseconds.p50, s.latencyMilliseconds.p95, s.latencyMilliseconds.p99, s.latencyMilliseconds.max].map(ms).joined(
+                    separator: " / ")
+            ),
             ("Capture → delivery p50 / p99 (ms)", "\(ms(s.deliveryLatencyMilliseconds.p50)) / \(ms(s.deliveryLatencyMilliseconds.p99))"),
-            ("Processing p50 / p99 (ms)", "\(ms(s.processingMilliseconds.p50)) / \(ms(s.processingMilliseconds.p99))"),
+            ("Processing p50 / p99 (ms)", "\(ms(s.processingMilliseconds.p50)) / \(ms(s.processingMilliseconds.p99))")
         ]
-        for stage in s.stages { rows.append(("· stage \(stage.stage) p50 / p99 (ms)", "\(ms(stage.percentiles.p50)) / \(ms(stage.percentiles.p99))")) }
+        for stage in s.stages {
+            rows.append(("· stage \(stage.stage) p50 / p99 (ms)", "\(ms(stage.percentiles.p50)) / \(ms(stage.percentiles.p99))"))
+        }
         rows += [("Peak RSS (MB)", String(format: "%.1f", s.memory.rssPeakMB)), ("Peak pool bytes in use", "\(s.memory.poolPeakBytes)")]
-        return "<table class=\"figures\">" + rows.map { "<tr><th>\(escape($0.0))</th><td>\(escape($0.1))</td></tr>" }.joined() + "</table>\n"
+        return "<table class=\"figures\">" + rows.map { "<tr><th>\(escape($0.0))</th><td>\(escape($0.1))</td></tr>" }.joined()
+            + "</table>\n"
     }
 
     /// Bars of the latency histogram, re-binned into 40 equal bins up to the maximum.
     static func distribution(_ s: StatsSnapshot) -> String {
-        let width = 900.0, height = 220.0, left = 50.0, bottom = 30.0
+        let width = 900.0
+        let height = 220.0
+        let left = 50.0
+        let bottom = 30.0
         guard let top = s.latencyHistogram.map(\.highMs).max(), top > 0 else { return "<p>No frames delivered.</p>\n" }
         var bins = [Int](repeating: 0, count: 40)
         for b in s.latencyHistogram {
@@ -64,11 +75,13 @@ public enum StatsReport {
         }
         let peak = Double(bins.max() ?? 1)
         let barWidth = (width - left - 10) / 40
-        var svg = "<svg class=\"plot distribution\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"latency distribution\">\n"
+        var svg =
+            "<svg class=\"plot distribution\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"latency distribution\">\n"
         for (i, c) in bins.enumerated() where c > 0 {
             let h = Double(c) / peak * (height - bottom - 10)
             let x = left + Double(i) * barWidth
-            svg += "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(barWidth - 1))\" height=\"\(f(h))\" fill=\"#0072b2\">"
+            svg +=
+                "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(barWidth - 1))\" height=\"\(f(h))\" fill=\"#0072b2\">"
                 + "<title>\(f(Double(i) * top / 40))–\(f(Double(i + 1) * top / 40)) ms: \(c)</title></rect>\n"
         }
         svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: top, xLabel: "latency (ms)", yLabel: "frames")
@@ -77,22 +90,31 @@ public enum StatsReport {
 
     /// Latency of each delivered frame against its sequence number; drops as coloured ticks.
     static func timeline(_ s: StatsSnapshot) -> String {
-        let width = 900.0, height = 240.0, left = 50.0, bottom = 30.0
-        guard let first = s.timeline.map(\.sequence).min(), let last = s.timeline.map(\.sequence).max() else { return "<p>No frames.</p>\n" }
+        let width = 900.0
+        let height = 240.0
+        let left = 50.0
+        let bottom = 30.0
+        guard let first = s.timeline.map(\.sequence).min(), let last = s.timeline.map(\.sequence).max() else {
+            return "<p>No frames.</p>\n"
+        }
         let span = Double(max(1, last - first))
         let yMax = max(1, s.timeline.compactMap(\.latencyMilliseconds).max() ?? 1) * 1.1
         func x(_ seq: UInt64) -> Double { left + Double(seq - first) / span * (width - left - 10) }
         func y(_ v: Double) -> Double { height - bottom - v / yMax * (height - bottom - 10) }
-        var svg = "<svg class=\"plot timeline\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"latency per frame\">\n"
+        var svg =
+            "<svg class=\"plot timeline\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"latency per frame\">\n"
         let points = s.timeline.compactMap { p in p.latencyMilliseconds.map { String(format: "%.1f,%.1f", x(p.sequence), y($0)) } }
-        svg += "<polyline class=\"latency\" fill=\"none\" stroke=\"#0072b2\" stroke-width=\"1.2\" points=\"\(points.joined(separator: " "))\"/>\n"
+        svg +=
+            "<polyline class=\"latency\" fill=\"none\" stroke=\"#0072b2\" stroke-width=\"1.2\" points=\"\(points.joined(separator: " "))\"/>\n"
         for p in s.timeline {
             guard let reason = p.dropReason else { continue }
             let at = f(x(p.sequence))
-            svg += "<line class=\"drop \(reason.rawValue)\" x1=\"\(at)\" x2=\"\(at)\" y1=\"\(f(height - bottom))\" y2=\"\(f(height - bottom - 12))\" "
+            svg +=
+                "<line class=\"drop \(reason.rawValue)\" x1=\"\(at)\" x2=\"\(at)\" y1=\"\(f(height - bottom))\" y2=\"\(f(height - bottom - 12))\" "
                 + "stroke=\"\(dropColors[reason.rawValue] ?? "#000")\" stroke-width=\"1.5\"/>\n"
         }
-        svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "frame \(first)…\(last)", yLabel: "ms", yMax: yMax)
+        svg += axis(
+            width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "frame \(first)…\(last)", yLabel: "ms", yMax: yMax)
         svg += "</svg>\n<p class=\"legend\"><span><i class=\"sw\" style=\"background:#0072b2\"></i>latency</span>"
         for (key, color) in dropColors.sorted(by: { $0.key < $1.key }) {
             svg += "<span><i class=\"sw\" style=\"background:\(color)\"></i>dropped: \(key)</span>"
@@ -102,42 +124,57 @@ public enum StatsReport {
 
     /// Grouped bars per preset: results per second, p50 and p99 latency.
     static func presetBars(_ snapshots: [StatsSnapshot]) -> String {
-        let width = 900.0, height = 260.0, left = 50.0, bottom = 40.0
+        let width = 900.0
+        let height = 260.0
+        let left = 50.0
+        let bottom = 40.0
         let series: [(String, String, (StatsSnapshot) -> Double)] = [
-            ("fps", "#009e73", { $0.fps }), ("p50 ms", "#0072b2", { $0.latencyMilliseconds.p50 }), ("p99 ms", "#d55e00", { $0.latencyMilliseconds.p99 }),
+            ("fps", "#009e73", { $0.fps }), ("p50 ms", "#0072b2", { $0.latencyMilliseconds.p50 }),
+            ("p99 ms", "#d55e00", { $0.latencyMilliseconds.p99 })
         ]
         let top = max(1, snapshots.flatMap { s in series.map { $0.2(s) } }.max() ?? 1) * 1.1
         let group = (width - left - 10) / Double(snapshots.count)
         let bar = group / Double(series.count + 1)
-        var svg = "<svg class=\"plot presets\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"presets compared\">\n"
+        var svg =
+            "<svg class=\"plot presets\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"presets compared\">\n"
         for (g, s) in snapshots.enumerated() {
             for (k, (label, color, value)) in series.enumerated() {
                 let v: Double = value(s)
                 let h: Double = v / top * (height - bottom - 10)
                 let x: Double = left + Double(g) * group + Double(k) * bar + bar / 2
-                svg += "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(bar - 2))\" height=\"\(f(h))\" fill=\"\(color)\">"
+                svg +=
+                    "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(bar - 2))\" height=\"\(f(h))\" fill=\"\(color)\">"
                     + "<title>\(escape(s.preset)) \(label): \(f(v))</title></rect>\n"
             }
-            svg += "<text x=\"\(f(left + (Double(g) + 0.5) * group))\" y=\"\(f(height - bottom + 16))\" text-anchor=\"middle\" font-size=\"12\">\(escape(s.preset))</text>\n"
+            svg +=
+                "<text x=\"\(f(left + (Double(g) + 0.5) * group))\" y=\"\(f(height - bottom + 16))\" text-anchor=\"middle\" font-size=\"12\">\(escape(s.preset))</text>\n"
         }
         svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "", yLabel: "", yMax: top)
-        svg += "</svg>\n<p class=\"legend\">" + series.map { "<span><i class=\"sw\" style=\"background:\($0.1)\"></i>\($0.0)</span>" }.joined() + "</p>\n"
+        svg +=
+            "</svg>\n<p class=\"legend\">" + series.map { "<span><i class=\"sw\" style=\"background:\($0.1)\"></i>\($0.0)</span>" }.joined()
+            + "</p>\n"
         return svg
     }
 
-    static func axis(width: Double, height: Double, left: Double, bottom: Double, xMax: Double?, xLabel: String, yLabel: String,
-                     yMax: Double? = nil) -> String {
-        let base = height - bottom, plotWidth = width - left - 10, plotHeight = height - bottom - 10
+    static func axis(
+        width: Double, height: Double, left: Double, bottom: Double, xMax: Double?, xLabel: String, yLabel: String,
+        yMax: Double? = nil
+    ) -> String {
+        let base = height - bottom
+        let plotWidth = width - left - 10
+        let plotHeight = height - bottom - 10
         var s = "<line x1=\"\(f(left))\" y1=\"\(f(base))\" x2=\"\(f(width - 10))\" y2=\"\(f(base))\" stroke=\"#444\"/>"
         s += "<line x1=\"\(f(left))\" y1=\"10\" x2=\"\(f(left))\" y2=\"\(f(base))\" stroke=\"#444\"/>\n"
         for i in 0...4 {
             let t = Double(i) / 4
             if let xMax {
                 let anchor = i == 4 ? "end" : "middle" // the last tick label stays inside the plot
-                s += "<text x=\"\(f(left + t * plotWidth))\" y=\"\(f(base + 14))\" font-size=\"11\" text-anchor=\"\(anchor)\">\(f(xMax * t))</text>"
+                s +=
+                    "<text x=\"\(f(left + t * plotWidth))\" y=\"\(f(base + 14))\" font-size=\"11\" text-anchor=\"\(anchor)\">\(f(xMax * t))</text>"
             }
             if let yMax {
-                s += "<text x=\"\(f(left - 4))\" y=\"\(f(base - t * plotHeight + 4))\" font-size=\"11\" text-anchor=\"end\">\(f(yMax * t))</text>"
+                s +=
+                    "<text x=\"\(f(left - 4))\" y=\"\(f(base - t * plotHeight + 4))\" font-size=\"11\" text-anchor=\"end\">\(f(yMax * t))</text>"
             }
         }
         s += "<text x=\"\(f((left + width) / 2))\" y=\"\(f(height - 4))\" font-size=\"12\" text-anchor=\"middle\">\(escape(xLabel))</text>"

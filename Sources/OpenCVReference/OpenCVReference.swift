@@ -32,21 +32,26 @@ public enum OpenCV {
         let base = b.withUnsafeBytes(ofPlane: 0) { raw, _ in UnsafeMutableRawPointer(mutating: raw.baseAddress!) }
         switch b.format {
         case .nv12VideoRange, .nv12FullRange, .i420:
-            return fkcvb_image(rows: Int32(b.height * 3 / 2), cols: Int32(b.width), channels: 1,
-                               data: base.assumingMemoryBound(to: UInt8.self), step: p.bytesPerRow)
+            return fkcvb_image(
+                rows: Int32(b.height * 3 / 2), cols: Int32(b.width), channels: 1,
+                data: base.assumingMemoryBound(to: UInt8.self), step: p.bytesPerRow)
         case .yuyv:
-            return fkcvb_image(rows: Int32(b.height), cols: Int32(b.width), channels: 2,
-                               data: base.assumingMemoryBound(to: UInt8.self), step: p.bytesPerRow)
+            return fkcvb_image(
+                rows: Int32(b.height), cols: Int32(b.width), channels: 2,
+                data: base.assumingMemoryBound(to: UInt8.self), step: p.bytesPerRow)
         default:
-            return fkcvb_image(rows: Int32(b.height), cols: Int32(b.width), channels: Int32(p.bytesPerPixel),
-                               data: base.assumingMemoryBound(to: UInt8.self), step: p.bytesPerRow)
+            return fkcvb_image(
+                rows: Int32(b.height), cols: Int32(b.width), channels: Int32(p.bytesPerPixel),
+                data: base.assumingMemoryBound(to: UInt8.self), step: p.bytesPerRow)
         }
     }
 
     private static func check(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws(Failure) {
         var message = [CChar](repeating: 0, count: 512)
         let status = message.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
-        if status != 0 { throw Failure(description: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+        if status != 0 {
+            throw Failure(description: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
     }
 
     // `destination` is written through the pointer taken from it: make sure it owns its
@@ -107,7 +112,11 @@ public enum OpenCV {
 
     /// Reads a video file with OpenCV (FFmpeg backend, or OpenCV's own MJPEG reader).
     public static func probeVideo(_ path: String, ownMJPEGReader: Bool = false) throws(Failure) -> VideoProbe {
-        var decoded: Int32 = 0, frames: Int32 = 0, w: Int32 = 0, h: Int32 = 0, fps = 0.0
+        var decoded: Int32 = 0
+        var frames: Int32 = 0
+        var w: Int32 = 0
+        var h: Int32 = 0
+        var fps = 0.0
         try check { fkcvb_video_probe(path, ownMJPEGReader ? 1 : 0, &decoded, &frames, &w, &h, &fps, $0, $1) }
         return VideoProbe(decodedFrames: Int(decoded), headerFrames: Int(frames), width: Int(w), height: Int(h), fps: fps)
     }
@@ -121,15 +130,20 @@ extension OpenCV {
 
     /// CenterFace run entirely by OpenCV (its resize, blobFromImage, forward) and decoded as the
     /// model's reference code does: what ``FaceDetector`` is checked against.
-    public static func centerFace(model: String, rgb: PixelBuffer, contentWidth: Int, contentHeight: Int,
-                                  threshold: Float) throws(Failure) -> [CenterFaceBox] {
+    public static func centerFace(
+        model: String, rgb: PixelBuffer, contentWidth: Int, contentHeight: Int,
+        threshold: Float
+    ) throws(Failure) -> [CenterFaceBox] {
         var boxes = [Float](repeating: 0, count: 5 * 256)
         var message = [CChar](repeating: 0, count: 512)
         let count = boxes.withUnsafeMutableBufferPointer { b in
-            fkcvb_centerface(model, image(rgb), Int32(contentWidth), Int32(contentHeight), threshold, b.baseAddress, 256,
-                             &message, message.count)
+            fkcvb_centerface(
+                model, image(rgb), Int32(contentWidth), Int32(contentHeight), threshold, b.baseAddress, 256,
+                &message, message.count)
         }
-        guard count >= 0 else { throw Failure(description: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+        guard count >= 0 else {
+            throw Failure(description: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
         return (0..<Int(count)).map { i in
             CenterFaceBox(x0: boxes[5 * i], y0: boxes[5 * i + 1], x1: boxes[5 * i + 2], y1: boxes[5 * i + 3], score: boxes[5 * i + 4])
         }

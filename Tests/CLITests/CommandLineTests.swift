@@ -14,7 +14,7 @@ struct CommandLineTests {
         (["detect", "--detector", "haar", "--score-threshold", "0.5"], 64), (["detect", "--score-threshold", "1.5"], 64),
         (["detect", "--max-face", "1", "--min-face", "500"], 64), (["detect", "--mode", "full", "--pass-interval", "2"], 64),
         (["detect", "--input-size", "10"], 64), (["detect", "--frames", "1", "--frames", "2"], 64),
-        (["detect", "--realtime", "--realtime"], 64),
+        (["detect", "--realtime", "--realtime"], 64)
     ]
 
     @Test("help and version exit 0; usage errors exit 64 with one line", arguments: 0..<20)
@@ -79,7 +79,8 @@ struct CommandLineTests {
     func progressOnTerminal() throws {
         let binary = BinaryRunner.productsFolder.appendingPathComponent("framekit").path
         // util-linux's `script` gives the process a pseudo-terminal.
-        let run = try BinaryRunner.runTool("/usr/bin/script", ["-qec", "\(binary) detect --device virtual --preset vga640x480 --frames 45", "/dev/null"])
+        let run = try BinaryRunner.runTool(
+            "/usr/bin/script", ["-qec", "\(binary) detect --device virtual --preset vga640x480 --frames 45", "/dev/null"])
         #expect(run.status == 0)
         #expect(run.stdout.contains("\r") && run.stdout.contains("fps") && run.stdout.contains("latency p50"), "\(run.stdout.suffix(300))")
     }
@@ -132,15 +133,21 @@ struct ProfileAndReportTests {
     @Test("profile runs each preset and reports them in the documented JSON, with an HTML report")
     func profile() throws {
         let folder = Fixtures.temporaryFolder()
-        let report = folder.appendingPathComponent("report.html"), json = folder.appendingPathComponent("p.json")
-        let run = try BinaryRunner.run("framekit", ["profile", "--presets", "cif352x288,vga640x480", "--duration", "1",
-                                                    "--device", "virtual", "--json", json.path, "--report", report.path])
+        let report = folder.appendingPathComponent("report.html")
+        let json = folder.appendingPathComponent("p.json")
+        let run = try BinaryRunner.run(
+            "framekit",
+            [
+                "profile", "--presets", "cif352x288,vga640x480", "--duration", "1",
+                "--device", "virtual", "--json", json.path, "--report", report.path
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let object = try #require(try run.jsonLines().first)
         let presets = try #require(object["presets"] as? [[String: Any]])
         #expect(presets.map { $0["preset"] as? String } == ["cif352x288", "vga640x480"])
         for p in presets {
-            let captured = p["frames_captured"] as? Int ?? -1, delivered = p["frames_delivered"] as? Int ?? -1
+            let captured = p["frames_captured"] as? Int ?? -1
+            let delivered = p["frames_delivered"] as? Int ?? -1
             #expect(captured >= 20 && captured == delivered + (p["frames_dropped"] as? Int ?? -1))
             #expect((p["latency_ms"] as? [String: Double])?["p99"] != nil && (p["memory"] as? [String: Any])?["rss_peak_mb"] != nil)
         }
@@ -153,8 +160,12 @@ struct ProfileAndReportTests {
 
     @Test("--detector haar: boxes with no confidence and no landmarks; the summary names it")
     func haarDetector() throws {
-        let run = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--preset", "vga640x480", "--frames", "10",
-                                                    "--detector", "haar", "--mode", "full"])
+        let run = try BinaryRunner.run(
+            "framekit",
+            [
+                "detect", "--device", "virtual", "--preset", "vga640x480", "--frames", "10",
+                "--detector", "haar", "--mode", "full"
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let objects = try run.jsonLines()
         let faces = objects.dropLast().compactMap { ($0["faces"] as? [[String: Any]])?.first }
@@ -173,8 +184,12 @@ struct ProfileAndReportTests {
         let folder = Fixtures.temporaryFolder()
         let clip = folder.appendingPathComponent("annotated.mjpeg")
         // Full mode: every delivered frame has its faces (this test is about the drawing).
-        let run = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--preset", "vga640x480", "--frames", "10", "--mode", "full",
-                                                    "--annotate", clip.path, "--report", folder.appendingPathComponent("r.html").path])
+        let run = try BinaryRunner.run(
+            "framekit",
+            [
+                "detect", "--device", "virtual", "--preset", "vga640x480", "--frames", "10", "--mode", "full",
+                "--annotate", clip.path, "--report", folder.appendingPathComponent("r.html").path
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let delivered = try run.jsonLines().dropLast().count
         let back = try BinaryRunner.run("framekit", ["detect", "--input", clip.path])
@@ -202,8 +217,12 @@ struct ProfileAndReportTests {
         let folder = Fixtures.temporaryFolder()
         // A 720p MJPEG clip of 1000 frames from the virtual camera's own pictures.
         let source = folder.appendingPathComponent("source.mjpeg")
-        let make = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--preset", "hd1280x720", "--frames", "8",
-                                                     "--annotate", source.path])
+        let make = try BinaryRunner.run(
+            "framekit",
+            [
+                "detect", "--device", "virtual", "--preset", "hd1280x720", "--frames", "8",
+                "--annotate", source.path
+            ])
         #expect(make.status == 0, "\(make.stderr)")
         let some = try jpegFrames(of: source)
         try #require(!some.isEmpty)
@@ -212,14 +231,16 @@ struct ProfileAndReportTests {
         let file = folder.appendingPathComponent("clip.mjpeg")
         try Data(clip).write(to: file)
         func peak(_ frames: Int) throws -> Double {
-            let run = try BinaryRunner.run("framekit", ["detect", "--input", file.path, "--frames", String(frames), "--input-size", "320"],
-                                           timeout: 300)
+            let run = try BinaryRunner.run(
+                "framekit", ["detect", "--input", file.path, "--frames", String(frames), "--input-size", "320"],
+                timeout: 300)
             #expect(run.status == 0, "\(run.stderr)")
             let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
             #expect(summary["frames_captured"] as? Int ?? 0 >= frames)
             return try #require((summary["memory"] as? [String: Double])?["rss_peak_mb"])
         }
-        let after100 = try peak(100), after1000 = try peak(1000)
+        let after100 = try peak(100)
+        let after1000 = try peak(1000)
         #expect(after1000 <= after100 * 1.05, "peak RSS \(after100) MB after 100 frames, \(after1000) MB after 1000")
     }
 }
@@ -228,7 +249,8 @@ struct ProfileAndReportTests {
 func jpegFrames(of url: URL) throws -> [[UInt8]] {
     let bytes = try ImageFile.read(url)
     var frames: [[UInt8]] = []
-    var start = 0, i = 2
+    var start = 0
+    var i = 2
     while i + 3 < bytes.count {
         if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 && bytes[i + 2] == 0xFF && bytes[i + 3] == 0xD8 {
             frames.append(Array(bytes[start..<i + 2]))
@@ -245,7 +267,8 @@ struct OutputCommandTests {
     @Test("photo writes a JPEG of the preset's size and never overwrites")
     func photo() throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("shot.jpg")
-        let run = try BinaryRunner.run("framekit", ["photo", "--output", file.path, "--device", "virtual", "--preset", "hd1280x720", "--quality", "80"])
+        let run = try BinaryRunner.run(
+            "framekit", ["photo", "--output", file.path, "--device", "virtual", "--preset", "hd1280x720", "--quality", "80"])
         #expect(run.status == 0, "\(run.stderr)")
         let image = try PixelBuffer(contentsOf: file)
         #expect(image.width == 1280 && image.height == 720)
@@ -257,7 +280,8 @@ struct OutputCommandTests {
     @Test("record writes an AVI that OpenCV reads with the frames and size asked for")
     func record() throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")
-        let run = try BinaryRunner.run("framekit", ["record", "--output", file.path, "--frames", "12", "--device", "virtual", "--preset", "vga640x480"])
+        let run = try BinaryRunner.run(
+            "framekit", ["record", "--output", file.path, "--frames", "12", "--device", "virtual", "--preset", "vga640x480"])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try run.jsonLines().first)
         let frames = try #require(summary["frames"] as? Int)
@@ -280,20 +304,28 @@ struct OutputCommandTests {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { process.interrupt(); process.waitUntilExit() }
+        defer {
+            process.interrupt()
+            process.waitUntilExit()
+        }
         let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         let announced = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let port = try #require(announced["port"] as? Int)
         Thread.sleep(forTimeInterval: 1)
         let shot = Fixtures.temporaryFolder().appendingPathComponent("preview.jpeg")
-        let browser = try BinaryRunner.runTool(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                                          "--window-size=900,700", "--virtual-time-budget=3000",
-                                                          "--screenshot=\(shot.path)", "http://127.0.0.1:\(port)/"])
+        let browser = try BinaryRunner.runTool(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                "--window-size=900,700", "--virtual-time-budget=3000",
+                "--screenshot=\(shot.path)", "http://127.0.0.1:\(port)/"
+            ])
         #expect(FileManager.default.fileExists(atPath: shot.path), "chromium: \(browser.stderr.suffix(300))")
         let screenshot = try JPEG.decode(ImageFile.read(shot), to: .rgb24)
         // The page is near-black (#111) but for the video: count strongly coloured pixels in
         // the area where the 640x480 video sits (colour bars and the face).
-        var saturated = 0, total = 0
+        var saturated = 0
+        var total = 0
         screenshot.withUnsafeBytes(ofPlane: 0) { b, p in
             for y in stride(from: 80, to: min(540, screenshot.height), by: 4) {
                 for x in stride(from: 20, to: min(650, screenshot.width), by: 4) {

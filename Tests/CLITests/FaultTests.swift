@@ -120,13 +120,19 @@ struct FaultTests {
     func previewOutOfDescriptors() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        process.arguments = ["--nofile=40", Self.framekit, "preview", "--device", "virtual", "--port", "0", "--max-clients", "256",
-                             "--duration", "20"]
-        let out = Pipe(), err = Pipe()
+        process.arguments = [
+            "--nofile=40", Self.framekit, "preview", "--device", "virtual", "--port", "0", "--max-clients", "256",
+            "--duration", "20"
+        ]
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
         let first = out.fileHandleForReading.availableLine(timeout: 15)
         let object = try JSONSerialization.jsonObject(with: Data(try #require(first).utf8)) as? [String: Any]
         let port = try #require(object?["port"] as? Int)
@@ -155,10 +161,12 @@ struct FaultTests {
     /// there is none).
     static func cpuSeconds(_ pid: Int32, thread name: String) -> Double {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        guard let tid = tasks.first(where: {
-            (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.hasPrefix(name) == true
-        }), let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return -1 }
+        guard
+            let tid = tasks.first(where: {
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.hasPrefix(name) == true
+            }), let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return -1 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -181,4 +189,3 @@ extension FileHandle {
         return nil
     }
 }
-

@@ -7,7 +7,11 @@ import Synchronization
 /// mmap and poll, from a script of frames and faults, so the real backend code runs without
 /// a device. (The vivid VM suite proves the same code against a real driver.)
 final class FakeKernel: V4L2Kernel {
-    struct Mode: Hashable { var fourCC: UInt32; var width: Int; var height: Int }
+    struct Mode: Hashable {
+        var fourCC: UInt32
+        var width: Int
+        var height: Int
+    }
 
     /// One step of what the "camera" does when the backend dequeues.
     enum Step {
@@ -29,13 +33,13 @@ final class FakeKernel: V4L2Kernel {
         var bytesPerLine = 0
         var frameRate: Double = 0
         var calls: [String: Int] = [:]
-        var interruptNext = 0          // calls to fail with EINTR first
+        var interruptNext = 0 // calls to fail with EINTR first
         var failNextReqbufs: Int32 = 0
         var failNextStreamon: Int32 = 0
         var qbufPerIndex: [Int: Int] = [:]
-        var rowPadding = 0             // extra bytes per row, to test strides
-        var adjustSizeTo: (Int, Int)?  // S_FMT answers with another size
-        var jpegFrame: [UInt8]?        // what MJPEG modes deliver
+        var rowPadding = 0 // extra bytes per row, to test strides
+        var adjustSizeTo: (Int, Int)? // S_FMT answers with another size
+        var jpegFrame: [UInt8]? // what MJPEG modes deliver
     }
 
     struct Node {
@@ -54,7 +58,7 @@ final class FakeKernel: V4L2Kernel {
     static let webcamModes: [Mode] = [
         Mode(fourCC: cv4l2_PIX_FMT_YUYV, width: 640, height: 480), Mode(fourCC: cv4l2_PIX_FMT_YUYV, width: 1280, height: 720),
         Mode(fourCC: cv4l2_PIX_FMT_NV12, width: 640, height: 480), Mode(fourCC: cv4l2_PIX_FMT_NV12, width: 1280, height: 720),
-        Mode(fourCC: cv4l2_PIX_FMT_MJPEG, width: 640, height: 480),
+        Mode(fourCC: cv4l2_PIX_FMT_MJPEG, width: 640, height: 480)
     ]
 
     func with<R>(_ body: (inout State) -> R) -> R { state.withLock { body(&$0.value) } }
@@ -116,8 +120,9 @@ final class FakeKernel: V4L2Kernel {
                 let sizes = node.modes.filter { $0.fourCC == fs.pointee.pixel_format }
                 guard Int(fs.pointee.index) < sizes.count else { return (-1, EINVAL) }
                 fs.pointee.type = V4L2_FRMSIZE_TYPE_DISCRETE.rawValue
-                fs.pointee.discrete = v4l2_frmsize_discrete(width: UInt32(sizes[Int(fs.pointee.index)].width),
-                                                            height: UInt32(sizes[Int(fs.pointee.index)].height))
+                fs.pointee.discrete = v4l2_frmsize_discrete(
+                    width: UInt32(sizes[Int(fs.pointee.index)].width),
+                    height: UInt32(sizes[Int(fs.pointee.index)].height))
                 return (0, 0)
             case cv4l2_VIDIOC_ENUM_FRAMEINTERVALS:
                 let fi = argument.assumingMemoryBound(to: v4l2_frmivalenum.self)
@@ -136,8 +141,10 @@ final class FakeKernel: V4L2Kernel {
                 let bpp = pix.pixelformat == cv4l2_PIX_FMT_YUYV ? 2 : 1
                 s.bytesPerLine = Int(pix.width) * bpp + s.rowPadding
                 pix.bytesperline = UInt32(s.bytesPerLine)
-                pix.sizeimage = UInt32(pix.pixelformat == cv4l2_PIX_FMT_NV12 ? s.bytesPerLine * Int(pix.height) * 3 / 2
-                                                                            : s.bytesPerLine * Int(pix.height))
+                pix.sizeimage = UInt32(
+                    pix.pixelformat == cv4l2_PIX_FMT_NV12
+                        ? s.bytesPerLine * Int(pix.height) * 3 / 2
+                        : s.bytesPerLine * Int(pix.height))
                 if pix.pixelformat == cv4l2_PIX_FMT_MJPEG { pix.sizeimage = UInt32(pix.width * pix.height) }
                 fmt.pointee.fmt.pix = pix
                 s.format = Mode(fourCC: pix.pixelformat, width: Int(pix.width), height: Int(pix.height))
@@ -157,7 +164,9 @@ final class FakeKernel: V4L2Kernel {
                 s.buffers = []
                 s.queued = []
                 guard req.pointee.count > 0, let format = s.format else { return (0, 0) }
-                s.bufferLength = format.fourCC == cv4l2_PIX_FMT_MJPEG ? format.width * format.height
+                s.bufferLength =
+                    format.fourCC == cv4l2_PIX_FMT_MJPEG
+                    ? format.width * format.height
                     : s.bytesPerLine * format.height * (format.fourCC == cv4l2_PIX_FMT_NV12 ? 3 : 2) / 2
                 s.buffers = (0..<Int(req.pointee.count)).map { _ in
                     UnsafeMutableRawPointer.allocate(byteCount: s.bufferLength, alignment: 4096)
@@ -198,9 +207,9 @@ final class FakeKernel: V4L2Kernel {
     private func dequeue(_ s: inout State, _ buf: UnsafeMutablePointer<v4l2_buffer>) -> (result: Int, errno: Int32) {
         guard s.streaming, !s.script.isEmpty, !s.queued.isEmpty else { return (-1, EAGAIN) }
         switch s.script.removeFirst() {
-        case let .fail(errno):
+        case .fail(let errno):
             return (-1, errno)
-        case let .frame(sequence, error):
+        case .frame(let sequence, let error):
             let index = s.queued.removeFirst()
             let format = s.format!
             // Luma = sequence number, so tests can tell frames apart.
@@ -219,7 +228,6 @@ final class FakeKernel: V4L2Kernel {
             return (0, 0)
         }
     }
-
 
     func mmap(_ fd: Int32, length: Int, offset: Int64) -> (pointer: UnsafeMutableRawPointer?, errno: Int32) {
         with { s in
@@ -243,7 +251,12 @@ final class FakeKernel: V4L2Kernel {
         return (0, 0, 0)
     }
 
-    func close(_ fd: Int32) { with { s in _ = count(&s, "close"); s.fds[fd] = nil } }
+    func close(_ fd: Int32) {
+        with { s in
+            _ = count(&s, "close")
+            s.fds[fd] = nil
+        }
+    }
     func deviceNodes() -> [String] { with { $0.nodes.keys.sorted() } }
     func isAccessible(_ path: String) -> Bool { with { !($0.nodes[path]?.denied ?? true) } }
 

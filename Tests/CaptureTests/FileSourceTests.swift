@@ -44,7 +44,10 @@ struct FileSourceTests {
         let yuyv = r422.frames[2].pixelBuffer
         #expect(yuyv.format == .yuyv)
         let pair = yuyv.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[p.bytesPerRow * 1 + 4..<p.bytesPerRow * 1 + 8]) }
-        #expect(pair == [Y4MWriter.luma(frame: 2, x: 2, y: 1), Y4MWriter.cb(frame: 2), Y4MWriter.luma(frame: 2, x: 3, y: 1), Y4MWriter.cr(frame: 2)])
+        #expect(
+            pair == [
+                Y4MWriter.luma(frame: 2, x: 2, y: 1), Y4MWriter.cb(frame: 2), Y4MWriter.luma(frame: 2, x: 3, y: 1), Y4MWriter.cr(frame: 2)
+            ])
         let mono = folder.appendingPathComponent("mono.y4m")
         try Y4MWriter.write(frames: 2, width: 16, height: 16, chroma: "mono", to: mono)
         let (rMono, _) = try runToEnd(try CaptureDevice.file(mono), format: .bgra32)
@@ -61,14 +64,19 @@ struct FileSourceTests {
         #expect(recorder.drops.map(\.sequenceNumber) == [3])
     }
 
-    @Test("an unreadable header is a thrown error naming the file", arguments: [
-        "YUV4MPEG2 W0 H0 F30:1\n", "YUV4MPEG2 W64 H48\n", "YUV4MPEG2 W64 H48 F30:1 C444\n", "YUV4MPEG2 W63 H48 F30:1\n", "GIF89a....",
-    ])
+    @Test(
+        "an unreadable header is a thrown error naming the file",
+        arguments: [
+            "YUV4MPEG2 W0 H0 F30:1\n", "YUV4MPEG2 W64 H48\n", "YUV4MPEG2 W64 H48 F30:1 C444\n", "YUV4MPEG2 W63 H48 F30:1\n", "GIF89a...."
+        ])
     func badHeader(header: String) throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("bad.y4m")
         try Data(header.utf8).write(to: file)
         let error = thrownCaptureError { _ = try CaptureDevice.file(file) }
-        guard case let .unreadableFile(path, _)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .unreadableFile(let path, _)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
         #expect(path == file.path)
         let missing = thrownCaptureError { _ = try CaptureDevice.file(URL(fileURLWithPath: "/nonexistent/clip.y4m")) }
         #expect(missing?.description.contains("/nonexistent/clip.y4m") == true)

@@ -9,8 +9,10 @@ struct InputLimitTests {
     static func forgedJPEG(width: Int, height: Int) throws -> [UInt8] {
         var bytes = try JPEG.encode(try PixelBuffer(width: 16, height: 16, format: .rgb24), quality: 80)
         let sof = try #require((0..<(bytes.count - 1)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
-        bytes[sof + 5] = UInt8(height >> 8); bytes[sof + 6] = UInt8(height & 0xFF)
-        bytes[sof + 7] = UInt8(width >> 8); bytes[sof + 8] = UInt8(width & 0xFF)
+        bytes[sof + 5] = UInt8(height >> 8)
+        bytes[sof + 6] = UInt8(height & 0xFF)
+        bytes[sof + 7] = UInt8(width >> 8)
+        bytes[sof + 8] = UInt8(width & 0xFF)
         return bytes
     }
 
@@ -67,8 +69,9 @@ struct InputLimitTests {
         #expect(Date().timeIntervalSince(start) < 1)
     }
 
-    @Test("a file cut short while it is being read: the frames past the cut are corrupt or missing, never SIGBUS",
-          arguments: ["y4m", "mjpeg"])
+    @Test(
+        "a file cut short while it is being read: the frames past the cut are corrupt or missing, never SIGBUS",
+        arguments: ["y4m", "mjpeg"])
     func truncatedWhileReading(kind: String) throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.\(kind)")
         if kind == "y4m" {
@@ -93,7 +96,6 @@ struct InputLimitTests {
         #expect(counts.captured == counts.delivered + counts.droppedTotal)
     }
 }
-
 
 @Suite("Invalid values are thrown errors, never traps")
 struct NoTrapTests {

@@ -36,7 +36,12 @@ struct OutputPromiseTests {
             let session = Mutex<CaptureSession?>(nil)
             let took = Mutex<Double?>(nil)
             func captureOutput(_ output: VideoDataOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
-                guard let session = session.withLock({ s in defer { s = nil }; return s }) else { return }
+                guard
+                    let session = session.withLock({ s in
+                        defer { s = nil }
+                        return s
+                    })
+                else { return }
                 let start = Date()
                 session.stopRunning()
                 took.withLock { $0 = Date().timeIntervalSince(start) }
@@ -94,7 +99,8 @@ struct OutputPromiseTests {
     @Test("buffer usage read in a loop while the session starts and stops, from another thread")
     func bufferUsageWhileStartingAndStopping() throws {
         let session = try virtualSession(outputs: [VideoDataOutput()])
-        let stop = Atomic(false), reads = Atomic(0)
+        let stop = Atomic(false)
+        let reads = Atomic(0)
         let reader = Thread {
             while !stop.load(ordering: .relaxed) {
                 if let usage = session.bufferUsage { precondition(usage.buffersInUse >= 0) }
@@ -112,8 +118,9 @@ struct OutputPromiseTests {
         #expect(reads.load(ordering: .relaxed) > 100)
     }
 
-    @Test("recording refuses a container it does not write, and says why a file cannot be made",
-          arguments: ["clip.mov", "clip.mp4", "missing/clip.avi"])
+    @Test(
+        "recording refuses a container it does not write, and says why a file cannot be made",
+        arguments: ["clip.mov", "clip.mp4", "missing/clip.avi"])
     func recordingRefusals(name: String) throws {
         let movie = MovieFileOutput()
         let session = try virtualSession(outputs: [movie])

@@ -88,7 +88,9 @@ struct OutputTests {
         #expect(throws: CaptureError.self) { try second.startRecording(to: url, recordingDelegate: waiter) }
     }
 
-    @Test("duration, file-size and free-space limits end the recording with an error and a valid file", arguments: ["duration", "size", "disk"])
+    @Test(
+        "duration, file-size and free-space limits end the recording with an error and a valid file",
+        arguments: ["duration", "size", "disk"])
     func limits(limit: String) throws {
         let url = Fixtures.temporaryFolder().appendingPathComponent("limited.avi")
         let session = CaptureSession()

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import FrameKit
-@testable import FramePreview
 import FrameTestSupport
 import Synchronization
 import Testing
+
+@testable import FramePreview
 
 /// The preview as a hostile client or page sees it: slow requests, huge or malformed heads,
 /// DNS rebinding, cross-site state changes. Every case here was a repro against the old server.
@@ -67,7 +68,9 @@ struct PreviewAttackTests {
             #expect(try RawHTTP.request(port: server.port, "GET", "/stream.mjpeg", headers: "Host: \(host)\r\n").status == 421, "\(host)")
         }
         #expect(try RawHTTP.request(port: server.port, "GET", "/", headers: "").status == 421, "no Host at all")
-        for host in ["127.0.0.1", "127.0.0.1:\(server.port)", "localhost:\(server.port)", "camera.lan:\(server.port)", "[::1]:\(server.port)"] {
+        for host in [
+            "127.0.0.1", "127.0.0.1:\(server.port)", "localhost:\(server.port)", "camera.lan:\(server.port)", "[::1]:\(server.port)"
+        ] {
             #expect(try RawHTTP.request(port: server.port, "GET", "/stats.json", headers: "Host: \(host)\r\n").status == 200, "\(host)")
         }
     }
@@ -78,9 +81,15 @@ struct PreviewAttackTests {
         defer { server.stop() }
         let calls = SendableCounter()
         #expect(try RawHTTP.request(port: server.port, "POST", "/switch/0").status == 404, "nothing offered")
-        server.offerDevices(["only"]) { _ in calls.increment(); return true }
+        server.offerDevices(["only"]) { _ in
+            calls.increment()
+            return true
+        }
         #expect(try RawHTTP.request(port: server.port, "POST", "/switch/0").status == 404, "one camera: nothing to switch")
-        server.offerDevices(["a", "b"]) { _ in calls.increment(); return true }
+        server.offerDevices(["a", "b"]) { _ in
+            calls.increment()
+            return true
+        }
         #expect(try RawHTTP.request(port: server.port, "GET", "/switch/1").status == 405)
         let foreign = "Host: 127.0.0.1:\(server.port)\r\nOrigin: http://attacker.example\r\n"
         #expect(try RawHTTP.request(port: server.port, "POST", "/switch/1", headers: foreign).status == 403)
@@ -96,7 +105,10 @@ struct PreviewAttackTests {
     func fuzz() throws {
         var random = SplitMix(seed: 0x5EED)
         let valid = Array("GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n".utf8)
-        guard case .request = HTTPRequest.parse(valid[...]) else { Issue.record("a valid request did not parse"); return }
+        guard case .request = HTTPRequest.parse(valid[...]) else {
+            Issue.record("a valid request did not parse")
+            return
+        }
         let start = Date()
         var outcomes: [String: Int] = [:]
         for n in 0..<20_000 {
@@ -105,7 +117,9 @@ struct PreviewAttackTests {
             case 0: // random bytes
                 bytes = (0..<Int(random.next() % 300)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             case 1: // flips
-                for _ in 0..<(1 + Int(random.next() % 8)) { bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next()) }
+                for _ in 0..<(1 + Int(random.next() % 8)) {
+                    bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
+                }
             case 2: // cuts and repeats
                 let cut = Int(random.next() % UInt64(bytes.count))
                 bytes = Array(bytes[..<cut]) + Array(repeating: bytes[cut], count: Int(random.next() % 20_000))
@@ -120,10 +134,10 @@ struct PreviewAttackTests {
                 // Incomplete means "wait for more": only while under every limit.
                 #expect(bytes.count <= HTTPRequest.Limits().head)
                 outcomes["incomplete", default: 0] += 1
-            case let .request(r):
+            case .request(let r):
                 #expect(!r.method.isEmpty && !r.target.isEmpty)
                 outcomes["request", default: 0] += 1
-            case let .refused(status, _):
+            case .refused(let status, _):
                 #expect([400, 414, 431, 505].contains(status))
                 outcomes["\(status)", default: 0] += 1
             }

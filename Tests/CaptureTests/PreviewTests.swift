@@ -34,7 +34,10 @@ struct PreviewTests {
             let r = try RawHTTP.request(port: server.port, method, "/")
             #expect(r.status == 405 && r.headers.contains("Allow: GET, HEAD"), "\(method)")
         }
-        for path in ["/nope", "/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd", "/stream.mjpeg/../../etc/passwd", "/switch/0", "/index.html"] {
+        for path in [
+            "/nope", "/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "//etc/passwd", "/stream.mjpeg/../../etc/passwd", "/switch/0",
+            "/index.html"
+        ] {
             #expect(try RawHTTP.request(port: server.port, "GET", path).status == 404, "\(path)")
         }
         let garbage = try RawHTTP(port: server.port)
@@ -72,7 +75,8 @@ struct PreviewTests {
         let server = try server(maxClients: 2)
         defer { server.stop() }
         server.publish(jpeg: photo)
-        let a = try RawHTTP(port: server.port), b = try RawHTTP(port: server.port)
+        let a = try RawHTTP(port: server.port)
+        let b = try RawHTTP(port: server.port)
         a.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         b.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         _ = a.read(atMost: 100)

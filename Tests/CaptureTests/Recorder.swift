@@ -36,7 +36,9 @@ final class Recorder: VideoDataOutputSampleBufferDelegate {
             r.value.inCallback = true
             if r.value.held.count < holdFirst { r.value.held.append(frame) }
             var kept = frame
-            if keepPixels { kept.pixelBuffer = frame.pixelBuffer.copy() } else {
+            if keepPixels {
+                kept.pixelBuffer = frame.pixelBuffer.copy()
+            } else {
                 kept.pixelBuffer = (try? PixelBuffer(width: 2, height: 2, format: .gray8)) ?? frame.pixelBuffer
             }
             r.value.frames.append(kept)
@@ -85,8 +87,10 @@ final class NotificationLog: Sendable {
 }
 
 /// A running session on `device` with one output and `recorder` as its delegate.
-func makeSession(_ device: CaptureDevice, preset: SessionPreset = .vga640x480, recorder: some VideoDataOutputSampleBufferDelegate,
-                 format: PixelFormat? = nil, discardsLate: Bool = true) throws -> (CaptureSession, VideoDataOutput) {
+func makeSession(
+    _ device: CaptureDevice, preset: SessionPreset = .vga640x480, recorder: some VideoDataOutputSampleBufferDelegate,
+    format: PixelFormat? = nil, discardsLate: Bool = true
+) throws -> (CaptureSession, VideoDataOutput) {
     let session = CaptureSession()
     let output = VideoDataOutput()
     output.videoSettings = .init(pixelFormat: format)

@@ -50,7 +50,8 @@ struct SessionPromiseTests {
     @Test("an output belongs to one session: adding it to a second is an error")
     func oneSessionPerOutput() throws {
         let output = VideoDataOutput()
-        let a = CaptureSession(), b = CaptureSession()
+        let a = CaptureSession()
+        let b = CaptureSession()
         try a.addOutput(output)
         #expect(throws: CaptureError.self) { try b.addOutput(output) }
         a.removeOutput(output)
@@ -94,7 +95,10 @@ struct SessionPromiseTests {
         defer { session.stopRunning() }
         let first = Task { () -> Int in
             var n = 0
-            for try await _ in output.sampleBuffers { n += 1; if n == 20 { break } }
+            for try await _ in output.sampleBuffers {
+                n += 1
+                if n == 20 { break }
+            }
             return n
         }
         try await Task.sleep(nanoseconds: 200_000_000)
@@ -104,7 +108,10 @@ struct SessionPromiseTests {
         #expect(try await first.value == 20)
         // Once the first has finished, another task may iterate.
         var again = 0
-        for try await _ in output.sampleBuffers { again += 1; if again == 3 { break } }
+        for try await _ in output.sampleBuffers {
+            again += 1
+            if again == 3 { break }
+        }
         #expect(again == 3)
     }
 
@@ -126,7 +133,10 @@ struct SessionPromiseTests {
         output.setSampleBufferDelegate(recorder)
         let drops = Task { () -> Int in
             var n = 0
-            for await drop in output.droppedFrames where drop.reason == .frameWasLate { n += 1; if n == 3 { break } }
+            for await drop in output.droppedFrames where drop.reason == .frameWasLate {
+                n += 1
+                if n == 3 { break }
+            }
             return n
         }
         let session = try running(output)
@@ -146,4 +156,3 @@ struct SessionPromiseTests {
         #expect(output.counts.isBalanced)
     }
 }
-

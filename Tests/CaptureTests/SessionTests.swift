@@ -19,7 +19,8 @@ struct SessionTests {
         let frames = recorder.frames
         try #require(frames.count >= 16)
         #expect(frames[0].pixelBuffer.format == .nv12VideoRange && frames[0].pixelBuffer.width == 640)
-        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.captureInstant < $1.captureInstant && $0.sequenceNumber < $1.sequenceNumber })
+        #expect(
+            zip(frames, frames.dropFirst()).allSatisfy { $0.captureInstant < $1.captureInstant && $0.sequenceNumber < $1.sequenceNumber })
         let rate = Double(frames.count - 1) / (frames.last!.presentationTime - frames[0].presentationTime)
         #expect(abs(rate - 30) < 0.5)
         // The picture moves, and a real detector finds the face in it.
@@ -99,7 +100,10 @@ struct SessionTests {
     func misuse() throws {
         let session = CaptureSession()
         let noInput = thrownCaptureError { try session.startRunning() }
-        guard case .noInput? = noInput else { Issue.record("\(String(describing: noInput))"); return }
+        guard case .noInput? = noInput else {
+            Issue.record("\(String(describing: noInput))")
+            return
+        }
         let output = VideoDataOutput()
         try session.addOutput(output)
         #expect(!session.canAddOutput(output))
@@ -183,10 +187,10 @@ struct SessionTests {
             // Where source pixel (x, y) lands, for each transform.
             func source(_ c: Int, _ r: Int) -> (Int, Int) {
                 switch (angle, mirrored) {
-                case (90, false): (r, 47 - c)   // clockwise quarter turn
-                case (90, true): (r, c)         // … then mirrored: a transpose
+                case (90, false): (r, 47 - c) // clockwise quarter turn
+                case (90, true): (r, c) // … then mirrored: a transpose
                 case (180, _): (63 - c, 47 - r)
-                default: (63 - c, r)            // mirror only
+                default: (63 - c, r) // mirror only
                 }
             }
             for (c, r) in [(0, 0), (5, 9), (w - 1, h - 1), (w / 2, 3)] {
@@ -200,7 +204,11 @@ struct SessionTests {
     @Test("a converted, rotated stream reuses its buffer once the delegate lets go; a frame it holds keeps its pixels")
     func reusedBuffers() throws {
         final class Watcher: VideoDataOutputSampleBufferDelegate {
-            struct Seen { var addresses: [UInt] = []; var held: SampleBuffer?; var heldBytes: [UInt8] = [] }
+            struct Seen {
+                var addresses: [UInt] = []
+                var held: SampleBuffer?
+                var heldBytes: [UInt8] = []
+            }
             let seen = Mutex(SendableBox(Seen()))
             func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
                 let address = frame.pixelBuffer.withUnsafeBytes(ofPlane: 0) { raw, _ in UInt(bitPattern: raw.baseAddress!) }

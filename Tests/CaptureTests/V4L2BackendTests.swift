@@ -11,7 +11,7 @@ struct V4L2BackendTests {
     func discovery() throws {
         let kernel = FakeKernel(nodes: [
             "/dev/video0": .init(modes: FakeKernel.webcamModes, rates: [30, 15]),
-            "/dev/video1": .init(capture: false), // a metadata node, as UVC cameras have
+            "/dev/video1": .init(capture: false) // a metadata node, as UVC cameras have
         ])
         let discovery = DiscoverySession(deviceTypes: [.external, .virtual], kernel: kernel)
         let devices = discovery.devices
@@ -35,7 +35,10 @@ struct V4L2BackendTests {
         #expect(session.canSetSessionPreset(.hd1280x720))
         #expect(!session.canSetSessionPreset(.cif352x288))
         let error = thrownCaptureError { try session.setSessionPreset(.cif352x288) }
-        guard case let .unsupportedPreset(preset, _, available)? = error else { Issue.record("cif352x288: \(String(describing: error))"); return }
+        guard case .unsupportedPreset(let preset, _, let available)? = error else {
+            Issue.record("cif352x288: \(String(describing: error))")
+            return
+        }
         #expect(preset == .cif352x288 && available == ["640x480", "1280x720"])
     }
 
@@ -46,8 +49,9 @@ struct V4L2BackendTests {
         let recorder = Recorder()
         let device = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
         try device.setActiveVideoMinFrameDuration(1.0 / 15)
-        let (session, output) = try makeSession(device, preset: .hd1280x720, recorder: recorder, format: .nv12VideoRange,
-                                                discardsLate: false)
+        let (session, output) = try makeSession(
+            device, preset: .hd1280x720, recorder: recorder, format: .nv12VideoRange,
+            discardsLate: false)
         try session.startRunning()
         #expect(recorder.wait { $0.frames.count == 3 })
         session.stopRunning()
@@ -71,8 +75,9 @@ struct V4L2BackendTests {
                 buffers.withLock { $0.append(frame.pixelBuffer) }
             }
         }
-        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder, format: .yuyv,
-                                                discardsLate: false)
+        let (session, output) = try makeSession(
+            try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder, format: .yuyv,
+            discardsLate: false)
         let inspect = Inspect()
         output.setSampleBufferDelegate(inspect)
         try session.startRunning()
@@ -146,7 +151,7 @@ struct V4L2BackendTests {
         let log = NotificationLog(session)
         try session.startRunning()
         let note = log.wait { if case .runtimeError = $0 { true } else { false } }
-        guard case let .runtimeError(.systemCall(path, error))? = note else {
+        guard case .runtimeError(.systemCall(let path, let error))? = note else {
             Issue.record("no runtime error: \(log.all)")
             return
         }
@@ -206,7 +211,10 @@ struct V4L2BackendTests {
             let recorder = Recorder()
             let (session, _) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder)
             let failure = thrownCaptureError { try session.startRunning() }
-            guard case let .systemCall(_, error)? = failure else { Issue.record("\(inject): \(String(describing: failure))"); return }
+            guard case .systemCall(_, let error)? = failure else {
+                Issue.record("\(inject): \(String(describing: failure))")
+                return
+            }
             #expect(error.call == "ioctl(VIDIOC_\(inject))" && error.errno == EINVAL)
             #expect(!session.isRunning)
             try session.startRunning()
@@ -228,8 +236,9 @@ struct V4L2BackendTests {
         let kernel = FakeKernel()
         kernel.setScript((0..<4).map { .frame(sequence: $0) })
         let recorder = Recorder(holdFirst: 4)
-        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder,
-                                                discardsLate: false)
+        let (session, output) = try makeSession(
+            try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder,
+            discardsLate: false)
         try session.startRunning()
         #expect(recorder.wait { $0.frames.count == 4 })
         Thread.sleep(forTimeInterval: 0.05)
@@ -247,7 +256,10 @@ struct V4L2BackendTests {
         let kernel = FakeKernel(nodes: ["/dev/video0": .init(denied: true, modes: FakeKernel.webcamModes)])
         #expect(CaptureDevice.authorizationStatus(for: .video, kernel: kernel) == .denied)
         let error = thrownCaptureError { _ = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel) }
-        guard case .permissionDenied("/dev/video0")? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .permissionDenied("/dev/video0")? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
         #expect(error!.description.contains("video' group"))
         let problems = DiscoverySession(kernel: kernel).problems
         #expect(problems.count == 1)
@@ -278,11 +290,17 @@ struct V4L2BackendTests {
     @Test("opening a path that is not a camera fails with errno and the call's name (real kernel)")
     func notACamera() throws {
         let notCamera = thrownCaptureError { _ = try CaptureDevice.v4l2(path: "/dev/null") }
-        guard case let .systemCall(path, error)? = notCamera else { Issue.record("/dev/null: \(String(describing: notCamera))"); return }
+        guard case .systemCall(let path, let error)? = notCamera else {
+            Issue.record("/dev/null: \(String(describing: notCamera))")
+            return
+        }
         #expect(path == "/dev/null")
         #expect(error.call == "ioctl(VIDIOC_QUERYCAP)" && error.errno == ENOTTY)
         let missing = thrownCaptureError { _ = try CaptureDevice.v4l2(path: "/dev/video-nonexistent") }
-        guard case let .systemCall(_, openError)? = missing else { Issue.record("missing: \(String(describing: missing))"); return }
+        guard case .systemCall(_, let openError)? = missing else {
+            Issue.record("missing: \(String(describing: missing))")
+            return
+        }
         #expect(openError.call == "open(/dev/video-nonexistent)" && openError.errno == ENOENT)
     }
 }

@@ -26,25 +26,31 @@ public enum BinaryRunner {
         return url
     }
 
-    public static func run(_ product: String, _ arguments: [String], environment: [String: String]? = nil,
-                           timeout: Double = 120) throws -> BinaryRun {
+    public static func run(
+        _ product: String, _ arguments: [String], environment: [String: String]? = nil,
+        timeout: Double = 120
+    ) throws -> BinaryRun {
         try runTool(productsFolder.appendingPathComponent(product).path, arguments, environment: environment, timeout: timeout)
     }
 
     /// Runs any executable by path.
-    public static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                               timeout: Double = 120) throws -> BinaryRun {
+    public static func runTool(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+        timeout: Double = 120
+    ) throws -> BinaryRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Read both pipes while the process runs, so a full pipe never blocks it.
-        let outData = ReadAll(out.fileHandleForReading), errData = ReadAll(err.fileHandleForReading)
+        let outData = ReadAll(out.fileHandleForReading)
+        let errData = ReadAll(err.fileHandleForReading)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         if process.isRunning { process.terminate() }

@@ -24,10 +24,14 @@ public enum Fixtures {
 
     /// Peak signal-to-noise ratio between two buffers of the same size and format, in dB.
     public static func psnr(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
-        let x = a.packedBytes(), y = b.packedBytes()
+        let x = a.packedBytes()
+        let y = b.packedBytes()
         precondition(x.count == y.count && a.format == b.format, "PSNR needs buffers of one shape")
         var sum = 0.0
-        for i in 0..<x.count { let d = Double(x[i]) - Double(y[i]); sum += d * d }
+        for i in 0..<x.count {
+            let d = Double(x[i]) - Double(y[i])
+            sum += d * d
+        }
         let mse = sum / Double(x.count)
         return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }

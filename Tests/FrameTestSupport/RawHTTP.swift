@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +17,10 @@ public final class RawHTTP {
         let r = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard r == 0 else { Glibc.close(fd); throw CocoaError(.fileReadNoPermission) }
+        guard r == 0 else {
+            Glibc.close(fd)
+            throw CocoaError(.fileReadNoPermission)
+        }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -52,7 +56,8 @@ public final class RawHTTP {
 
     /// One request on a fresh connection: status code, header text and body.
     public static func request(port: Int, _ method: String, _ path: String, headers: String = "Host: 127.0.0.1\r\n") throws
-        -> (status: Int, headers: String, body: [UInt8]) {
+        -> (status: Int, headers: String, body: [UInt8])
+    {
         let client = try RawHTTP(port: port)
         client.send("\(method) \(path) HTTP/1.1\r\n\(headers)\r\n")
         let raw = client.read()

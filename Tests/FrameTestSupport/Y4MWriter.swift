@@ -9,8 +9,10 @@ public enum Y4MWriter {
     public static func cr(frame: Int) -> UInt8 { UInt8(truncatingIfNeeded: 180 - frame * 3) }
 
     /// `chroma` is "420jpeg", "422" or "mono". `truncateLastBy` cuts bytes off the last frame.
-    public static func write(frames: Int, width: Int, height: Int, chroma: String = "420jpeg", rate: String = "30:1",
-                             truncateLastBy: Int = 0, to url: URL) throws {
+    public static func write(
+        frames: Int, width: Int, height: Int, chroma: String = "420jpeg", rate: String = "30:1",
+        truncateLastBy: Int = 0, to url: URL
+    ) throws {
         var data = Data("YUV4MPEG2 W\(width) H\(height) F\(rate) Ip A1:1 C\(chroma)\n".utf8)
         let (cw, ch) = chroma == "422" ? (width / 2, height) : (width / 2, height / 2)
         for f in 0..<frames {

@@ -12,8 +12,10 @@ struct ChainTests {
     @Test("a chain runs stages in order, times each, and carries the faces with the frame")
     func chainOrder() throws {
         let photo = try ReferenceImages.load(Fixtures.astronaut, as: .nv12VideoRange)
-        let chain = ProcessorChain([FaceDetectionProcessor(detector: try HaarFaceDetector()), BlurStage(.gaussian, size: .three),
-                                    GrayFilterStage(.sobelMagnitude)])
+        let chain = ProcessorChain([
+            FaceDetectionProcessor(detector: try HaarFaceDetector()), BlurStage(.gaussian, size: .three),
+            GrayFilterStage(.sobelMagnitude)
+        ])
         var f = frame(photo)
         try chain.run(&f)
         #expect(f.stageDurations.map(\.stage) == ["detect", "gaussian-blur-3", "sobel"])
@@ -21,7 +23,8 @@ struct ChainTests {
         #expect(f.faces.count == 1)
         #expect(f.pixelBuffer.format == .gray8 && f.pixelBuffer.width == 512)
         // The result is the same as the filters called directly on the luma.
-        var blurred = try PixelBuffer(width: 512, height: 512, format: .gray8), edges = blurred.copy()
+        var blurred = try PixelBuffer(width: 512, height: 512, format: .gray8)
+        var edges = blurred.copy()
         try Filters.gaussianBlur(photo.lumaPlane(), into: &blurred, size: .three)
         try Filters.sobelMagnitude(blurred, into: &edges)
         #expect(f.pixelBuffer.packedBytes() == edges.packedBytes())
@@ -41,7 +44,8 @@ struct ChainTests {
         try chain.run(&second)
         #expect(address(second.pixelBuffer) == firstAddress) // same buffer, no allocation
         // Holding `second` while running a third: the third must not overwrite it.
-        var third = frame(try ReferenceImages.load(Fixtures.astronaut, as: .bgra32).cropped(to: Rect(x: 0, y: 0, width: 512, height: 400)), 2)
+        var third = frame(
+            try ReferenceImages.load(Fixtures.astronaut, as: .bgra32).cropped(to: Rect(x: 0, y: 0, width: 512, height: 400)), 2)
         third.pixelBuffer = try PixelFormatConversion.convert(third.pixelBuffer, to: .bgra32)
         _ = third
         var other = frame(try PixelBuffer(width: 600, height: 400, format: .bgra32), 3)
@@ -101,10 +105,10 @@ struct ChainTests {
     @Test("the research quick start works as documented")
     func quickStart() throws {
         let image = try PixelBuffer(contentsOf: Fixtures.astronaut)
-        let detector = try FaceDetector()            // CenterFace, a CNN
-        let faces = try detector.detect(in: image)   // [Face]: bounds, confidence, landmarks
+        let detector = try FaceDetector() // CenterFace, a CNN
+        let faces = try detector.detect(in: image) // [Face]: bounds, confidence, landmarks
         #expect(faces.count == 1 && faces[0].bounds.width > 50 && faces[0].landmarks.count == 5)
-        let haar = try HaarFaceDetector()            // OpenCV's Haar cascade
+        let haar = try HaarFaceDetector() // OpenCV's Haar cascade
         #expect(try haar.detect(in: image).count == 1)
     }
 }

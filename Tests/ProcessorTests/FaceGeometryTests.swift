@@ -24,9 +24,14 @@ struct FaceGeometryTests {
     func whiteBox(_ image: PixelBuffer) -> Rect {
         var (x0, y0, x1, y1) = (Int.max, Int.max, -1, -1)
         image.withUnsafeBytes(ofPlane: 0) { b, p in
-            for y in 0..<p.height { for x in 0..<p.width where b[y * p.bytesPerRow + x] == 255 {
-                x0 = min(x0, x); y0 = min(y0, y); x1 = max(x1, x); y1 = max(y1, y)
-            } }
+            for y in 0..<p.height {
+                for x in 0..<p.width where b[y * p.bytesPerRow + x] == 255 {
+                    x0 = min(x0, x)
+                    y0 = min(y0, y)
+                    x1 = max(x1, x)
+                    y1 = max(y1, y)
+                }
+            }
         }
         return Rect(x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1)
     }
@@ -34,8 +39,9 @@ struct FaceGeometryTests {
     @Test("rotation and mirroring carry a face exactly onto the same pixels", arguments: Transform.Rotation.allCases, [false, true])
     func transform(rotation: Transform.Rotation, mirrored: Bool) throws {
         let box = Rect(x: 10, y: 5, width: 20, height: 12)
-        var f = frame(try marked(box, width: 64, height: 40),
-                      faces: [Face(bounds: box, confidence: 0.9, landmarks: [Point(x: 10, y: 5)])])
+        var f = frame(
+            try marked(box, width: 64, height: 40),
+            faces: [Face(bounds: box, confidence: 0.9, landmarks: [Point(x: 10, y: 5)])])
         try TransformStage(rotation: rotation, mirrored: mirrored).process(&f)
         #expect(f.faces.count == 1)
         #expect(f.faces[0].bounds == whiteBox(f.pixelBuffer), "\(rotation) mirrored \(mirrored)")
@@ -62,8 +68,9 @@ struct FaceGeometryTests {
     func derived() throws {
         let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
         let full = try FaceDetector().detect(in: photo)
-        let stage = DerivedImageDetection(derive: [ConvertStage(to: .gray8), try ResizeStage(width: 256, height: 256)],
-                                          detect: FaceDetectionProcessor(detector: try FaceDetector()))
+        let stage = DerivedImageDetection(
+            derive: [ConvertStage(to: .gray8), try ResizeStage(width: 256, height: 256)],
+            detect: FaceDetectionProcessor(detector: try FaceDetector()))
         var f = frame(photo)
         try stage.process(&f)
         #expect(f.pixelBuffer.width == 512 && f.pixelBuffer.format == .rgb24, "the frame itself is unchanged")

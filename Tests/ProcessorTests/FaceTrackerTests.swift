@@ -25,7 +25,8 @@ func astronautVideo(_ positions: [(Int, Int)?]) throws -> (frames: [PixelBuffer]
     let head = try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200))
     var scene = try PixelBuffer(width: 640, height: 360, format: .rgb24)
     try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
-    var frames: [PixelBuffer] = [], faces: [Rect?] = []
+    var frames: [PixelBuffer] = []
+    var faces: [Rect?] = []
     for position in positions {
         var frame = scene.copy()
         if let (x, y) = position {
@@ -33,7 +34,9 @@ func astronautVideo(_ positions: [(Int, Int)?]) throws -> (frames: [PixelBuffer]
                 frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
                     for row in 0..<200 where y + row >= 0 && y + row < 360 {
                         for column in 0..<200 where x + column >= 0 && x + column < 640 {
-                            for c in 0..<3 { d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c] }
+                            for c in 0..<3 {
+                                d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c]
+                            }
                         }
                     }
                 }

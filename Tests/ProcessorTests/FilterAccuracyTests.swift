@@ -14,9 +14,11 @@ enum ReferenceImages {
 
     /// Largest absolute difference between two buffers of one shape, and how many bytes differ.
     static func difference(_ a: PixelBuffer, _ b: PixelBuffer) -> (max: Int, count: Int) {
-        let x = a.packedBytes(), y = b.packedBytes()
+        let x = a.packedBytes()
+        let y = b.packedBytes()
         precondition(x.count == y.count)
-        var worst = 0, count = 0
+        var worst = 0
+        var count = 0
         for i in 0..<x.count where x[i] != y[i] {
             worst = max(worst, abs(Int(x[i]) - Int(y[i])))
             count += 1
@@ -28,7 +30,7 @@ enum ReferenceImages {
 @Suite("Filters against OpenCV on the reference photos")
 struct FilterAccuracyTests {
     static let grayCases: [(PixelFormat, OpenCV.ColorCode)] = [
-        (.bgra32, .bgraToGray), (.rgb24, .rgbToGray), (.nv12VideoRange, .yuv420ToGray), (.i420, .yuv420ToGray), (.yuyv, .yuyvToGray),
+        (.bgra32, .bgraToGray), (.rgb24, .rgbToGray), (.nv12VideoRange, .yuv420ToGray), (.i420, .yuv420ToGray), (.yuyv, .yuyvToGray)
     ]
 
     @Test("to gray is pixel-exact against cv::cvtColor", arguments: 0..<5)
@@ -42,14 +44,16 @@ struct FilterAccuracyTests {
                 var theirs = ours.copy()
                 try ColorConversion.convertToGray(image, into: &ours)
                 try OpenCV.cvtColor(image, &theirs, code)
-                #expect(ReferenceImages.difference(ours, theirs).max == 0, "\(format) \(photo.lastPathComponent) \(image.width)x\(image.height)")
+                #expect(
+                    ReferenceImages.difference(ours, theirs).max == 0, "\(format) \(photo.lastPathComponent) \(image.width)x\(image.height)"
+                )
             }
         }
     }
 
     static let rgbCases: [(PixelFormat, PixelFormat, OpenCV.ColorCode)] = [
         (.nv12VideoRange, .rgb24, .nv12ToRGB), (.nv12VideoRange, .bgra32, .nv12ToBGRA), (.i420, .rgb24, .i420ToRGB),
-        (.i420, .bgra32, .i420ToBGRA), (.yuyv, .rgb24, .yuyvToRGB), (.yuyv, .bgra32, .yuyvToBGRA),
+        (.i420, .bgra32, .i420ToBGRA), (.yuyv, .rgb24, .yuyvToRGB), (.yuyv, .bgra32, .yuyvToBGRA)
     ]
 
     @Test("Y'CbCr → RGB/BGRA (BT.601 video range) within 1 LSB of cv::cvtColor, in under 1 byte in 50", arguments: 0..<6)
@@ -61,16 +65,20 @@ struct FilterAccuracyTests {
             var theirs = ours.copy()
             try ColorConversion.convert(image, into: &ours, matrix: .bt601)
             try OpenCV.cvtColor(image, &theirs, code)
-            let diff = ReferenceImages.difference(ours, theirs), bytes = ours.packedBytes().count
-            #expect(diff.max <= 1 && diff.count * 50 < bytes,
-                    "\(source)→\(target) \(photo.lastPathComponent): max \(diff.max), \(diff.count) of \(bytes) differ")
+            let diff = ReferenceImages.difference(ours, theirs)
+            let bytes = ours.packedBytes().count
+            #expect(
+                diff.max <= 1 && diff.count * 50 < bytes,
+                "\(source)→\(target) \(photo.lastPathComponent): max \(diff.max), \(diff.count) of \(bytes) differ")
             print("\(source)→\(target) \(photo.lastPathComponent): \(diff.count) of \(bytes) bytes differ by 1")
         }
     }
 
-    @Test("Y'CbCr → RGB: the SSE2 blocks and the scalar row ends give the same bytes", arguments: [
-        (PixelFormat.nv12VideoRange, PixelFormat.rgb24), (.nv12FullRange, .bgra32), (.i420, .rgb24), (.yuyv, .bgra32),
-    ])
+    @Test(
+        "Y'CbCr → RGB: the SSE2 blocks and the scalar row ends give the same bytes",
+        arguments: [
+            (PixelFormat.nv12VideoRange, PixelFormat.rgb24), (.nv12FullRange, .bgra32), (.i420, .rgb24), (.yuyv, .bgra32)
+        ])
     func vectorAndScalarAgree(source: PixelFormat, target: PixelFormat) throws {
         // The narrower view ends 18 pixels earlier, so pixels converted in vector blocks in
         // the whole image are converted by the scalar tail in the view, and the other way round.
@@ -83,8 +91,9 @@ struct FilterAccuracyTests {
         #expect(try whole.cropped(to: Rect(x: 0, y: 0, width: view.width, height: view.height)).packedBytes() == part.packedBytes())
     }
 
-    @Test("BT.709 and full range (no OpenCV counterpart) within 1 LSB of the floating-point formula",
-          arguments: [(PixelFormat.nv12VideoRange, ColorConversion.Matrix.bt709), (.nv12FullRange, .bt601), (.nv12FullRange, .bt709)])
+    @Test(
+        "BT.709 and full range (no OpenCV counterpart) within 1 LSB of the floating-point formula",
+        arguments: [(PixelFormat.nv12VideoRange, ColorConversion.Matrix.bt709), (.nv12FullRange, .bt601), (.nv12FullRange, .bt709)])
     func otherMatrices(format: PixelFormat, matrix: ColorConversion.Matrix) throws {
         let image = try ReferenceImages.load(Fixtures.astronaut, as: format)
         var ours = try PixelBuffer(width: 512, height: 512, format: .rgb24)
@@ -112,9 +121,11 @@ struct FilterAccuracyTests {
         #expect(worst <= 1.0, "worst \(worst)")
     }
 
-    @Test("resize: area down-scaling and bilinear within 1 LSB of cv::resize", arguments: [
-        (256, 256, true), (250, 166, true), (171, 100, true), (300, 200, false), (700, 500, false), (512, 288, false),
-    ])
+    @Test(
+        "resize: area down-scaling and bilinear within 1 LSB of cv::resize",
+        arguments: [
+            (256, 256, true), (250, 166, true), (171, 100, true), (300, 200, false), (700, 500, false), (512, 288, false)
+        ])
     func resize(width: Int, height: Int, area: Bool) throws {
         for photo in ReferenceImages.photos {
             let gray = try ReferenceImages.load(photo, as: .gray8)
@@ -213,7 +224,9 @@ struct FilterAccuracyTests {
                 #expect(ReferenceImages.difference(try PixelFormatConversion.convert(turned, to: .rgb24), viaRGB).max == 0)
             }
         }
-        if format == .yuyv { #expect(throws: PixelBufferError.self) { try Transform.apply(image, rotation: .clockwise90, mirrored: false) } }
+        if format == .yuyv {
+            #expect(throws: PixelBufferError.self) { try Transform.apply(image, rotation: .clockwise90, mirrored: false) }
+        }
     }
 
     @Test("crop is a zero-copy view with the right pixels; strided views filter correctly")
@@ -222,17 +235,23 @@ struct FilterAccuracyTests {
         let region = Rect(x: 100, y: 50, width: 200, height: 120)
         let view = try rgb.cropped(to: region)
         #expect(view.width == 200 && view.plane(0).bytesPerRow == 512 * 3)
-        let expected = rgb.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(60 * p.bytesPerRow + 110 * 3)..<(60 * p.bytesPerRow + 110 * 3 + 3)]) }
-        #expect(view.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(10 * p.bytesPerRow + 10 * 3)..<(10 * p.bytesPerRow + 10 * 3 + 3)]) } == expected)
+        let expected = rgb.withUnsafeBytes(ofPlane: 0) { b, p in
+            Array(b[(60 * p.bytesPerRow + 110 * 3)..<(60 * p.bytesPerRow + 110 * 3 + 3)])
+        }
+        #expect(
+            view.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(10 * p.bytesPerRow + 10 * 3)..<(10 * p.bytesPerRow + 10 * 3 + 3)]) }
+                == expected)
         let nv12 = try ReferenceImages.load(Fixtures.astronaut, as: .nv12VideoRange)
         let nv12View = try nv12.cropped(to: region)
-        #expect(try PixelFormatConversion.convert(nv12View, to: .gray8).packedBytes()
+        #expect(
+            try PixelFormatConversion.convert(nv12View, to: .gray8).packedBytes()
                 == (try PixelFormatConversion.convert(nv12, to: .gray8).cropped(to: region).packedBytes()))
         #expect(throws: PixelBufferError.self) { try nv12.cropped(to: Rect(x: 1, y: 0, width: 10, height: 10)) }
         #expect(throws: PixelBufferError.self) { try rgb.cropped(to: Rect(x: 500, y: 0, width: 20, height: 10)) }
         // A strided view through a filter matches the same filter on a packed copy.
         let gray = try PixelFormatConversion.convert(rgb, to: .gray8).cropped(to: region)
-        var a = try PixelBuffer(width: 200, height: 120, format: .gray8), b = a.copy()
+        var a = try PixelBuffer(width: 200, height: 120, format: .gray8)
+        var b = a.copy()
         try Filters.gaussianBlur(gray, into: &a, size: .five)
         try Filters.gaussianBlur(gray.copy(), into: &b, size: .five)
         #expect(a.packedBytes() == b.packedBytes())
@@ -261,9 +280,12 @@ struct FilterAccuracyTests {
 
 @Suite("Y'CbCr → RGB at the extremes")
 struct ConversionExtremesTests {
-    @Test("every matrix and range, at the edges of the code space, within 1 LSB of the formula and never out of range",
-          arguments: [(PixelFormat.nv12VideoRange, ColorConversion.Matrix.bt601), (.nv12VideoRange, .bt709),
-                      (.nv12FullRange, .bt601), (.nv12FullRange, .bt709)])
+    @Test(
+        "every matrix and range, at the edges of the code space, within 1 LSB of the formula and never out of range",
+        arguments: [
+            (PixelFormat.nv12VideoRange, ColorConversion.Matrix.bt601), (.nv12VideoRange, .bt709),
+            (.nv12FullRange, .bt601), (.nv12FullRange, .bt709)
+        ])
     func extremes(format: PixelFormat, matrix: ColorConversion.Matrix) throws {
         let levels: [UInt8] = [0, 1, 16, 64, 128, 200, 235, 240, 254, 255]
         var combos: [(UInt8, UInt8, UInt8)] = []
@@ -271,7 +293,10 @@ struct ConversionExtremesTests {
         let width = combos.count * 2
         var bytes = [UInt8](repeating: 0, count: width * 2 + width)
         for (i, (y, u, v)) in combos.enumerated() {
-            for row in 0..<2 { bytes[row * width + 2 * i] = y; bytes[row * width + 2 * i + 1] = y }
+            for row in 0..<2 {
+                bytes[row * width + 2 * i] = y
+                bytes[row * width + 2 * i + 1] = y
+            }
             bytes[2 * width + 2 * i] = u
             bytes[2 * width + 2 * i + 1] = v
         }
@@ -286,10 +311,13 @@ struct ConversionExtremesTests {
         for (i, (y, u, v)) in combos.enumerated() {
             let yy = full ? Double(y) : max(0, Double(y) - 16) * 255 / 219
             let cs = full ? 1 : 255.0 / 224
-            let cu = Double(u) - 128, cv = Double(v) - 128
-            let expected = [yy + 2 * (1 - kr) * cs * cv,
-                            yy - 2 * (1 - kb) * kb / kg * cs * cu - 2 * (1 - kr) * kr / kg * cs * cv,
-                            yy + 2 * (1 - kb) * cs * cu].map { min(255, max(0, $0)) }
+            let cu = Double(u) - 128
+            let cv = Double(v) - 128
+            let expected = [
+                yy + 2 * (1 - kr) * cs * cv,
+                yy - 2 * (1 - kb) * kb / kg * cs * cu - 2 * (1 - kr) * kr / kg * cs * cv,
+                yy + 2 * (1 - kb) * cs * cu
+            ].map { min(255, max(0, $0)) }
             for c in 0..<3 { worst = max(worst, abs(Double(rgb[6 * i + c]) - expected[c])) }
         }
         #expect(worst <= 1.0, "worst difference \(worst)")

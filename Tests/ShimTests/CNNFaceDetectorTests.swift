@@ -44,13 +44,15 @@ struct CNNFaceDetectorTests {
         // A frame with the face at a size the network sees at 320 px: the astronaut photo on its own.
         let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
         let ours = try detector.detect(in: photo)
-        let theirs = try OpenCV.centerFace(model: detector.modelURL.path, rgb: photo, contentWidth: 320, contentHeight: 320,
-                                           threshold: 0.3)
+        let theirs = try OpenCV.centerFace(
+            model: detector.modelURL.path, rgb: photo, contentWidth: 320, contentHeight: 320,
+            threshold: 0.3)
         #expect(ours.count == theirs.count, "ours \(ours.map(\.bounds)), OpenCV \(theirs)")
         let scale = 512.0 / 320
         for box in theirs {
-            let r = Rect(x: Int((Double(box.x0) * scale).rounded()), y: Int((Double(box.y0) * scale).rounded()),
-                         width: Int((Double(box.x1 - box.x0) * scale).rounded()), height: Int((Double(box.y1 - box.y0) * scale).rounded()))
+            let r = Rect(
+                x: Int((Double(box.x0) * scale).rounded()), y: Int((Double(box.y0) * scale).rounded()),
+                width: Int((Double(box.x1 - box.x0) * scale).rounded()), height: Int((Double(box.y1 - box.y0) * scale).rounded()))
             let match = ours.max { $0.bounds.iou(r) < $1.bounds.iou(r) }
             #expect((match?.bounds.iou(r) ?? 0) > 0.95, "OpenCV \(r), ours \(String(describing: match?.bounds))")
             #expect(abs((match?.confidence ?? 0) - Double(box.score)) < 0.02)

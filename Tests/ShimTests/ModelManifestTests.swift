@@ -6,7 +6,13 @@ import Testing
 @Suite("Models/ and its manifest")
 struct ModelManifestTests {
     struct Manifest: Decodable {
-        struct Entry: Decodable { let file: String; let sha256: String; let bytes: Int; let licence: String; let detects: String }
+        struct Entry: Decodable {
+            let file: String
+            let sha256: String
+            let bytes: Int
+            let licence: String
+            let detects: String
+        }
         let models: [Entry]
     }
 

@@ -27,8 +27,9 @@ struct OpenCVShimTests {
         #expect(try HaarFaceDetector().detect(in: image).count == 1)
     }
 
-    @Test("a region of a colour frame: the same face as in the whole frame, in the frame's coordinates",
-          arguments: [PixelFormat.rgb24, .bgra32, .yuyv])
+    @Test(
+        "a region of a colour frame: the same face as in the whole frame, in the frame's coordinates",
+        arguments: [PixelFormat.rgb24, .bgra32, .yuyv])
     func regionOfColourFrame(format: PixelFormat) throws {
         let image = try JPEG.decode(ImageFile.read(Fixtures.astronaut), to: format)
         let detector = try HaarFaceDetector()

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import FrameKit
 import FrameTestSupport
 import Testing
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 @Suite("Stats: histograms, recorder, report")
 struct StatsTests {
@@ -13,7 +14,9 @@ struct StatsTests {
         Double(sorted[max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)])
     }
 
-    @Test("percentiles are within 1.6% of a sorted reference, for several distributions", arguments: ["uniform", "lognormal", "bimodal", "constant"])
+    @Test(
+        "percentiles are within 1.6% of a sorted reference, for several distributions",
+        arguments: ["uniform", "lognormal", "bimodal", "constant"])
     func percentiles(distribution: String) {
         var generator = SystemRandomNumberGenerator()
         var samples: [UInt64] = []
@@ -22,7 +25,8 @@ struct StatsTests {
             switch distribution {
             case "uniform": v = Double.random(in: 100...50_000, using: &generator)
             case "lognormal":
-                let u1 = Double.random(in: 1e-9..<1, using: &generator), u2 = Double.random(in: 0..<1, using: &generator)
+                let u1 = Double.random(in: 1e-9..<1, using: &generator)
+                let u2 = Double.random(in: 0..<1, using: &generator)
                 v = exp(9 + 0.8 * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
             case "bimodal": v = Bool.random(using: &generator) ? Double.random(in: 900...1100) : Double.random(in: 30_000...33_000)
             default: v = 16_667
@@ -35,7 +39,8 @@ struct StatsTests {
         #expect(histogram.count == samples.count)
         #expect(histogram.maxMicroseconds == sorted.last!)
         for p in [50.0, 90, 95, 99, 99.9] {
-            let reference = exact(sorted, p), estimate = histogram.percentileMicroseconds(p)
+            let reference = exact(sorted, p)
+            let estimate = histogram.percentileMicroseconds(p)
             #expect(abs(estimate - reference) <= reference * 0.016 + 1, "\(distribution) p\(p): \(estimate) vs \(reference)")
         }
         #expect(histogram.percentileMicroseconds(100) <= Double(sorted.last!))
@@ -66,8 +71,9 @@ struct StatsTests {
             timings.append(StageDuration(stage: "detect", seconds: 0.010))
             timings.append(StageDuration(stage: "annotate", seconds: 0.002))
             let captured = start.adding(seconds: Double(i) / 30)
-            let frame = SampleBuffer(pixelBuffer: buffer, presentationTime: Double(i) / 30, sequenceNumber: UInt64(i),
-                                     captureInstant: captured, stageDurations: timings)
+            let frame = SampleBuffer(
+                pixelBuffer: buffer, presentationTime: Double(i) / 30, sequenceNumber: UInt64(i),
+                captureInstant: captured, stageDurations: timings)
             recorder.recordResult(of: frame, resultAt: captured.adding(seconds: 0.020))
         }
         recorder.recordDrop(DroppedFrame(sequenceNumber: 100, presentationTime: 3.33, reason: .frameWasLate))
@@ -95,8 +101,9 @@ struct StatsTests {
                 recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(n), presentationTime: Double(n) / 30, reason: .frameWasLate))
                 continue
             }
-            let frame = SampleBuffer(pixelBuffer: try PixelBuffer(width: 2, height: 2, format: .gray8), presentationTime: Double(n) / 30,
-                                     sequenceNumber: UInt64(n), captureInstant: start)
+            let frame = SampleBuffer(
+                pixelBuffer: try PixelBuffer(width: 2, height: 2, format: .gray8), presentationTime: Double(n) / 30,
+                sequenceNumber: UInt64(n), captureInstant: start)
             recorder.recordResult(of: frame, resultAt: start.adding(seconds: 0.01))
         }
         let s = recorder.snapshot(preset: "p", width: 2, height: 2, source: "t", counts: OutputCounts())
@@ -111,9 +118,11 @@ struct StatsTests {
         let buffer = try PixelBuffer(width: 2, height: 2, format: .gray8)
         for i in 0..<50 {
             let t = Timestamp(nanoseconds: 1_000_000_000 + UInt64(i) * 33_000_000)
-            recorder.recordResult(of: SampleBuffer(pixelBuffer: buffer, presentationTime: 0, sequenceNumber: UInt64(i * 2), captureInstant: t),
-                                  resultAt: t.adding(seconds: 0.005 + Double(i % 7) / 1000))
-            recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(i * 2 + 1), presentationTime: 0, reason: i % 2 == 0 ? .frameWasLate : .corrupt))
+            recorder.recordResult(
+                of: SampleBuffer(pixelBuffer: buffer, presentationTime: 0, sequenceNumber: UInt64(i * 2), captureInstant: t),
+                resultAt: t.adding(seconds: 0.005 + Double(i % 7) / 1000))
+            recorder.recordDrop(
+                DroppedFrame(sequenceNumber: UInt64(i * 2 + 1), presentationTime: 0, reason: i % 2 == 0 ? .frameWasLate : .corrupt))
         }
         var counts = OutputCounts()
         counts.captured = 100
@@ -126,7 +135,9 @@ struct StatsTests {
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(html.contains("test &lt;report&gt;"))
         // XHTML-ish check: the SVGs parse as XML.
-        for svg in html.components(separatedBy: "<svg").dropFirst().map({ "<svg xmlns=\"http://www.w3.org/2000/svg\"" + $0.components(separatedBy: "</svg>")[0] + "</svg>" }) {
+        for svg in html.components(separatedBy: "<svg").dropFirst().map({
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"" + $0.components(separatedBy: "</svg>")[0] + "</svg>"
+        }) {
             #expect(throws: Never.self) { try XMLDocument(xmlString: svg) }
         }
         #expect(html.components(separatedBy: "class=\"plot distribution\"").count == 3)

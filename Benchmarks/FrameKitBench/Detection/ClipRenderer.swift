@@ -9,7 +9,8 @@ enum ClipRenderer {
         var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(ClipKind.allCases.firstIndex(of: kind)!))
         let (width, height) = kind == .fullHD ? (1920, 1080) : (1280, 720)
         let people = corpus.faces[split]!
-        let background = try cover(corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)], width: width, height: height)
+        let background = try cover(
+            corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)], width: width, height: height)
 
         // The actors: each a face photo (maybe mirrored), a path and a size over time.
         let faceCount = Int.random(in: 2...3, using: &random)
@@ -19,17 +20,22 @@ enum ClipRenderer {
             var photo = people[Int.random(in: 0..<people.count, using: &random)]
             if Bool.random(using: &random) { photo = try mirrored(photo) }
             let size = Double.random(in: 64...200, using: &random) * Double(height) / 720
-            actors.append(Actor(photo: photo, lane: (k * lane, lane), baseSize: size,
-                                phase: Double.random(in: 0..<(2 * .pi), using: &random),
-                                speed: Double.random(in: 0.6...1.4, using: &random)))
+            actors.append(
+                Actor(
+                    photo: photo, lane: (k * lane, lane), baseSize: size,
+                    phase: Double.random(in: 0..<(2 * .pi), using: &random),
+                    speed: Double.random(in: 0.6...1.4, using: &random)))
         }
         // A distractor: a patch of a background photo with no face (the cat in chelsea has one
         // that is not human), moving about.
         let distractorSource = corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)]
         let dSide = Int(Double(height) * Double.random(in: 0.18...0.3, using: &random))
-        let distractor = try cover(try distractorSource.cropped(to: Rect(x: distractorSource.width / 4, y: distractorSource.height / 6,
-                                                                         width: distractorSource.width / 2, height: distractorSource.height / 2)),
-                                   width: dSide, height: dSide)
+        let distractor = try cover(
+            try distractorSource.cropped(
+                to: Rect(
+                    x: distractorSource.width / 4, y: distractorSource.height / 6,
+                    width: distractorSource.width / 2, height: distractorSource.height / 2)),
+            width: dSide, height: dSide)
         let quality = kind == .lowQuality ? Int.random(in: 50...75, using: &random) : Int.random(in: 85...95, using: &random)
         let encoder = try JPEG.Encoder()
         var mjpeg = Data()
@@ -44,10 +50,11 @@ enum ClipRenderer {
             let dy = Int(Double(height - dSide) * (0.5 + 0.45 * cos(t * 0.7)))
             blit(distractor, into: &frame, at: (dx, dy))
 
-            var boxes: [(Rect, Double)] = []   // box, visible fraction before occlusion
+            var boxes: [(Rect, Double)] = [] // box, visible fraction before occlusion
             for (k, actor) in actors.enumerated() {
                 var size = actor.baseSize
-                var cx: Double, cy: Double
+                var cx: Double
+                var cy: Double
                 switch kind {
                 case .newEveryFrame:
                     size = Double.random(in: 64...200, using: &random) * Double(height) / 720
@@ -56,7 +63,7 @@ enum ClipRenderer {
                 case .enterLeave:
                     // Across the whole frame, edge to edge, each face in its own band of rows.
                     let period = 5.0 / actor.speed
-                    let u = ((t + actor.phase) .truncatingRemainder(dividingBy: period)) / period
+                    let u = ((t + actor.phase).truncatingRemainder(dividingBy: period)) / period
                     cx = -size + u * (Double(width) + 2 * size)
                     if k % 2 == 1 { cx = Double(width) - cx }
                     cy = Double(height) * (Double(k) + 0.5) / Double(actors.count)
@@ -82,17 +89,21 @@ enum ClipRenderer {
                 let x = Int((t * 0.35).truncatingRemainder(dividingBy: 1) * Double(width + barWidth)) - barWidth
                 let bar = Rect(x: x, y: 0, width: barWidth, height: height).clamped(width: width, height: height)
                 if bar.width > 0 {
-                    let patch = try cover(try distractorSource.cropped(to: Rect(x: 0, y: 0, width: max(2, distractorSource.width / 8),
-                                                                                height: distractorSource.height)),
-                                          width: bar.width, height: bar.height)
+                    let patch = try cover(
+                        try distractorSource.cropped(
+                            to: Rect(
+                                x: 0, y: 0, width: max(2, distractorSource.width / 8),
+                                height: distractorSource.height)),
+                        width: bar.width, height: bar.height)
                     blit(patch, into: &frame, at: (bar.x, bar.y))
                     occluder = bar
                 }
             }
-            truth.append(boxes.map { box, visible in
-                let covered = occluder.map { Double($0.intersection(box).area) / Double(max(1, box.area)) } ?? 0
-                return TruthFace(box: box.clamped(width: width, height: height), ignored: visible * (1 - covered) < 0.6)
-            })
+            truth.append(
+                boxes.map { box, visible in
+                    let covered = occluder.map { Double($0.intersection(box).area) / Double(max(1, box.area)) } ?? 0
+                    return TruthFace(box: box.clamped(width: width, height: height), ignored: visible * (1 - covered) < 0.6)
+                })
 
             if kind == .webcam { degrade(&frame, t: t, noise: &noise) }
             mjpeg.append(contentsOf: try encoder.encode(frame, quality: quality))
@@ -111,7 +122,8 @@ enum ClipRenderer {
     /// `image` scaled (bilinear) to cover `width` x `height`, centred, cropped to it.
     static func cover(_ image: PixelBuffer, width: Int, height: Int) throws -> PixelBuffer {
         let scale = max(Double(width) / Double(image.width), Double(height) / Double(image.height))
-        let sw = max(width, Int((Double(image.width) * scale).rounded(.up))), sh = max(height, Int((Double(image.height) * scale).rounded(.up)))
+        let sw = max(width, Int((Double(image.width) * scale).rounded(.up)))
+        let sh = max(height, Int((Double(image.height) * scale).rounded(.up)))
         var scaled = try PixelBuffer(width: sw, height: sh, format: .rgb24)
         try Resize.bilinear(image, into: &scaled)
         return try scaled.cropped(to: Rect(x: (sw - width) / 2, y: (sh - height) / 2, width: width, height: height)).copy()
@@ -126,18 +138,28 @@ enum ClipRenderer {
 
     /// Pastes the photo scaled so its face is `faceHeight` high and centred at `faceCentre`,
     /// through a feathered ellipse around head and shoulders. Returns the face's box.
-    static func paste(_ photo: Corpus.FacePhoto, faceHeight: Double, faceCentre: (Double, Double),
-                      into frame: inout PixelBuffer) throws -> Rect {
+    static func paste(
+        _ photo: Corpus.FacePhoto, faceHeight: Double, faceCentre: (Double, Double),
+        into frame: inout PixelBuffer
+    ) throws -> Rect {
         let k = faceHeight / Double(photo.face.height)
-        let sw = max(2, Int(Double(photo.image.width) * k)), sh = max(2, Int(Double(photo.image.height) * k))
+        let sw = max(2, Int(Double(photo.image.width) * k))
+        let sh = max(2, Int(Double(photo.image.height) * k))
         var sprite = try PixelBuffer(width: sw, height: sh, format: .rgb24)
         try Resize.bilinear(photo.image, into: &sprite)
-        let fx = Double(photo.face.x) * k, fy = Double(photo.face.y) * k
-        let fw = Double(photo.face.width) * k, fh = Double(photo.face.height) * k
-        let ox = Int((faceCentre.0 - fx - fw / 2).rounded()), oy = Int((faceCentre.1 - fy - fh / 2).rounded())
+        let fx = Double(photo.face.x) * k
+        let fy = Double(photo.face.y) * k
+        let fw = Double(photo.face.width) * k
+        let fh = Double(photo.face.height) * k
+        let ox = Int((faceCentre.0 - fx - fw / 2).rounded())
+        let oy = Int((faceCentre.1 - fy - fh / 2).rounded())
         // The ellipse: centred a little below the face's centre, wide enough for the ears and hair.
-        let ex = fx + fw / 2, ey = fy + fh * 0.62, rx = fw * 0.95, ry = fh * 1.05
-        let fw0 = frame.width, fh0 = frame.height
+        let ex = fx + fw / 2
+        let ey = fy + fh * 0.62
+        let rx = fw * 0.95
+        let ry = fh * 1.05
+        let fw0 = frame.width
+        let fh0 = frame.height
         sprite.withUnsafeBytes(ofPlane: 0) { s, sp in
             frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
                 for y in max(0, -oy)..<min(sh, fh0 - oy) {
@@ -161,7 +183,8 @@ enum ClipRenderer {
     }
 
     static func blit(_ sprite: PixelBuffer, into target: inout PixelBuffer, at origin: (Int, Int)) {
-        let w = min(sprite.width, target.width - origin.0), h = min(sprite.height, target.height - origin.1)
+        let w = min(sprite.width, target.width - origin.0)
+        let h = min(sprite.height, target.height - origin.1)
         guard w > 0, h > 0, origin.0 >= 0, origin.1 >= 0 else { return }
         sprite.withUnsafeBytes(ofPlane: 0) { src, sp in
             target.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
@@ -178,7 +201,8 @@ enum ClipRenderer {
     static func degrade(_ frame: inout PixelBuffer, t: Double, noise: inout SeededGenerator) {
         let gain = 1 + 0.45 * sin(t * 1.7)
         let blur = Int(2.5 + 2.5 * sin(t * 1.1 + 1)) // 0…5 px
-        let w = frame.width, h = frame.height
+        let w = frame.width
+        let h = frame.height
         frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
             let base = d.baseAddress!.assumingMemoryBound(to: UInt8.self)
             if blur >= 2 {
@@ -189,8 +213,12 @@ enum ClipRenderer {
                     for x in 0..<(w * 3) { row[x] = Int(p[x]) }
                     for x in 0..<w {
                         for c in 0..<3 {
-                            var sum = 0, n = 0
-                            for k in max(0, x - r)...min(w - 1, x + r) { sum += row[k * 3 + c]; n += 1 }
+                            var sum = 0
+                            var n = 0
+                            for k in max(0, x - r)...min(w - 1, x + r) {
+                                sum += row[k * 3 + c]
+                                n += 1
+                            }
                             p[x * 3 + c] = UInt8(sum / n)
                         }
                     }
@@ -199,8 +227,12 @@ enum ClipRenderer {
                 for x in 0..<(w * 3) {
                     for y in 0..<h { column[y] = Int(base[y * dp.bytesPerRow + x]) }
                     for y in 0..<h {
-                        var sum = 0, n = 0
-                        for k in max(0, y - r)...min(h - 1, y + r) { sum += column[k]; n += 1 }
+                        var sum = 0
+                        var n = 0
+                        for k in max(0, y - r)...min(h - 1, y + r) {
+                            sum += column[k]
+                            n += 1
+                        }
                         base[y * dp.bytesPerRow + x] = UInt8(sum / n)
                     }
                 }

@@ -9,16 +9,21 @@ struct Corpus {
     struct FacePhoto {
         var name: String
         var identity: String
-        var image: PixelBuffer   // RGB24
-        var face: Rect           // the annotated face box in `image`
+        var image: PixelBuffer // RGB24
+        var face: Rect // the annotated face box in `image`
     }
 
     var faces: [Split: [FacePhoto]]
-    var backgrounds: [PixelBuffer]   // RGB24
+    var backgrounds: [PixelBuffer] // RGB24
     var seeds: [Split: [UInt64]]
 
     private struct Spec: Decodable {
-        struct Face: Decodable { var file: String; var identity: String; var split: Split; var face: [Int] }
+        struct Face: Decodable {
+            var file: String
+            var identity: String
+            var split: Split
+            var face: [Int]
+        }
         var faces: [Face]
         var backgrounds: [String]
         var seeds: [String: [UInt64]]
@@ -32,11 +37,14 @@ struct Corpus {
         var faces: [Split: [FacePhoto]] = [:]
         for f in spec.faces {
             let image = try rgb(folder.appendingPathComponent("faces").appendingPathComponent(f.file))
-            faces[f.split, default: []].append(FacePhoto(name: f.file, identity: f.identity, image: image,
-                                                        face: Rect(x: f.face[0], y: f.face[1], width: f.face[2], height: f.face[3])))
+            faces[f.split, default: []].append(
+                FacePhoto(
+                    name: f.file, identity: f.identity, image: image,
+                    face: Rect(x: f.face[0], y: f.face[1], width: f.face[2], height: f.face[3])))
         }
         // Different people in the two splits, or the report split would measure memory.
-        let tune = Set(faces[.tune, default: []].map(\.identity)), report = Set(faces[.report, default: []].map(\.identity))
+        let tune = Set(faces[.tune, default: []].map(\.identity))
+        let report = Set(faces[.report, default: []].map(\.identity))
         guard tune.isDisjoint(with: report), !tune.isEmpty, !report.isEmpty else {
             throw RuntimeError("corpus.json: the splits must hold different people (tune \(tune), report \(report))")
         }
@@ -81,7 +89,12 @@ struct Clip {
         var ends: [Int] = []
         var i = 2
         while i + 1 < bytes.count {
-            if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 { ends.append(i + 2); i += 4 } else { i += 1 }
+            if bytes[i] == 0xFF && bytes[i + 1] == 0xD9 {
+                ends.append(i + 2)
+                i += 4
+            } else {
+                i += 1
+            }
         }
         return ends
     }

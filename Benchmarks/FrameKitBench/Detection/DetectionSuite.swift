@@ -54,7 +54,8 @@ struct Accuracy: Codable {
                 if o >= Self.minimumOverlap { pairs.append((fi, ti, o)) }
             }
         }
-        var usedFound = Set<Int>(), usedTruth = Set<Int>()
+        var usedFound = Set<Int>()
+        var usedTruth = Set<Int>()
         for (fi, ti, _) in pairs.sorted(by: { $0.2 > $1.2 }) where !usedFound.contains(fi) && !usedTruth.contains(ti) {
             usedFound.insert(fi)
             usedTruth.insert(ti)
@@ -65,8 +66,9 @@ struct Accuracy: Codable {
     }
 
     static func + (a: Accuracy, b: Accuracy) -> Accuracy {
-        Accuracy(truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
-                 falseNegatives: a.falseNegatives + b.falseNegatives)
+        Accuracy(
+            truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
+            falseNegatives: a.falseNegatives + b.falseNegatives)
     }
 }
 
@@ -101,13 +103,16 @@ enum DetectionSuite {
         for split in settings.splits {
             for kind in settings.kinds {
                 var runs: [String: [Run]] = [:]
-                var frames = 0, clips = 0
+                var frames = 0
+                var clips = 0
                 for seed in corpus.seeds[split, default: []].prefix(settings.seedsPerKind) {
                     let clip = try ClipRenderer.render(kind: kind, seed: seed, frames: settings.frames, corpus: corpus, split: split)
                     let decoded = try clip.frames()
                     frames += decoded.count
                     clips += 1
-                    log("  \(split.rawValue) \(clip.name): \(decoded.count) frames \(clip.width)x\(clip.height), JPEG quality \(clip.jpegQuality)")
+                    log(
+                        "  \(split.rawValue) \(clip.name): \(decoded.count) frames \(clip.width)x\(clip.height), JPEG quality \(clip.jpegQuality)"
+                    )
                     for (name, detect) in try inProcessDetectors() where settings.detectors.contains(name) {
                         let run = try measure(decoded, clip.truth, detect)
                         runs[name, default: []].append(run)
@@ -115,8 +120,11 @@ enum DetectionSuite {
                     let file = settings.work.appendingPathComponent("\(clip.name).mjpeg")
                     try clip.mjpeg.write(to: file)
                     if let framekit = settings.framekit, settings.detectors.contains("framekit-cli") {
-                        runs["framekit-cli", default: []].append(try runCLI(framekit, file: file, truth: clip.truth,
-                                                                            extra: settings.detectArguments).run)
+                        runs["framekit-cli", default: []].append(
+                            try runCLI(
+                                framekit, file: file, truth: clip.truth,
+                                extra: settings.detectArguments
+                            ).run)
                     }
                     // The Python peer is slow (~3 frames/s): one clip of each kind.
                     if let python = settings.python, clips == 1, settings.detectors.contains("python-haar") {
@@ -139,11 +147,14 @@ enum DetectionSuite {
                     let accuracy = list.map(\.accuracy).reduce(Accuracy(), +)
                     let times = list.flatMap(\.times).sorted()
                     let rate = list.compactMap(\.resultsPerSecond)
-                    let perSecond = rate.isEmpty ? Double(times.count) / max(1e-9, times.reduce(0, +)) : rate.reduce(0, +) / Double(rate.count)
-                    results.append(DetectionResult(split: split.rawValue, kind: kind.rawValue, detector: name, clips: list.count,
-                                                   frames: name == "python-haar" ? list.count * settings.frames : frames,
-                                                   recall: accuracy.recall, precision: accuracy.precision, results_per_s: perSecond,
-                                                   ms_p50: percentile(times, 0.5) * 1000, ms_p99: percentile(times, 0.99) * 1000))
+                    let perSecond =
+                        rate.isEmpty ? Double(times.count) / max(1e-9, times.reduce(0, +)) : rate.reduce(0, +) / Double(rate.count)
+                    results.append(
+                        DetectionResult(
+                            split: split.rawValue, kind: kind.rawValue, detector: name, clips: list.count,
+                            frames: name == "python-haar" ? list.count * settings.frames : frames,
+                            recall: accuracy.recall, precision: accuracy.precision, results_per_s: perSecond,
+                            ms_p50: percentile(times, 0.5) * 1000, ms_p99: percentile(times, 0.99) * 1000))
                 }
             }
         }
@@ -157,14 +168,17 @@ enum DetectionSuite {
                 try clip.mjpeg.write(to: file)
                 let (run, summary, command) = try runCLI(framekit, file: file, truth: clip.truth, realtime: true)
                 let drops = summary["drops"] as? [String: Int] ?? [:]
-                let latency = summary["latency_ms"] as? [String: Double] ?? [:], processing = summary["processing_ms"] as? [String: Double] ?? [:]
-                realtime.append(RealTimeResult(kind: kind.rawValue, size: "\(clip.width)x\(clip.height)",
-                                               results_fps: summary["fps"] as? Double ?? 0,
-                                               frames_captured: summary["frames_captured"] as? Int ?? 0,
-                                               frames_delivered: summary["frames_delivered"] as? Int ?? 0,
-                                               frame_was_late: drops["frame_was_late"] ?? 0,
-                                               processing_p99_ms: processing["p99"] ?? 0, latency_p99_ms: latency["p99"] ?? 0,
-                                               recall: run.accuracy.recall, precision: run.accuracy.precision, command: command))
+                let latency = summary["latency_ms"] as? [String: Double] ?? [:]
+                let processing = summary["processing_ms"] as? [String: Double] ?? [:]
+                realtime.append(
+                    RealTimeResult(
+                        kind: kind.rawValue, size: "\(clip.width)x\(clip.height)",
+                        results_fps: summary["fps"] as? Double ?? 0,
+                        frames_captured: summary["frames_captured"] as? Int ?? 0,
+                        frames_delivered: summary["frames_delivered"] as? Int ?? 0,
+                        frame_was_late: drops["frame_was_late"] ?? 0,
+                        processing_p99_ms: processing["p99"] ?? 0, latency_p99_ms: latency["p99"] ?? 0,
+                        recall: run.accuracy.recall, precision: run.accuracy.precision, command: command))
                 try? FileManager.default.removeItem(at: file)
             }
         }
@@ -179,7 +193,7 @@ enum DetectionSuite {
         return [
             ("framekit", { try tracker.faces(in: $0) }),
             ("cnn-full", { try cnn.detect(in: $0) }),
-            ("haar-full", { try haar.detect(in: $0) }),
+            ("haar-full", { try haar.detect(in: $0) })
         ]
     }
 
@@ -197,7 +211,8 @@ enum DetectionSuite {
     /// `framekit detect --input FILE` (as fast as read, or paced): accuracy from its JSON lines;
     /// frames it dropped count as missed.
     static func runCLI(_ framekit: URL, file: URL, truth: [[TruthFace]], realtime: Bool = false, extra: [String] = []) throws
-        -> (run: Run, summary: [String: Any], command: String) {
+        -> (run: Run, summary: [String: Any], command: String)
+    {
         let arguments = ["detect", "--input", file.path] + (realtime ? ["--realtime"] : []) + extra
         let output = try runProcess(framekit, arguments)
         var run = Run()
@@ -205,8 +220,13 @@ enum DetectionSuite {
         var seen = Set<Int>()
         for line in output.split(separator: UInt8(ascii: "\n")) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
-            if let s = object["summary"] as? [String: Any] { summary = s; continue }
-            guard let index = object["frame"] as? Int, index < truth.count, let faces = object["faces"] as? [[String: Any]] else { continue }
+            if let s = object["summary"] as? [String: Any] {
+                summary = s
+                continue
+            }
+            guard let index = object["frame"] as? Int, index < truth.count, let faces = object["faces"] as? [[String: Any]] else {
+                continue
+            }
             seen.insert(index)
             run.accuracy.add(found: faces.map { rect($0) }, truth: truth[index])
         }
@@ -221,7 +241,10 @@ enum DetectionSuite {
         var run = Run()
         for line in output.split(separator: UInt8(ascii: "\n")) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
-            if let fps = object["fps"] as? Double { run.resultsPerSecond = fps; continue }
+            if let fps = object["fps"] as? Double {
+                run.resultsPerSecond = fps
+                continue
+            }
             guard let index = object["frame"] as? Int, index < truth.count, let faces = object["faces"] as? [[Int]] else { continue }
             run.accuracy.add(found: faces.map { Rect(x: $0[0], y: $0[1], width: $0[2], height: $0[3]) }, truth: truth[index])
         }

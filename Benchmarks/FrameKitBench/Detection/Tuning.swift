@@ -43,8 +43,16 @@ enum Tuning {
     }
 
     static func run(corpus: Corpus, frames count: Int, seeds: Int) throws -> [Row] {
-        let thresholds = [0.3, 0.4, 0.5], intervals = [3, 4, 5], correlations = [0.5, 0.6, 0.7], missed = [0, 1]
-        struct Key: Hashable { var t: Double; var i: Int; var c: Double; var m: Int }
+        let thresholds = [0.3, 0.4, 0.5]
+        let intervals = [3, 4, 5]
+        let correlations = [0.5, 0.6, 0.7]
+        let missed = [0, 1]
+        struct Key: Hashable {
+            var t: Double
+            var i: Int
+            var c: Double
+            var m: Int
+        }
         var accuracy: [Key: [ClipKind: Accuracy]] = [:]
         var passes: [Key: (calls: Int, frames: Int)] = [:]
         let network = try FaceDetector(options: .init(scoreThreshold: thresholds.min()!))
@@ -81,10 +89,11 @@ enum Tuning {
         return accuracy.map { key, perKind in
             let f1 = perKind.values.map { a in a.recall + a.precision == 0 ? 0 : 2 * a.recall * a.precision / (a.recall + a.precision) }
             let p = passes[key]!
-            return Row(scoreThreshold: key.t, passInterval: key.i, minCorrelation: key.c, maxMissedPasses: key.m,
-                       recall: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.recall) }),
-                       precision: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.precision) }),
-                       passesPerFrame: Double(p.calls) / Double(max(1, p.frames)), worstF1: f1.min() ?? 0)
+            return Row(
+                scoreThreshold: key.t, passInterval: key.i, minCorrelation: key.c, maxMissedPasses: key.m,
+                recall: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.recall) }),
+                precision: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.precision) }),
+                passesPerFrame: Double(p.calls) / Double(max(1, p.frames)), worstF1: f1.min() ?? 0)
         }.sorted { ($0.worstF1, -$0.passesPerFrame) > ($1.worstF1, -$1.passesPerFrame) }
     }
 }

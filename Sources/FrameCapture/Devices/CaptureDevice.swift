@@ -37,8 +37,10 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     let backend: Backend
     private let frameDuration = Mutex<Double?>(nil)
 
-    init(uniqueID: String, localizedName: String, deviceType: DeviceType, position: Position = .unspecified,
-         modelID: String, formats: [CaptureDeviceFormat], backend: Backend) {
+    init(
+        uniqueID: String, localizedName: String, deviceType: DeviceType, position: Position = .unspecified,
+        modelID: String, formats: [CaptureDeviceFormat], backend: Backend
+    ) {
         self.uniqueID = uniqueID
         self.localizedName = localizedName
         self.deviceType = deviceType
@@ -87,16 +89,18 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         let handle = try V4L2Handle(path: path, kernel: kernel)
         let formats = try V4L2FormatCatalog.enumerate(handle)
         let cap = handle.capability
-        return CaptureDevice(uniqueID: path, localizedName: cap.card.isEmpty ? path : cap.card, deviceType: .external,
-                             modelID: cap.driver, formats: formats, backend: .v4l2(path: path, kernel: kernel))
+        return CaptureDevice(
+            uniqueID: path, localizedName: cap.card.isEmpty ? path : cap.card, deviceType: .external,
+            modelID: cap.driver, formats: formats, backend: .v4l2(path: path, kernel: kernel))
     }
 
     /// FrameKit's built-in virtual camera.
     public static let virtualCamera = CaptureDevice(
         uniqueID: "virtual", localizedName: "FrameKit Virtual Camera", deviceType: .virtual, modelID: "framekit-virtual",
         formats: VirtualCameraSource.offeredSizes.map {
-            CaptureDeviceFormat(fourCC: "NV12", pixelFormat: .nv12VideoRange, isCompressed: false, size: $0,
-                                frameRates: VirtualCameraSource.offeredRates)
+            CaptureDeviceFormat(
+                fourCC: "NV12", pixelFormat: .nv12VideoRange, isCompressed: false, size: $0,
+                frameRates: VirtualCameraSource.offeredRates)
         }, backend: .virtual)
 
     /// A file source: a Y4M or MJPEG file, a JPEG/PGM/PPM image, or a folder of images.
@@ -105,14 +109,15 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     ///   camera; otherwise every frame is delivered as fast as the consumer takes it.
     public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil) throws(CaptureError) -> CaptureDevice {
         let description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate)
-        return CaptureDevice(uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-                             modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
+        return CaptureDevice(
+            uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
+            modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
     }
 
     /// Whether the device delivers frames at its own pace (cameras, the virtual camera, a file
     /// opened with `realTime`) rather than as fast as they are consumed (a file otherwise).
     public var isPaced: Bool {
-        if case let .file(description) = backend { return description.realTime }
+        if case .file(let description) = backend { return description.realTime }
         return true
     }
 
@@ -162,14 +167,18 @@ public struct DiscoverySession: Sendable {
     public let position: CaptureDevice.Position
     let kernel: any V4L2Kernel
 
-    public init(deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-                position: CaptureDevice.Position = .unspecified) {
+    public init(
+        deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
+        position: CaptureDevice.Position = .unspecified
+    ) {
         self.init(deviceTypes: deviceTypes, mediaType: mediaType, position: position, kernel: SystemV4L2Kernel())
     }
 
     /// As ``init(deviceTypes:mediaType:position:)``, scanning through `kernel` (tests play the kernel).
-    package init(deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-                 position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel) {
+    package init(
+        deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
+        position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel
+    ) {
         self.deviceTypes = deviceTypes
         self.position = position
         self.kernel = kernel

@@ -15,8 +15,10 @@ public struct CaptureDeviceFormat: Sendable, Hashable, CustomStringConvertible {
     /// The V4L2 pixel format code (0 for sources that are not V4L2 devices).
     public var v4l2Code: UInt32
 
-    public init(fourCC: String, pixelFormat: PixelFormat?, isCompressed: Bool, size: FrameSize,
-                frameRates: [Double], isEmulated: Bool = false, v4l2Code: UInt32 = 0) {
+    public init(
+        fourCC: String, pixelFormat: PixelFormat?, isCompressed: Bool, size: FrameSize,
+        frameRates: [Double], isEmulated: Bool = false, v4l2Code: UInt32 = 0
+    ) {
         self.fourCC = fourCC
         self.pixelFormat = pixelFormat
         self.isCompressed = isCompressed

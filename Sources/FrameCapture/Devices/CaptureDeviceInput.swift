@@ -7,7 +7,7 @@ public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
 
     /// Throws ``CaptureError/permissionDenied(path:)`` when this user may not open the device.
     public init(device: CaptureDevice) throws(CaptureError) {
-        if case let .v4l2(path, kernel) = device.backend, !kernel.isAccessible(path) {
+        if case .v4l2(let path, let kernel) = device.backend, !kernel.isAccessible(path) {
             throw .permissionDenied(path: path)
         }
         self.device = device

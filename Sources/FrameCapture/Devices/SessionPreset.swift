@@ -20,7 +20,7 @@ public struct SessionPreset: RawRepresentable, Hashable, Sendable, Codable, Case
 
     public static let allCases: [SessionPreset] = [
         .photo, .high, .medium, .low, .cif352x288, .vga640x480, .iFrame960x540, .hd1280x720,
-        .iFrame1280x720, .hd1920x1080, .hd4K3840x2160,
+        .iFrame1280x720, .hd1920x1080, .hd4K3840x2160
     ]
 
     /// The preset called `name`, or nil.

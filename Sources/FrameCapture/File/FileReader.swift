@@ -23,7 +23,7 @@ final class FileReader {
             while done < count {
                 let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }   // end of file (or an error: what was read is all there is)
+                if n <= 0 { break } // end of file (or an error: what was read is all there is)
                 done += n
             }
         }
@@ -37,7 +37,10 @@ final class FileReader {
         let chunkSize = 1 << 20
         var chunk: [UInt8] = []
         var ranges: [Range<Int>] = []
-        var start = 0, position = 0, next = 2, end = 0
+        var start = 0
+        var position = 0
+        var next = 2
+        var end = 0
         scanning: while ranges.count + 1 < limit {
             // Three bytes of overlap, so a marker pair across chunks is seen.
             read(at: position, count: chunkSize + 3, into: &chunk)

@@ -15,9 +15,9 @@ final class FileSource: FrameSource {
     private let pool: BufferPool
     private let decoder: JPEG.Decoder
     private var reader: FileReader?
-    private var scratch: [UInt8] = []      // one frame's bytes, reused
+    private var scratch: [UInt8] = [] // one frame's bytes, reused
     private var mjpegFrames: [Range<Int>] = []
-    private var cursor = 0      // byte offset (Y4M) or frame index (MJPEG, images)
+    private var cursor = 0 // byte offset (Y4M) or frame index (MJPEG, images)
     private var index: UInt64 = 0
     private var startInstant = Timestamp.now()
 
@@ -25,8 +25,9 @@ final class FileSource: FrameSource {
         self.description = description
         self.configuration = configuration
         do {
-            pool = try BufferPool(width: description.size.width, height: description.size.height,
-                                  format: configuration.pixelFormat, capacity: configuration.bufferCount)
+            pool = try BufferPool(
+                width: description.size.width, height: description.size.height,
+                format: configuration.pixelFormat, capacity: configuration.bufferCount)
             decoder = try JPEG.Decoder()
         } catch let error as PixelBufferError {
             throw .pixelBuffer(error)
@@ -70,14 +71,15 @@ final class FileSource: FrameSource {
         let corrupt = SourceEvent.dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .corrupt))
         // Not real-time: wait for a free buffer (the consumer's pace). Real-time: none free is a drop.
         guard var buffer = isRealTime ? pool.makeBuffer() : waitForBuffer() else {
-            return isRealTime ? .dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .outOfBuffers)) : .endOfStream
+            return isRealTime
+                ? .dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .outOfBuffers)) : .endOfStream
         }
         do {
             switch bytes {
-            case let .raw(frame):
+            case .raw(let frame):
                 guard frame.count == description.y4m!.frameBytes else { return corrupt }
                 try fillFromY4M(frame, into: &buffer)
-            case let .encoded(frame):
+            case .encoded(let frame):
                 guard !frame.isEmpty else { return corrupt }
                 if JPEG.hasSignature(frame) {
                     try frame.withUnsafeBytes { raw in try decoder.decode(raw, into: &buffer) }
@@ -103,7 +105,11 @@ final class FileSource: FrameSource {
         pool.makeBuffer(waitingUpTo: 60)
     }
 
-    private enum FrameBytes { case raw([UInt8]), encoded([UInt8]), unreadable }
+    private enum FrameBytes {
+        case raw([UInt8])
+        case encoded([UInt8])
+        case unreadable
+    }
 
     private func nextFrameBytes() -> FrameBytes? {
         if description.kind == .images { return nextImage() }
@@ -142,7 +148,8 @@ final class FileSource: FrameSource {
 
     /// Y4M stores planar Y, Cb, Cr; FrameKit's I420 is the same, 4:2:2 becomes YUYV.
     private func fillFromY4M(_ frame: [UInt8], into buffer: inout PixelBuffer) throws {
-        let w = description.size.width, h = description.size.height
+        let w = description.size.width
+        let h = description.size.height
         try frame.withUnsafeBytes { (src: UnsafeRawBufferPointer) throws in
             switch buffer.format {
             case .i420, .gray8:
@@ -151,7 +158,8 @@ final class FileSource: FrameSource {
                     buffer.withUnsafeMutableBytes(ofPlane: plane) { dst, p in
                         let rowBytes = p.width * p.bytesPerPixel
                         for row in 0..<p.height {
-                            (dst.baseAddress! + row * p.bytesPerRow).copyMemory(from: src.baseAddress! + offset + row * rowBytes, byteCount: rowBytes)
+                            (dst.baseAddress! + row * p.bytesPerRow).copyMemory(
+                                from: src.baseAddress! + offset + row * rowBytes, byteCount: rowBytes)
                         }
                         offset += rowBytes * p.height
                     }

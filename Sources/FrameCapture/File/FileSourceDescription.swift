@@ -25,8 +25,9 @@ struct FileSourceDescription: Sendable {
     var deviceFormat: CaptureDeviceFormat {
         // JPEG-based sources decode into whatever format the output asks for; `pixelFormat` is
         // their default (the images' own for PGM/PPM and gray JPEGs).
-        CaptureDeviceFormat(fourCC: kind.rawValue.uppercased(), pixelFormat: pixelFormat,
-                            isCompressed: kind != .y4m, size: size, frameRates: [frameRate])
+        CaptureDeviceFormat(
+            fourCC: kind.rawValue.uppercased(), pixelFormat: pixelFormat,
+            isCompressed: kind != .y4m, size: size, frameRates: [frameRate])
     }
 
     init(url: URL, realTime: Bool, frameRate: Double?) throws(CaptureError) {
@@ -55,7 +56,9 @@ struct FileSourceDescription: Sendable {
             }
             let images = names.filter { ["jpg", "jpeg", "pgm", "ppm", "pnm"].contains(($0 as NSString).pathExtension.lowercased()) }
                 .sorted().map { url.appendingPathComponent($0) }
-            guard let first = images.first else { throw .unreadableFile(path: url.path, reason: "no JPEG, PGM or PPM images in the folder") }
+            guard let first = images.first else {
+                throw .unreadableFile(path: url.path, reason: "no JPEG, PGM or PPM images in the folder")
+            }
             let image = try Self.readImage(first)
             kind = .images
             size = FrameSize(width: image.width, height: image.height)
@@ -143,7 +146,10 @@ struct Y4MHeader: Sendable {
             throw .unreadableFile(path: path, reason: "Y4M header has no end (or is longer than 4 KiB)")
         }
         let line = String(decoding: head[0..<newline], as: UTF8.self)
-        var w = 0, h = 0, rate = 0.0, chroma = "420jpeg"
+        var w = 0
+        var h = 0
+        var rate = 0.0
+        var chroma = "420jpeg"
         for token in line.split(separator: " ").dropFirst() {
             let value = token.dropFirst()
             switch token.first {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,7 @@ final class AVIWriter {
     private(set) var frameCount = 0
     private(set) var bytesWritten = 0
     private var index: [(offset: UInt32, size: UInt32)] = []
-    private var moviStart = 0      // offset of the "movi" fourcc
+    private var moviStart = 0 // offset of the "movi" fourcc
     private var riffSizeAt = 0, moviSizeAt = 0, totalFramesAt = 0, lengthAt = 0
 
     /// Creates `url` (failing if it exists); the headers are written by ``open(width:height:frameRate:)``
@@ -32,15 +33,16 @@ final class AVIWriter {
         let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let code = errno
-            let reason = switch code {
-            case EEXIST: "it exists; FrameKit does not overwrite recordings"
-            case ENOENT: "its folder does not exist"
-            case ENOTDIR: "a part of its folder path is not a folder"
-            case EACCES, EPERM: "permission denied"
-            case EROFS: "the file system is read-only"
-            case ENOSPC: "the disk is full"
-            default: String(cString: strerror(code))
-            }
+            let reason =
+                switch code {
+                case EEXIST: "it exists; FrameKit does not overwrite recordings"
+                case ENOENT: "its folder does not exist"
+                case ENOTDIR: "a part of its folder path is not a folder"
+                case EACCES, EPERM: "permission denied"
+                case EROFS: "the file system is read-only"
+                case ENOSPC: "the disk is full"
+                default: String(cString: strerror(code))
+                }
             throw AVIWriterError(path: url.path, reason: reason)
         }
         handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
@@ -61,20 +63,71 @@ final class AVIWriter {
         func u16(_ v: Int) { withUnsafeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian) { d.append(contentsOf: $0) } }
         func cc(_ s: String) { d.append(contentsOf: Array(s.utf8)) }
         let usPerFrame = Int((1_000_000 / frameRate).rounded())
-        cc("RIFF"); riffSizeAt = d.count; u32(0); cc("AVI ")
-        cc("LIST"); u32(4 + 8 + 56 + 8 + 4 + 8 + 56 + 8 + 40); cc("hdrl")
-        cc("avih"); u32(56)
-        u32(usPerFrame); u32(0); u32(0); u32(0x10) // AVIF_HASINDEX
-        totalFramesAt = d.count; u32(0); u32(0); u32(1); u32(0)
-        u32(width); u32(height); u32(0); u32(0); u32(0); u32(0)
-        cc("LIST"); u32(4 + 8 + 56 + 8 + 40); cc("strl")
-        cc("strh"); u32(56); cc("vids"); cc("MJPG"); u32(0); u16(0); u16(0); u32(0)
-        u32(usPerFrame); u32(1_000_000) // scale / rate = seconds per frame
-        u32(0); lengthAt = d.count; u32(0); u32(0); u32(0xFFFF_FFFF); u32(0)
-        u16(0); u16(0); u16(width); u16(height)
-        cc("strf"); u32(40)
-        u32(40); u32(width); u32(height); u16(1); u16(24); cc("MJPG"); u32(width * height * 3); u32(0); u32(0); u32(0); u32(0)
-        cc("LIST"); moviSizeAt = d.count; u32(0); moviStart = d.count; cc("movi")
+        cc("RIFF")
+        riffSizeAt = d.count
+        u32(0)
+        cc("AVI ")
+        cc("LIST")
+        u32(4 + 8 + 56 + 8 + 4 + 8 + 56 + 8 + 40)
+        cc("hdrl")
+        cc("avih")
+        u32(56)
+        u32(usPerFrame)
+        u32(0)
+        u32(0)
+        u32(0x10) // AVIF_HASINDEX
+        totalFramesAt = d.count
+        u32(0)
+        u32(0)
+        u32(1)
+        u32(0)
+        u32(width)
+        u32(height)
+        u32(0)
+        u32(0)
+        u32(0)
+        u32(0)
+        cc("LIST")
+        u32(4 + 8 + 56 + 8 + 40)
+        cc("strl")
+        cc("strh")
+        u32(56)
+        cc("vids")
+        cc("MJPG")
+        u32(0)
+        u16(0)
+        u16(0)
+        u32(0)
+        u32(usPerFrame)
+        u32(1_000_000) // scale / rate = seconds per frame
+        u32(0)
+        lengthAt = d.count
+        u32(0)
+        u32(0)
+        u32(0xFFFF_FFFF)
+        u32(0)
+        u16(0)
+        u16(0)
+        u16(width)
+        u16(height)
+        cc("strf")
+        u32(40)
+        u32(40)
+        u32(width)
+        u32(height)
+        u16(1)
+        u16(24)
+        cc("MJPG")
+        u32(width * height * 3)
+        u32(0)
+        u32(0)
+        u32(0)
+        u32(0)
+        cc("LIST")
+        moviSizeAt = d.count
+        u32(0)
+        moviStart = d.count
+        cc("movi")
         try handle.write(contentsOf: d)
         bytesWritten = d.count
     }

@@ -117,7 +117,10 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         guard let done else { return }
         var failure = error
         do { try done.writer.close() } catch { failure = failure ?? .configuration("cannot finish \(done.url.path): \(error)") }
-        let frameCount = done.writer.frameCount, url = done.url, delegate = done.delegate, result = failure
+        let frameCount = done.writer.frameCount
+        let url = done.url
+        let delegate = done.delegate
+        let result = failure
         queue.async { delegate.fileOutput(self, didFinishRecordingTo: url, frames: frameCount, error: result) }
     }
 

@@ -110,11 +110,13 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
             for request in requests {
                 do {
                     let jpeg = try JPEG.encode(frame.pixelBuffer, quality: request.settings.quality)
-                    let photo = Photo(settings: request.settings, pixelBuffer: frame.pixelBuffer.copy(),
-                                      timestamp: frame.presentationTime, jpeg: jpeg)
+                    let photo = Photo(
+                        settings: request.settings, pixelBuffer: frame.pixelBuffer.copy(),
+                        timestamp: frame.presentationTime, jpeg: jpeg)
                     request.delegate.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
                 } catch {
-                    request.delegate.photoOutput(self, didFinishProcessingPhoto: nil, error: .configuration("JPEG encoding failed: \(error)"))
+                    request.delegate.photoOutput(
+                        self, didFinishProcessingPhoto: nil, error: .configuration("JPEG encoding failed: \(error)"))
                 }
             }
         }
@@ -129,7 +131,10 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
             return s.pending
         }
         for request in requests {
-            queue.async { request.delegate.photoOutput(self, didFinishProcessingPhoto: nil, error: .configuration("the session stopped before the photo was taken")) }
+            queue.async {
+                request.delegate.photoOutput(
+                    self, didFinishProcessingPhoto: nil, error: .configuration("the session stopped before the photo was taken"))
+            }
         }
         queue.sync {}
     }

@@ -157,7 +157,9 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     func receive(_ frame: SampleBuffer) {
         enum Action {
-            case none, drain(DispatchQueue), resume(CheckedContinuation<SampleBuffer?, Never>)
+            case none
+            case drain(DispatchQueue)
+            case resume(CheckedContinuation<SampleBuffer?, Never>)
             case report([DroppedFrame], @Sendable (VideoDataOutput, [DroppedFrame]) -> Void)
         }
         let action: Action = state.withLock { s in
@@ -170,9 +172,11 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             }
             if s.discardsLate, let slot = s.events.lastIndex(where: { if case .frame = $0 { true } else { false } }) {
                 // The newest frame wins; the waiting one is late.
-                if case let .frame(late) = s.events[slot] {
-                    s.events[slot] = .drop(DroppedFrame(sequenceNumber: late.sequenceNumber, presentationTime: late.presentationTime,
-                                                        reason: .frameWasLate))
+                if case .frame(let late) = s.events[slot] {
+                    s.events[slot] = .drop(
+                        DroppedFrame(
+                            sequenceNumber: late.sequenceNumber, presentationTime: late.presentationTime,
+                            reason: .frameWasLate))
                 }
                 s.counts.pending -= 1
                 s.counts.dropped[.frameWasLate, default: 0] += 1
@@ -180,14 +184,17 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             } else if !s.discardsLate && s.queuedFrames >= s.capacity {
                 s.counts.pending -= 1
                 s.counts.dropped[.outOfBuffers, default: 0] += 1
-                s.events.append(.drop(DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime,
-                                                   reason: .outOfBuffers)))
+                s.events.append(
+                    .drop(
+                        DroppedFrame(
+                            sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime,
+                            reason: .outOfBuffers)))
             } else {
                 s.events.append(.frame(frame))
                 s.queuedFrames += 1
             }
             if s.asyncMode {
-                let drops = s.events.compactMap { if case let .drop(d) = $0 { d } else { nil } }
+                let drops = s.events.compactMap { if case .drop(let d) = $0 { d } else { nil } }
                 s.events.removeAll { if case .drop = $0 { true } else { false } }
                 if !drops.isEmpty { return .report(drops, Self.dropReport(&s)) }
             }
@@ -195,14 +202,18 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         }
         switch action {
         case .none: break
-        case let .drain(queue): queue.async { self.drain() }
-        case let .resume(waiter): waiter.resume(returning: frame)
-        case let .report(drops, report): report(self, drops)
+        case .drain(let queue): queue.async { self.drain() }
+        case .resume(let waiter): waiter.resume(returning: frame)
+        case .report(let drops, let report): report(self, drops)
         }
     }
 
     func receive(drop: DroppedFrame) {
-        enum Action { case none, drain(DispatchQueue), report(@Sendable (VideoDataOutput, [DroppedFrame]) -> Void) }
+        enum Action {
+            case none
+            case drain(DispatchQueue)
+            case report(@Sendable (VideoDataOutput, [DroppedFrame]) -> Void)
+        }
         let action: Action = state.withLock { s in
             guard s.connection.isEnabled else { return .none }
             s.counts.captured += 1
@@ -213,8 +224,8 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         }
         switch action {
         case .none: break
-        case let .drain(queue): queue.async { self.drain() }
-        case let .report(report): report(self, [drop])
+        case .drain(let queue): queue.async { self.drain() }
+        case .report(let report): report(self, [drop])
         }
     }
 
@@ -222,7 +233,10 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     /// didDrop on its queue (the frames go to the task, the drops are still reported there),
     /// and every ``droppedFrames`` stream.
     private static func dropReport(_ s: inout State) -> @Sendable (VideoDataOutput, [DroppedFrame]) -> Void {
-        let delegate = s.delegate, queue = s.queue, listeners = Array(s.dropListeners.values), link = s.connection
+        let delegate = s.delegate
+        let queue = s.queue
+        let listeners = Array(s.dropListeners.values)
+        let link = s.connection
         return { output, drops in
             for drop in drops { for listener in listeners { listener.yield(drop) } }
             if let delegate { queue.async { for drop in drops { delegate.captureOutput(output, didDrop: drop, from: link) } } }
@@ -252,18 +266,18 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             guard let (event, delegate, connection) = next else { return }
             let link = connection
             switch event {
-            case let .drop(frame):
+            case .drop(let frame):
                 yieldToListeners(frame)
                 delegate?.captureOutput(self, didDrop: frame, from: link)
-            case let .frame(frame):
+            case .frame(let frame):
                 switch prepare(frame) {
-                case let .success(ready):
+                case .success(let ready):
                     state.withLock { s in
                         s.counts.pending -= 1
                         s.counts.delivered += 1
                     }
                     delegate?.captureOutput(self, didOutput: ready, from: link)
-                case let .failure(drop):
+                case .failure(let drop):
                     yieldToListeners(drop)
                     delegate?.captureOutput(self, didDrop: drop, from: link)
                 }
@@ -272,7 +286,10 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     /// Conversion, connection transforms and processors; a failure counts the frame corrupt.
-    private enum Prepared { case success(SampleBuffer), failure(DroppedFrame) }
+    private enum Prepared {
+        case success(SampleBuffer)
+        case failure(DroppedFrame)
+    }
     private func prepare(_ frame: SampleBuffer) -> Prepared {
         let (conversion, processors, connection) = state.withLock { s -> (ConvertStage?, ProcessorChain, CaptureConnection) in
             guard let target = s.settings.pixelFormat, target != frame.pixelBuffer.format else { return (nil, s.processors, s.connection) }
@@ -377,7 +394,8 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             let raw: SampleBuffer? = await withCheckedContinuation { continuation in
                 let immediate: SampleBuffer?? = state.withLock { s in
                     if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
-                       case let .frame(frame) = s.events.remove(at: index) {
+                        case .frame(let frame) = s.events.remove(at: index)
+                    {
                         s.queuedFrames -= 1
                         return .some(frame)
                     }
@@ -390,13 +408,13 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             }
             guard let raw else { return nil }
             switch prepare(raw) {
-            case let .success(ready):
+            case .success(let ready):
                 state.withLock { s in
                     s.counts.pending -= 1
                     s.counts.delivered += 1
                 }
                 return ready
-            case let .failure(drop):
+            case .failure(let drop):
                 // A corrupt frame: reported like any drop, then the next one.
                 let report = state.withLock { Self.dropReport(&$0) }
                 report(self, [drop])
@@ -424,13 +442,15 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         }
         // Frames an async consumer never asked for are late: counted and reported as such.
         let (late, report) = state.withLock { s -> ([DroppedFrame], (@Sendable (VideoDataOutput, [DroppedFrame]) -> Void)?) in
-            let left = s.events.compactMap { if case let .frame(f) = $0 { f } else { nil } }
+            let left = s.events.compactMap { if case .frame(let f) = $0 { f } else { nil } }
             guard s.asyncMode && !left.isEmpty else { return ([], nil) }
             s.events.removeAll()
             s.queuedFrames = 0
             s.counts.pending -= left.count
             s.counts.dropped[.frameWasLate, default: 0] += left.count
-            let drops = left.map { DroppedFrame(sequenceNumber: $0.sequenceNumber, presentationTime: $0.presentationTime, reason: .frameWasLate) }
+            let drops = left.map {
+                DroppedFrame(sequenceNumber: $0.sequenceNumber, presentationTime: $0.presentationTime, reason: .frameWasLate)
+            }
             return (drops, Self.dropReport(&s))
         }
         report?(self, late)

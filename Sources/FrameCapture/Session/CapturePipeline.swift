@@ -27,8 +27,10 @@ final class CapturePipeline: Sendable {
     /// The number the next frame would have had: where a successor pipeline continues.
     var nextSequence: UInt64 { control.withLock { $0.nextSequence } }
 
-    init(input: CaptureDeviceInput, outputs: [any FrameSink], preset: SessionPreset, sequenceOffset: UInt64 = 0,
-         onEnd: @escaping @Sendable (SessionNotification) -> Void) throws(CaptureError) {
+    init(
+        input: CaptureDeviceInput, outputs: [any FrameSink], preset: SessionPreset, sequenceOffset: UInt64 = 0,
+        onEnd: @escaping @Sendable (SessionNotification) -> Void
+    ) throws(CaptureError) {
         self.sequenceOffset = sequenceOffset
         let device = input.device
         let preferred = outputs.lazy.compactMap(\.preferredPixelFormat).first
@@ -36,12 +38,12 @@ final class CapturePipeline: Sendable {
         for output in outputs { try output.validate(nativeFormat: configuration.pixelFormat) }
         let source: any FrameSource
         switch device.backend {
-        case let .v4l2(path, kernel):
+        case .v4l2(let path, let kernel):
             let v4l2 = V4L2Source(path: path, kernel: kernel, configuration: configuration)
             source = v4l2
         case .virtual:
             source = try VirtualCameraSource(configuration: configuration)
-        case let .file(description):
+        case .file(let description):
             source = try FileSource(description: description, configuration: configuration)
         }
         try source.start()
@@ -50,11 +52,14 @@ final class CapturePipeline: Sendable {
         self.source = Mutex(SendableBox(source))
         self.outputs = outputs
         self.onEnd = onEnd
-        for output in outputs { output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount, frameRate: configuration.frameRate) }
+        for output in outputs {
+            output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount, frameRate: configuration.frameRate)
+        }
     }
 
     /// Chooses the device format, delivered pixel format and frame rate for `preset`.
-    static func configure(device: CaptureDevice, preset: SessionPreset, preferred: PixelFormat?) throws(CaptureError) -> SourceConfiguration {
+    static func configure(device: CaptureDevice, preset: SessionPreset, preferred: PixelFormat?) throws(CaptureError) -> SourceConfiguration
+    {
         let size: FrameSize
         if device.deviceType == .file {
             // A file has one size; presets that name another size are refused.
@@ -87,7 +92,8 @@ final class CapturePipeline: Sendable {
         if let duration = device.activeVideoMinFrameDuration {
             let wanted = 1 / duration
             guard let match = format.frameRates.min(by: { abs($0 - wanted) < abs($1 - wanted) }),
-                  abs(match - wanted) <= max(0.01 * wanted, 0.01) || (format.frameRates.count == 1 && device.deviceType == .file) else {
+                abs(match - wanted) <= max(0.01 * wanted, 0.01) || (format.frameRates.count == 1 && device.deviceType == .file)
+            else {
                 throw .unsupportedFrameRate(wanted, device: device.localizedName, available: format.frameRates)
             }
             rate = device.deviceType == .file ? wanted : match
@@ -139,12 +145,12 @@ final class CapturePipeline: Sendable {
                 break
             }
             switch event {
-            case var .frame(frame):
+            case .frame(var frame):
                 frame.dequeueInstant = .now()
                 frame.sequenceNumber &+= sequenceOffset
                 control.withLock { $0.nextSequence = max($0.nextSequence, frame.sequenceNumber &+ 1) }
                 for output in outputs { output.receive(frame) }
-            case var .dropped(drop):
+            case .dropped(var drop):
                 drop.sequenceNumber &+= sequenceOffset
                 control.withLock { $0.nextSequence = max($0.nextSequence, drop.sequenceNumber &+ 1) }
                 for output in outputs { output.receive(drop: drop) }

@@ -113,7 +113,8 @@ public final class CaptureSession: Sendable {
             let (previous, running) = state.withLock { s in (s.committed, s.pipeline != nil) }
             state.withLock { $0.committed = next }
             guard running else { return }
-            let inputsChanged = previous.inputs.map(ObjectIdentifier.init) != next.inputs.map(ObjectIdentifier.init)
+            let inputsChanged =
+                previous.inputs.map(ObjectIdentifier.init) != next.inputs.map(ObjectIdentifier.init)
                 || previous.preset != next.preset
                 || previous.outputs.map { ObjectIdentifier($0) } != next.outputs.map { ObjectIdentifier($0) }
             guard inputsChanged else { return }
@@ -164,7 +165,8 @@ public final class CaptureSession: Sendable {
         try mutate { (c) throws(CaptureError) in
             guard !c.inputs.contains(where: { $0 === input }) else { throw .configuration("\(input) is already in the session") }
             guard c.inputs.isEmpty else {
-                throw .configuration("the session already has an input; remove it first (inside begin/commitConfiguration to switch cameras)")
+                throw .configuration(
+                    "the session already has an input; remove it first (inside begin/commitConfiguration to switch cameras)")
             }
             c.inputs.append(input)
         }
@@ -180,8 +182,11 @@ public final class CaptureSession: Sendable {
     }
 
     public func addOutput(_ output: any CaptureOutput) throws(CaptureError) {
-        guard let sink = output as? any FrameSink else { throw .configuration("\(type(of: output)) is not an output this session can drive") }
-        let key = ObjectIdentifier(output), me = ObjectIdentifier(self)
+        guard let sink = output as? any FrameSink else {
+            throw .configuration("\(type(of: output)) is not an output this session can drive")
+        }
+        let key = ObjectIdentifier(output)
+        let me = ObjectIdentifier(self)
         let taken = Self.owners.withLock { owners -> Bool in
             if let owner = owners[key], owner != me { return true }
             owners[key] = me
@@ -201,7 +206,8 @@ public final class CaptureSession: Sendable {
 
     public func removeOutput(_ output: any CaptureOutput) {
         try? mutate { c in c.outputs.removeAll { $0 === output } }
-        let key = ObjectIdentifier(output), me = ObjectIdentifier(self)
+        let key = ObjectIdentifier(output)
+        let me = ObjectIdentifier(self)
         Self.owners.withLock { owners in if owners[key] == me { owners[key] = nil } }
     }
 
@@ -243,10 +249,13 @@ public final class CaptureSession: Sendable {
     /// Buffers in use by consumers now and at peak, across the running source.
     public var bufferUsage: BufferPool.Usage? { state.withLock { $0.pipeline?.bufferUsage() } }
 
-    private func startPipeline(_ configuration: Configuration, sequenceOffset: UInt64 = 0, reconfiguring: Bool = false) throws(CaptureError) {
+    private func startPipeline(_ configuration: Configuration, sequenceOffset: UInt64 = 0, reconfiguring: Bool = false) throws(CaptureError)
+    {
         guard let input = configuration.inputs.first else { throw .noInput }
-        let pipeline = try CapturePipeline(input: input, outputs: configuration.outputs, preset: configuration.preset,
-                                           sequenceOffset: sequenceOffset) { [weak self] event in
+        let pipeline = try CapturePipeline(
+            input: input, outputs: configuration.outputs, preset: configuration.preset,
+            sequenceOffset: sequenceOffset
+        ) { [weak self] event in
             self?.pipelineEnded(event)
         }
         let wasInterrupted = state.withLock { s in

@@ -1,5 +1,6 @@
 import CV4L2
 import FrameCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,7 @@ enum V4L2FormatCatalog {
     /// common webcam sizes.
     static let candidateSizes: [FrameSize] = [
         (160, 120), (320, 180), (320, 240), (352, 288), (640, 360), (640, 480), (800, 600), (960, 540),
-        (1024, 768), (1280, 720), (1280, 960), (1920, 1080), (2560, 1440), (3840, 2160),
+        (1024, 768), (1280, 720), (1280, 960), (1920, 1080), (2560, 1440), (3840, 2160)
     ].map { FrameSize(width: $0.0, height: $0.1) }
 
     static let candidateRates: [Double] = [5, 10, 15, 24, 25, 30, 50, 60]
@@ -42,15 +43,19 @@ enum V4L2FormatCatalog {
             var desc = v4l2_fmtdesc()
             desc.index = UInt32(fmtIndex)
             desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            guard try endOfList({ () throws(CaptureError) in try handle.ioctl(cv4l2_VIDIOC_ENUM_FMT, "VIDIOC_ENUM_FMT", &desc) }) else { break }
+            guard try endOfList({ () throws(CaptureError) in try handle.ioctl(cv4l2_VIDIOC_ENUM_FMT, "VIDIOC_ENUM_FMT", &desc) }) else {
+                break
+            }
             let code = desc.pixelformat
             let native = pixelFormat(fourCC: code)
             guard native != nil || isJPEG(code) else { continue } // formats FrameKit cannot read
             let emulated = desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0
             for size in try sizes(handle, code) {
                 let rates = try frameRates(handle, code, size)
-                formats.append(CaptureDeviceFormat(fourCC: string(code), pixelFormat: native, isCompressed: isJPEG(code),
-                                                   size: size, frameRates: rates, isEmulated: emulated, v4l2Code: code))
+                formats.append(
+                    CaptureDeviceFormat(
+                        fourCC: string(code), pixelFormat: native, isCompressed: isJPEG(code),
+                        size: size, frameRates: rates, isEmulated: emulated, v4l2Code: code))
             }
         }
         return formats
@@ -72,12 +77,15 @@ enum V4L2FormatCatalog {
             var fs = v4l2_frmsizeenum()
             fs.index = UInt32(index)
             fs.pixel_format = code
-            guard try endOfList({ () throws(CaptureError) in try handle.ioctl(cv4l2_VIDIOC_ENUM_FRAMESIZES, "VIDIOC_ENUM_FRAMESIZES", &fs) }) else { break }
+            guard
+                try endOfList({ () throws(CaptureError) in try handle.ioctl(cv4l2_VIDIOC_ENUM_FRAMESIZES, "VIDIOC_ENUM_FRAMESIZES", &fs) })
+            else { break }
             if fs.type == V4L2_FRMSIZE_TYPE_DISCRETE.rawValue {
                 result.append(FrameSize(width: Int(fs.discrete.width), height: Int(fs.discrete.height)))
             } else {
                 let s = fs.stepwise
-                let stepW = max(1, Int(s.step_width)), stepH = max(1, Int(s.step_height))
+                let stepW = max(1, Int(s.step_width))
+                let stepH = max(1, Int(s.step_height))
                 result += candidateSizes.filter { c in
                     c.width >= Int(s.min_width) && c.width <= Int(s.max_width) && c.height >= Int(s.min_height)
                         && c.height <= Int(s.max_height) && (c.width - Int(s.min_width)) % stepW == 0
@@ -97,11 +105,16 @@ enum V4L2FormatCatalog {
             fi.pixel_format = code
             fi.width = UInt32(size.width)
             fi.height = UInt32(size.height)
-            guard try endOfList({ () throws(CaptureError) in try handle.ioctl(cv4l2_VIDIOC_ENUM_FRAMEINTERVALS, "VIDIOC_ENUM_FRAMEINTERVALS", &fi) }) else { break }
+            guard
+                try endOfList({ () throws(CaptureError) in
+                    try handle.ioctl(cv4l2_VIDIOC_ENUM_FRAMEINTERVALS, "VIDIOC_ENUM_FRAMEINTERVALS", &fi)
+                })
+            else { break }
             if fi.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
                 if fi.discrete.numerator > 0 { rates.append(Double(fi.discrete.denominator) / Double(fi.discrete.numerator)) }
             } else {
-                let fast = fi.stepwise.min, slow = fi.stepwise.max
+                let fast = fi.stepwise.min
+                let slow = fi.stepwise.max
                 let maxRate = fast.numerator > 0 ? Double(fast.denominator) / Double(fast.numerator) : 30
                 let minRate = slow.numerator > 0 ? Double(slow.denominator) / Double(slow.numerator) : 1
                 rates += [minRate, maxRate] + candidateRates.filter { $0 > minRate && $0 < maxRate }

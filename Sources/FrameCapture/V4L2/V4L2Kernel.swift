@@ -1,5 +1,6 @@
 import CV4L2
 import FrameCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -117,8 +118,10 @@ final class V4L2Handle: Sendable {
         try Self.ioctl(kernel, fd, path, request, name, &argument, raw: raw)
     }
 
-    private static func ioctl<T>(_ kernel: any V4L2Kernel, _ fd: Int32, _ path: String, _ request: UInt, _ name: String,
-                                 _ argument: inout T, raw: Bool) throws(CaptureError) {
+    private static func ioctl<T>(
+        _ kernel: any V4L2Kernel, _ fd: Int32, _ path: String, _ request: UInt, _ name: String,
+        _ argument: inout T, raw: Bool
+    ) throws(CaptureError) {
         do {
             _ = try withUnsafeMutableBytes(of: &argument) { (bytes) throws(SystemCallError) -> Int in
                 try retryingSystemCall("ioctl(\(name))") { kernel.ioctl(fd, request, bytes.baseAddress!, raw: raw) }

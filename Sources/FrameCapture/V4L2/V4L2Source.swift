@@ -2,6 +2,7 @@ import CV4L2
 import FrameCore
 import FrameImageIO
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,10 +31,12 @@ final class V4L2Source: FrameSource {
     func usageReporter() -> @Sendable () -> BufferPool.Usage {
         // The pool and the stream objects, not this source's vars (which stop() clears on the
         // capture thread): both are thread-safe and outlive the run while frames borrow them.
-        let pool = decodePool, stream = self.stream
+        let pool = decodePool
+        let stream = self.stream
         return {
             if let pool { return pool.usage }
-            return stream?.usage ?? BufferPool.Usage(buffersInUse: 0, peakBuffersInUse: 0, bytesInUse: 0, peakBytesInUse: 0, bytesAllocated: 0)
+            return stream?.usage
+                ?? BufferPool.Usage(buffersInUse: 0, peakBuffersInUse: 0, bytesInUse: 0, peakBytesInUse: 0, bytesAllocated: 0)
         }
     }
 
@@ -49,11 +52,17 @@ final class V4L2Source: FrameSource {
         fmt.fmt.pix.field = V4L2_FIELD_NONE.rawValue
         try handle.ioctl(cv4l2_VIDIOC_S_FMT, "VIDIOC_S_FMT", &fmt)
         guard fmt.fmt.pix.pixelformat == format.v4l2Code, Int(fmt.fmt.pix.width) == format.size.width,
-              Int(fmt.fmt.pix.height) == format.size.height else {
-            throw .formatRejected("asked for \(format.fourCC) \(format.size), driver set "
-                + "\(V4L2FormatCatalog.string(fmt.fmt.pix.pixelformat)) \(fmt.fmt.pix.width)x\(fmt.fmt.pix.height)")
+            Int(fmt.fmt.pix.height) == format.size.height
+        else {
+            throw .formatRejected(
+                "asked for \(format.fourCC) \(format.size), driver set "
+                    + "\(V4L2FormatCatalog.string(fmt.fmt.pix.pixelformat)) \(fmt.fmt.pix.width)x\(fmt.fmt.pix.height)")
         }
-        let minRow = configuration.format.pixelFormat.map { $0.planeGeometry(0, width: format.size.width, height: 1).width * $0.planeGeometry(0, width: format.size.width, height: 1).bytesPerPixel } ?? 0
+        let minRow =
+            configuration.format.pixelFormat.map {
+                $0.planeGeometry(0, width: format.size.width, height: 1).width
+                    * $0.planeGeometry(0, width: format.size.width, height: 1).bytesPerPixel
+            } ?? 0
         negotiated = (format.size.width, format.size.height, max(Int(fmt.fmt.pix.bytesperline), minRow), Int(fmt.fmt.pix.sizeimage))
 
         // S_PARM: the frame rate, where the driver lets us set it.
@@ -61,14 +70,17 @@ final class V4L2Source: FrameSource {
         parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         let rate = configuration.frameRate
         parm.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((rate * 1000).rounded()))
-        do { try handle.ioctl(cv4l2_VIDIOC_S_PARM, "VIDIOC_S_PARM", &parm) } catch let .systemCall(_, e) where e.errno == ENOTTY || e.errno == EINVAL {
+        do { try handle.ioctl(cv4l2_VIDIOC_S_PARM, "VIDIOC_S_PARM", &parm) } catch let .systemCall(_, e)
+            where e.errno == ENOTTY || e.errno == EINVAL
+        {
             // Drivers without frame-rate control run at their own rate.
         }
 
         if format.isCompressed {
             decoder = try? JPEG.Decoder()
-            decodePool = try? BufferPool(width: format.size.width, height: format.size.height,
-                                         format: configuration.pixelFormat, capacity: configuration.bufferCount)
+            decodePool = try? BufferPool(
+                width: format.size.width, height: format.size.height,
+                format: configuration.pixelFormat, capacity: configuration.bufferCount)
         }
         stream = try V4L2Stream(handle: handle, count: configuration.bufferCount)
     }
@@ -91,7 +103,8 @@ final class V4L2Source: FrameSource {
     }
 
     private func makeFrame(_ d: V4L2Stream.Dequeued, stream: V4L2Stream) -> SourceEvent {
-        let drop = SourceEvent.dropped(DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .corrupt))
+        let drop = SourceEvent.dropped(
+            DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .corrupt))
         if d.hasError || d.bytesUsed == 0 {
             stream.requeue(d.index)
             return drop
@@ -101,15 +114,21 @@ final class V4L2Source: FrameSource {
             defer { stream.requeue(d.index) } // decoded into our own buffer: the driver's goes straight back
             guard let decoder, let decodePool else { return drop }
             guard var buffer = decodePool.makeBuffer() else {
-                return .dropped(DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .outOfBuffers))
+                return .dropped(
+                    DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .outOfBuffers))
             }
             do {
                 try decoder.decode(UnsafeRawBufferPointer(start: stream.address(of: d.index), count: d.bytesUsed), into: &buffer)
             } catch { return drop }
-            return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
-                                       sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
+            return .frame(
+                SampleBuffer(
+                    pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
+                    sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
         }
-        guard let pixelFormat = configuration.format.pixelFormat else { stream.requeue(d.index); return drop }
+        guard let pixelFormat = configuration.format.pixelFormat else {
+            stream.requeue(d.index)
+            return drop
+        }
         let bpr = negotiated.bytesPerRow
         var planes: [(offset: Int, bytesPerRow: Int)] = [(0, bpr)]
         switch pixelFormat {
@@ -120,8 +139,10 @@ final class V4L2Source: FrameSource {
         let storage = stream.borrow(d.index)
         do {
             let buffer = try PixelBuffer(width: size.width, height: size.height, format: pixelFormat, storage: storage, planes: planes)
-            return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
-                                       sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
+            return .frame(
+                SampleBuffer(
+                    pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
+                    sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
         } catch {
             return drop // a short buffer: the storage's release re-queues it
         }
@@ -228,8 +249,9 @@ final class V4L2Stream: Sendable {
     var usage: BufferPool.Usage {
         let length = mappings.value.first?.length ?? 0
         return state.withLock { s in
-            BufferPool.Usage(buffersInUse: s.borrowed, peakBuffersInUse: s.peakBorrowed, bytesInUse: s.borrowed * length,
-                             peakBytesInUse: s.peakBorrowed * length, bytesAllocated: mappings.value.count * length)
+            BufferPool.Usage(
+                buffersInUse: s.borrowed, peakBuffersInUse: s.peakBorrowed, bytesInUse: s.borrowed * length,
+                peakBytesInUse: s.peakBorrowed * length, bytesAllocated: mappings.value.count * length)
         }
     }
 
@@ -238,7 +260,8 @@ final class V4L2Stream: Sendable {
     /// Waits up to `timeoutMilliseconds` for a filled buffer. Throws on EIO/POLLERR (runtime
     /// error) and ENODEV (the device went away).
     func dequeue(timeoutMilliseconds: Int32) throws(CaptureError) -> Dequeued? {
-        let kernel = handle.kernel, fd = handle.fd
+        let kernel = handle.kernel
+        let fd = handle.fd
         // With every buffer held by consumers the kernel has nothing to fill, and poll would
         // report POLLERR: wait for one to come back instead.
         if state.withLock({ $0.queued.isEmpty }) {
@@ -274,11 +297,13 @@ final class V4L2Stream: Sendable {
             return wasStarved
         }
         let monotonic = buf.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
-        let stamp = monotonic && (buf.timestamp.tv_sec != 0 || buf.timestamp.tv_usec != 0)
+        let stamp =
+            monotonic && (buf.timestamp.tv_sec != 0 || buf.timestamp.tv_usec != 0)
             ? Timestamp(nanoseconds: UInt64(buf.timestamp.tv_sec) * 1_000_000_000 + UInt64(buf.timestamp.tv_usec) * 1000)
             : Timestamp.now()
-        return Dequeued(index: index, sequence: buf.sequence, timestamp: stamp, bytesUsed: Int(buf.bytesused),
-                        hasError: buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, starvedBefore: starved)
+        return Dequeued(
+            index: index, sequence: buf.sequence, timestamp: stamp, bytesUsed: Int(buf.bytesused),
+            hasError: buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, starvedBefore: starved)
     }
 
     /// Wraps buffer `index` as pixel storage; the buffer is re-queued when the storage ends.

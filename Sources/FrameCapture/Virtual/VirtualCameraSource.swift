@@ -7,8 +7,10 @@ import FramePixels
 /// smoothly across them, paced in real time and timestamped like a camera. Renders NV12
 /// (video range) with row copies only, so it stays cheap at any size.
 final class VirtualCameraSource: FrameSource {
-    static let offeredSizes: [FrameSize] = [(320, 180), (352, 288), (640, 360), (640, 480), (960, 540), (1280, 720),
-                                            (1920, 1080), (3840, 2160)].map { FrameSize(width: $0.0, height: $0.1) }
+    static let offeredSizes: [FrameSize] = [
+        (320, 180), (352, 288), (640, 360), (640, 480), (960, 540), (1280, 720),
+        (1920, 1080), (3840, 2160)
+    ].map { FrameSize(width: $0.0, height: $0.1) }
     static let offeredRates: [Double] = [5, 10, 15, 24, 25, 30, 60]
 
     let configuration: SourceConfiguration
@@ -59,9 +61,10 @@ final class VirtualCameraSource: FrameSource {
     private func renderBackground() {
         let bars: [(y: UInt8, cb: UInt8, cr: UInt8)] = [
             (180, 128, 128), (162, 44, 142), (131, 156, 44), (112, 72, 58),
-            (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128),
+            (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128)
         ]
-        let period = width, rampStart = height - height / 6
+        let period = width
+        let rampStart = height - height / 6
         backgroundLuma = [UInt8](repeating: 0, count: 2 * period * height)
         backgroundChroma = [UInt8](repeating: 128, count: 2 * period * height / 2)
         for row in 0..<height {
@@ -92,8 +95,11 @@ final class VirtualCameraSource: FrameSource {
         if now.seconds(since: due) > frameDuration {
             let missed = UInt64(now.seconds(since: due) / frameDuration)
             for i in 0..<missed {
-                pending.append(.dropped(DroppedFrame(sequenceNumber: tick + i, presentationTime: Double(tick + i) * frameDuration,
-                                                     reason: .discontinuity)))
+                pending.append(
+                    .dropped(
+                        DroppedFrame(
+                            sequenceNumber: tick + i, presentationTime: Double(tick + i) * frameDuration,
+                            reason: .discontinuity)))
             }
             tick += missed
             due = startInstant.adding(seconds: Double(tick) * frameDuration)

@@ -21,7 +21,8 @@ public enum ColorConversion {
             } else {
                 let (kr, kb): (Double, Double) = matrix == .bt601 ? (0.299, 0.114) : (0.2126, 0.0722)
                 let kg = 1 - kr - kb
-                let ys = fullRange ? 1.0 : 255.0 / 219.0, cs = fullRange ? 1.0 : 255.0 / 224.0
+                let ys = fullRange ? 1.0 : 255.0 / 219.0
+                let cs = fullRange ? 1.0 : 255.0 / 224.0
                 let s = Double(1 << 20)
                 y = Int32((ys * s).rounded())
                 rv = Int32((2 * (1 - kr) * cs * s).rounded())
@@ -61,8 +62,10 @@ public enum ColorConversion {
     /// Converts NV12, I420 or YUYV to RGB24 or BGRA (alpha 255); RGB24/BGRA/GRAY8 sources are
     /// repacked. `matrix` and the source's range (NV12 full range is full; the others are video
     /// range, as cameras deliver them) pick the coefficients. Gray targets take the luma.
-    public static func convert(_ source: PixelBuffer, into destination: inout PixelBuffer,
-                               matrix: Matrix = .bt601) throws(PixelBufferError) {
+    public static func convert(
+        _ source: PixelBuffer, into destination: inout PixelBuffer,
+        matrix: Matrix = .bt601
+    ) throws(PixelBufferError) {
         guard source.width == destination.width, source.height == destination.height else {
             throw .sizeMismatch(expected: "\(source.width)x\(source.height)", actual: "\(destination.width)x\(destination.height)")
         }
@@ -79,7 +82,9 @@ public enum ColorConversion {
     }
 
     static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: YCbCrToRGB) {
-        let w = source.width, h = source.height, format = source.format
+        let w = source.width
+        let h = source.height
+        let format = source.format
         let bgra = destination.format == .bgra32
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
             let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -87,8 +92,9 @@ public enum ColorConversion {
                 let luma = yb.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 if format == .yuyv {
                     for row in 0..<h {
-                        k.convertRows(luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: nil,
-                                      chroma: .packedYUYV, width: w, bgra: bgra)
+                        k.convertRows(
+                            luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: nil,
+                            chroma: .packedYUYV, width: w, bgra: bgra)
                     }
                     return
                 }
@@ -103,10 +109,12 @@ public enum ColorConversion {
                             } else {
                                 chroma = .interleaved(u)
                             }
-                            let second = row + 1 < h
+                            let second =
+                                row + 1 < h
                                 ? (UnsafePointer(luma + (row + 1) * yp.bytesPerRow), out + (row + 1) * dp.bytesPerRow) : nil
-                            k.convertRows(luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: second,
-                                          chroma: chroma, width: w, bgra: bgra)
+                            k.convertRows(
+                                luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: second,
+                                chroma: chroma, width: w, bgra: bgra)
                         }
                     }
                 }
@@ -119,18 +127,24 @@ public enum ColorConversion {
         let (sr, sb) = source.format == .bgra32 ? (2, 0) : (0, 2)
         let outStride = destination.plane(0).bytesPerPixel
         let (dr, db) = destination.format == .rgb24 ? (0, 2) : (2, 0)
-        let w = source.width, h = source.height
+        let w = source.width
+        let h = source.height
         destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
             source.withUnsafeBytes(ofPlane: 0) { src, sp in
                 for row in 0..<h {
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * sp.bytesPerRow
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * dp.bytesPerRow
                     for x in 0..<w {
-                        let i = x &* inStride, o = x &* outStride
+                        let i = x &* inStride
+                        let o = x &* outStride
                         if inStride == 1 {
-                            d[o] = s[i]; d[o + 1] = s[i]; d[o + 2] = s[i]
+                            d[o] = s[i]
+                            d[o + 1] = s[i]
+                            d[o + 2] = s[i]
                         } else {
-                            d[o + dr] = s[i + sr]; d[o + 1] = s[i + 1]; d[o + db] = s[i + sb]
+                            d[o + dr] = s[i + sr]
+                            d[o + 1] = s[i + 1]
+                            d[o + db] = s[i + sb]
                         }
                         if outStride == 4 { d[o + 3] = 255 }
                     }

@@ -4,8 +4,10 @@ import FrameCore
 /// `videoSettings` ask for a format the device does not deliver natively).
 public enum PixelFormatConversion {
     /// `source` in `format` (the same buffer when it is already in that format).
-    public static func convert(_ source: PixelBuffer, to format: PixelFormat,
-                               matrix: ColorConversion.Matrix = .bt601) throws(PixelBufferError) -> PixelBuffer {
+    public static func convert(
+        _ source: PixelBuffer, to format: PixelFormat,
+        matrix: ColorConversion.Matrix = .bt601
+    ) throws(PixelBufferError) -> PixelBuffer {
         if source.format == format { return source }
         var out = try PixelBuffer(width: source.width, height: source.height, format: format)
         switch format {

@@ -1,4 +1,5 @@
 import FrameCore
+
 /// Full-range Y, Cb and Cr planes at some chroma subsampling: the form libjpeg-turbo decodes to
 /// and encodes from, and the bridge to FrameKit's NV12, I420 and YUYV buffers.
 public struct PlanarYCbCr: Sendable {
@@ -41,7 +42,10 @@ public struct PlanarYCbCr: Sendable {
         let (ow, oh) = buffer.format == .yuyv ? (width / 2, height) : (width / 2, height / 2)
         let xs = (0..<ow).map { ow == chromaWidth ? $0 : min(chromaWidth - 1, $0 * chromaWidth / ow) }
         let ys = (0..<oh).map { oh == chromaHeight ? $0 : min(chromaHeight - 1, $0 * chromaHeight / oh) }
-        let format = buffer.format, w = width, h = height, cw = chromaWidth
+        let format = buffer.format
+        let w = width
+        let h = height
+        let cw = chromaWidth
         lumaMap.withUnsafeBufferPointer { lm in
             chromaMap.withUnsafeBufferPointer { cm in
                 y.withUnsafeBufferPointer { yp in
@@ -51,7 +55,8 @@ public struct PlanarYCbCr: Sendable {
                                 buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, p in
                                     for row in 0..<h {
                                         let d = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * p.bytesPerRow
-                                        let src = yp.baseAddress! + row * w, c = ys[row] * cw
+                                        let src = yp.baseAddress! + row * w
+                                        let c = ys[row] * cw
                                         for pair in 0..<ow {
                                             let i = c + xs[pair]
                                             d[4 * pair] = lm[Int(src[2 * pair])]
@@ -104,7 +109,8 @@ public struct PlanarYCbCr: Sendable {
     /// Reads a NV12, I420 or YUYV buffer into full-range planes at its own subsampling; RGB24,
     /// BGRA and GRAY8 buffers become full-range BT.601 planes at 4:4:4.
     public init(reading buffer: PixelBuffer) throws(PixelBufferError) {
-        let w = buffer.width, h = buffer.height
+        let w = buffer.width
+        let h = buffer.height
         let video = buffer.format != .nv12FullRange
         let lumaMap = video ? Self.lumaToFull : nil
         let chromaMap = video ? Self.chromaToFull : nil
@@ -112,8 +118,10 @@ public struct PlanarYCbCr: Sendable {
         case .nv12VideoRange, .nv12FullRange, .i420:
             self.init(width: w, height: h, chromaWidth: w / 2, chromaHeight: h / 2)
             // Row loops over plane pointers (this runs for every frame a recording encodes).
-            let lm = lumaMap ?? Self.identity, cm = chromaMap ?? Self.identity
-            let cw = w / 2, planar = buffer.format == .i420
+            let lm = lumaMap ?? Self.identity
+            let cm = chromaMap ?? Self.identity
+            let cw = w / 2
+            let planar = buffer.format == .i420
             buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
                 y.withUnsafeMutableBufferPointer { out in
                     for row in 0..<h {
@@ -130,7 +138,10 @@ public struct PlanarYCbCr: Sendable {
                             let u = a.assumingMemoryBound(to: UInt8.self) + row * aStride
                             if let v {
                                 let vr = v.assumingMemoryBound(to: UInt8.self) + row * vStride
-                                for cx in 0..<cw { bOut[row &* cw &+ cx] = cm[Int(u[cx])]; rOut[row &* cw &+ cx] = cm[Int(vr[cx])] }
+                                for cx in 0..<cw {
+                                    bOut[row &* cw &+ cx] = cm[Int(u[cx])]
+                                    rOut[row &* cw &+ cx] = cm[Int(vr[cx])]
+                                }
                             } else {
                                 for cx in 0..<cw {
                                     bOut[row &* cw &+ cx] = cm[Int(u[2 &* cx])]
@@ -143,7 +154,9 @@ public struct PlanarYCbCr: Sendable {
             }
             buffer.withUnsafeBytes(ofPlane: 1) { first, fp in
                 if planar {
-                    buffer.withUnsafeBytes(ofPlane: 2) { second, sp in chroma(first.baseAddress!, fp.bytesPerRow, second.baseAddress!, sp.bytesPerRow) }
+                    buffer.withUnsafeBytes(ofPlane: 2) { second, sp in
+                        chroma(first.baseAddress!, fp.bytesPerRow, second.baseAddress!, sp.bytesPerRow)
+                    }
                 } else {
                     chroma(first.baseAddress!, fp.bytesPerRow, nil, 0)
                 }
@@ -169,8 +182,13 @@ public struct PlanarYCbCr: Sendable {
                 for row in 0..<h {
                     for col in 0..<w {
                         let o = row * p.bytesPerRow + col * stride
-                        if stride == 1 { y[row * w + col] = bytes[o]; continue }
-                        let r = Int32(bytes[o + ri]), g = Int32(bytes[o + 1]), b = Int32(bytes[o + bi])
+                        if stride == 1 {
+                            y[row * w + col] = bytes[o]
+                            continue
+                        }
+                        let r = Int32(bytes[o + ri])
+                        let g = Int32(bytes[o + 1])
+                        let b = Int32(bytes[o + bi])
                         // JFIF (full-range BT.601) in 16-bit fixed point.
                         y[row * w + col] = UInt8(clamping: (19595 &* r &+ 38470 &* g &+ 7471 &* b &+ 32768) >> 16)
                         cb[row * w + col] = UInt8(clamping: ((-11059 &* r &- 21709 &* g &+ 32768 &* b &+ 32768) >> 16) &+ 128)

@@ -1,4 +1,5 @@
 import FrameCore
+
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
@@ -21,7 +22,8 @@ enum RGBToGray {
         #if arch(x86_64)
         x = bgra ? vectorBGRA(s, d, width) : vectorRGB(s, d, width)
         #endif
-        let stride = bgra ? 4 : 3, (ri, bi) = bgra ? (2, 0) : (0, 2)
+        let stride = bgra ? 4 : 3
+        let (ri, bi) = bgra ? (2, 0) : (0, 2)
         while x < width {
             let p = s + stride &* x
             d[x] = gray(r: p[ri], g: p[1], b: p[bi])
@@ -35,24 +37,29 @@ extension RGBToGray {
     /// 16 gray bytes from four vectors of four 32-bit sums (rounding included): >> 15, packed.
     @inline(__always)
     static func pack16(_ s: (__m128i, __m128i, __m128i, __m128i)) -> __m128i {
-        _mm_packus_epi16(_mm_packs_epi32(_mm_srli_epi32(s.0, 15), _mm_srli_epi32(s.1, 15)),
-                         _mm_packs_epi32(_mm_srli_epi32(s.2, 15), _mm_srli_epi32(s.3, 15)))
+        _mm_packus_epi16(
+            _mm_packs_epi32(_mm_srli_epi32(s.0, 15), _mm_srli_epi32(s.1, 15)),
+            _mm_packs_epi32(_mm_srli_epi32(s.2, 15), _mm_srli_epi32(s.3, 15)))
     }
 
     static func vectorBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
         // Each pixel's (B, R) and (G, A) 16-bit halves against (blue, red) and (green, 0).
-        let low = _mm_set1_epi32(0x00FF_00FF), outer = _mm_set1_epi32(red << 16 | blue)
-        let middle = _mm_set1_epi32(green), rounding = _mm_set1_epi32(16384)
+        let low = _mm_set1_epi32(0x00FF_00FF)
+        let outer = _mm_set1_epi32(red << 16 | blue)
+        let middle = _mm_set1_epi32(green)
+        let rounding = _mm_set1_epi32(16384)
         var x = 0
         while x + 16 <= width {
             let p = UnsafeRawPointer(s + 4 * x)
             @inline(__always) func four(_ o: Int) -> __m128i {
                 let q = _mm_loadu_si128(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self))
-                let sides = _mm_madd_epi16(_mm_and_si128(q, low), outer), green = _mm_madd_epi16(_mm_srli_epi16(q, 8), middle)
+                let sides = _mm_madd_epi16(_mm_and_si128(q, low), outer)
+                let green = _mm_madd_epi16(_mm_srli_epi16(q, 8), middle)
                 return _mm_add_epi32(_mm_add_epi32(sides, green), rounding)
             }
-            _mm_storeu_si128(UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
-                             pack16((four(0), four(16), four(32), four(48))))
+            _mm_storeu_si128(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
+                pack16((four(0), four(16), four(32), four(48))))
             x += 16
         }
         return x
@@ -63,22 +70,26 @@ extension RGBToGray {
         // (R0, B0, G1, ·) and, shifted up one byte, its odd ones (0, G0, R1, B1): weighted by
         // (red, blue, green, 0) and (0, green, red, blue), each pixel's three products land in
         // one 32-bit lane of one multiply-add or the other. No shuffling pixels into lanes.
-        let lowBytes = _mm_set1_epi16(0x00FF), rounding = _mm_set1_epi32(16384)
+        let lowBytes = _mm_set1_epi16(0x00FF)
+        let rounding = _mm_set1_epi32(16384)
         let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
-        let evenWeights = _mm_set_epi16(0, g, b, r, 0, g, b, r), oddWeights = _mm_set_epi16(b, r, g, 0, b, r, g, 0)
+        let evenWeights = _mm_set_epi16(0, g, b, r, 0, g, b, r)
+        let oddWeights = _mm_set_epi16(b, r, g, 0, b, r, g, 0)
         var x = 0
         // Each 8-byte load holds two whole pixels; the last one reads 2 bytes past pixel x + 15.
         while x + 17 <= width {
             let p = UnsafeRawPointer(s + 3 * x)
             @inline(__always) func four(_ o: Int) -> __m128i {
-                let q = _mm_unpacklo_epi64(_mm_loadl_epi64(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)),
-                                           _mm_loadl_epi64(p.advanced(by: o + 6).assumingMemoryBound(to: __m128i_u.self)))
+                let q = _mm_unpacklo_epi64(
+                    _mm_loadl_epi64(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)),
+                    _mm_loadl_epi64(p.advanced(by: o + 6).assumingMemoryBound(to: __m128i_u.self)))
                 let even = _mm_madd_epi16(_mm_and_si128(q, lowBytes), evenWeights)
                 let odd = _mm_madd_epi16(_mm_and_si128(_mm_slli_epi64(q, 8), lowBytes), oddWeights)
                 return _mm_add_epi32(_mm_add_epi32(even, odd), rounding)
             }
-            _mm_storeu_si128(UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
-                             pack16((four(0), four(12), four(24), four(36))))
+            _mm_storeu_si128(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
+                pack16((four(0), four(12), four(24), four(36))))
             x += 16
         }
         return x

@@ -1,4 +1,5 @@
 import FrameCore
+
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
@@ -26,14 +27,16 @@ struct YCbCrToRGB: Sendable {
         // The 20-bit gains rounded to 14 bits.
         func g(_ c: Int32) -> Int32 { Int32((Double(c) / 64).rounded()) }
         luma = UInt16(g(k.y))
-        rv = Int16(g(k.rv)); gu = Int16(g(k.gu)); gv = Int16(g(k.gv))
+        rv = Int16(g(k.rv))
+        gu = Int16(g(k.gu))
+        gv = Int16(g(k.gv))
         buLess2 = Int16(g(k.bu) - 32768)
         videoRange = !fullRange
     }
 
     static let all: [YCbCrToRGB] = [
         YCbCrToRGB(matrix: .bt601, fullRange: false), YCbCrToRGB(matrix: .bt601, fullRange: true),
-        YCbCrToRGB(matrix: .bt709, fullRange: false), YCbCrToRGB(matrix: .bt709, fullRange: true),
+        YCbCrToRGB(matrix: .bt709, fullRange: false), YCbCrToRGB(matrix: .bt709, fullRange: true)
     ]
     static func forMatrix(_ m: ColorConversion.Matrix, fullRange: Bool) -> YCbCrToRGB {
         all[(m == .bt601 ? 0 : 2) + (fullRange ? 1 : 0)]
@@ -54,10 +57,13 @@ struct YCbCrToRGB: Sendable {
     /// The chroma part of R, G and B for one Cb/Cr pair, each with the rounding for the final >> 6.
     @inline(__always)
     func chromaTerms(_ u: UInt8, _ v: UInt8) -> (r: Int16, g: Int16, b: Int16) {
-        let u8 = Int16(bitPattern: (UInt16(u) &<< 8) ^ 0x8000), v8 = Int16(bitPattern: (UInt16(v) &<< 8) ^ 0x8000)
-        return (Self.highHalf(v8, rv) &+ 32,
-                Self.highHalf(u8, gu) &+ Self.highHalf(v8, gv) &+ 32,
-                (u8 &>> 1) &+ Self.highHalf(u8, buLess2) &+ 32)
+        let u8 = Int16(bitPattern: (UInt16(u) &<< 8) ^ 0x8000)
+        let v8 = Int16(bitPattern: (UInt16(v) &<< 8) ^ 0x8000)
+        return (
+            Self.highHalf(v8, rv) &+ 32,
+            Self.highHalf(u8, gu) &+ Self.highHalf(v8, gv) &+ 32,
+            (u8 &>> 1) &+ Self.highHalf(u8, buLess2) &+ 32
+        )
     }
 
     /// Saturating add (as `paddsw`), >> 6, clamp to a byte (as `packuswb`).
@@ -68,13 +74,25 @@ struct YCbCrToRGB: Sendable {
 
     @inline(__always)
     func pixelPair(_ y0: UInt8, _ y1: UInt8, _ u: UInt8, _ v: UInt8, _ d: UnsafeMutablePointer<UInt8>, _ bgra: Bool) {
-        let c = chromaTerms(u, v), a = lumaTerm(y0), b = lumaTerm(y1)
+        let c = chromaTerms(u, v)
+        let a = lumaTerm(y0)
+        let b = lumaTerm(y1)
         if bgra {
-            d[0] = Self.channel(a, c.b); d[1] = Self.channel(a, c.g); d[2] = Self.channel(a, c.r); d[3] = 255
-            d[4] = Self.channel(b, c.b); d[5] = Self.channel(b, c.g); d[6] = Self.channel(b, c.r); d[7] = 255
+            d[0] = Self.channel(a, c.b)
+            d[1] = Self.channel(a, c.g)
+            d[2] = Self.channel(a, c.r)
+            d[3] = 255
+            d[4] = Self.channel(b, c.b)
+            d[5] = Self.channel(b, c.g)
+            d[6] = Self.channel(b, c.r)
+            d[7] = 255
         } else {
-            d[0] = Self.channel(a, c.r); d[1] = Self.channel(a, c.g); d[2] = Self.channel(a, c.b)
-            d[3] = Self.channel(b, c.r); d[4] = Self.channel(b, c.g); d[5] = Self.channel(b, c.b)
+            d[0] = Self.channel(a, c.r)
+            d[1] = Self.channel(a, c.g)
+            d[2] = Self.channel(a, c.b)
+            d[3] = Self.channel(b, c.r)
+            d[4] = Self.channel(b, c.g)
+            d[5] = Self.channel(b, c.b)
         }
     }
 
@@ -90,9 +108,11 @@ struct YCbCrToRGB: Sendable {
 
     /// Converts one or two rows (NV12 and I420 rows come in pairs that share their chroma) of
     /// `width` pixels. For YUYV, `luma` is the packed row and `second` must be nil.
-    func convertRows(luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
-                     second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
-                     chroma: Chroma, width: Int, bgra: Bool) {
+    func convertRows(
+        luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
+        second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
+        chroma: Chroma, width: Int, bgra: Bool
+    ) {
         var x = 0
         #if arch(x86_64)
         x = vectorRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
@@ -133,19 +153,30 @@ extension YCbCrToRGB {
 
     /// Returns how many pixels were converted (a multiple of 16); the caller finishes the row.
     @inline(__always)
-    func vectorRows(luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
-                    second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
-                    chroma: Chroma, width: Int, bgra: Bool) -> Int {
-        let lumaGain = _mm_set1_epi16(Int16(bitPattern: self.luma)), lumaOffset = _mm_set1_epi8(videoRange ? 16 : 0)
-        let rvGain = _mm_set1_epi16(rv), guGain = _mm_set1_epi16(gu), gvGain = _mm_set1_epi16(gv), buGain = _mm_set1_epi16(buLess2)
-        let rounding = _mm_set1_epi16(32), signFlip = _mm_set1_epi16(Int16(bitPattern: 0x8000))
-        let highBytes = _mm_set1_epi16(Int16(bitPattern: 0xFF00)), lowBytes = _mm_set1_epi16(0x00FF)
-        let zero = _mm_setzero_si128(), opaque = _mm_set1_epi8(-1)
+    func vectorRows(
+        luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
+        second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
+        chroma: Chroma, width: Int, bgra: Bool
+    ) -> Int {
+        let lumaGain = _mm_set1_epi16(Int16(bitPattern: self.luma))
+        let lumaOffset = _mm_set1_epi8(videoRange ? 16 : 0)
+        let rvGain = _mm_set1_epi16(rv)
+        let guGain = _mm_set1_epi16(gu)
+        let gvGain = _mm_set1_epi16(gv)
+        let buGain = _mm_set1_epi16(buLess2)
+        let rounding = _mm_set1_epi16(32)
+        let signFlip = _mm_set1_epi16(Int16(bitPattern: 0x8000))
+        let highBytes = _mm_set1_epi16(Int16(bitPattern: 0xFF00))
+        let lowBytes = _mm_set1_epi16(0x00FF)
+        let zero = _mm_setzero_si128()
+        let opaque = _mm_set1_epi8(-1)
         let end = width - 15
         var x = 0
         while x < end {
             // Cb and Cr as (c - 128)·256 in 16-bit lanes, one lane per pixel pair.
-            let u8: __m128i, v8: __m128i, y0: __m128i
+            let u8: __m128i
+            let v8: __m128i
+            let y0: __m128i
             switch chroma {
             case .interleaved(let uv):
                 let c = Self.load(uv + x)
@@ -158,7 +189,8 @@ extension YCbCrToRGB {
                 y0 = Self.load(luma + x)
             case .packedYUYV:
                 // Y0 Cb Y1 Cr …: luma is the low byte of each 16-bit word, chroma the high byte.
-                let a = Self.load(luma + 2 * x), b = Self.load(luma + 2 * x + 16)
+                let a = Self.load(luma + 2 * x)
+                let b = Self.load(luma + 2 * x + 16)
                 y0 = _mm_packus_epi16(_mm_and_si128(a, lowBytes), _mm_and_si128(b, lowBytes))
                 let c = _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8))
                 u8 = _mm_xor_si128(_mm_slli_epi16(c, 8), signFlip)
@@ -175,23 +207,33 @@ extension YCbCrToRGB {
                 @inline(__always) func channel(_ c: __m128i) -> __m128i { // 8 even pixels' bytes, then 8 odd
                     _mm_packus_epi16(_mm_srai_epi16(_mm_adds_epi16(even, c), 6), _mm_srai_epi16(_mm_adds_epi16(odd, c), 6))
                 }
-                let r = channel(rc), g = channel(gc), b = channel(bc)
+                let r = channel(rc)
+                let g = channel(gc)
+                let b = channel(bc)
                 if bgra {
                     // Interleave to 4-byte pixels (even pixels, odd pixels), then even with odd.
-                    let lowEven = _mm_unpacklo_epi8(b, g), lowOdd = _mm_unpackhi_epi8(b, g)
-                    let highEven = _mm_unpacklo_epi8(r, opaque), highOdd = _mm_unpackhi_epi8(r, opaque)
-                    let e0 = _mm_unpacklo_epi16(lowEven, highEven), e1 = _mm_unpackhi_epi16(lowEven, highEven)
-                    let o0 = _mm_unpacklo_epi16(lowOdd, highOdd), o1 = _mm_unpackhi_epi16(lowOdd, highOdd)
-                    Self.store(_mm_unpacklo_epi32(e0, o0), out); Self.store(_mm_unpackhi_epi32(e0, o0), out + 16)
-                    Self.store(_mm_unpacklo_epi32(e1, o1), out + 32); Self.store(_mm_unpackhi_epi32(e1, o1), out + 48)
+                    let lowEven = _mm_unpacklo_epi8(b, g)
+                    let lowOdd = _mm_unpackhi_epi8(b, g)
+                    let highEven = _mm_unpacklo_epi8(r, opaque)
+                    let highOdd = _mm_unpackhi_epi8(r, opaque)
+                    let e0 = _mm_unpacklo_epi16(lowEven, highEven)
+                    let e1 = _mm_unpackhi_epi16(lowEven, highEven)
+                    let o0 = _mm_unpacklo_epi16(lowOdd, highOdd)
+                    let o1 = _mm_unpackhi_epi16(lowOdd, highOdd)
+                    Self.store(_mm_unpacklo_epi32(e0, o0), out)
+                    Self.store(_mm_unpackhi_epi32(e0, o0), out + 16)
+                    Self.store(_mm_unpacklo_epi32(e1, o1), out + 32)
+                    Self.store(_mm_unpackhi_epi32(e1, o1), out + 48)
                 } else {
                     // A pixel pair's 6 bytes are three 16-bit words: (R, G) of the even pixel,
                     // (B even, R odd), (G, B) of the odd pixel. For 8 pairs: the three words, then
                     // per two pairs three 32-bit words (their 12 bytes), then those interleaved into
                     // three whole 16-byte stores (overlapping 8-byte stores were slower at 1080p).
-                    let w0 = _mm_unpacklo_epi8(r, g), w1 = _mm_unpacklo_epi8(b, _mm_unpackhi_epi64(r, r))
+                    let w0 = _mm_unpacklo_epi8(r, g)
+                    let w1 = _mm_unpacklo_epi8(b, _mm_unpackhi_epi64(r, r))
                     let w2 = _mm_unpackhi_epi8(g, b)
-                    let lowWords = _mm_set1_epi32(0xFFFF), highWords = _mm_set1_epi32(Int32(bitPattern: 0xFFFF_0000))
+                    let lowWords = _mm_set1_epi32(0xFFFF)
+                    let highWords = _mm_set1_epi32(Int32(bitPattern: 0xFFFF_0000))
                     let d0 = unsafeBitCast(_mm_or_si128(_mm_and_si128(w0, lowWords), _mm_slli_epi32(w1, 16)), to: SIMD4<UInt32>.self)
                     let d1 = unsafeBitCast(_mm_or_si128(_mm_and_si128(w2, lowWords), _mm_and_si128(w0, highWords)), to: SIMD4<UInt32>.self)
                     let d2 = unsafeBitCast(_mm_or_si128(_mm_srli_epi32(w1, 16), _mm_and_si128(w2, highWords)), to: SIMD4<UInt32>.self)

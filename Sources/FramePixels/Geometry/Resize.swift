@@ -10,7 +10,8 @@ public enum Resize {
         guard sp.bytesPerPixel == 1, destination.format == .gray8 else {
             throw .unsupportedFormat(destination.format, operation: "area resize (8-bit single-channel planes)")
         }
-        let dw = destination.width, dh = destination.height
+        let dw = destination.width
+        let dh = destination.height
         guard dw <= sp.width, dh <= sp.height else {
             throw .sizeMismatch(expected: "at most \(sp.width)x\(sp.height) (area resize shrinks)", actual: "\(dw)x\(dh)")
         }
@@ -45,8 +46,10 @@ public enum Resize {
 
     /// Exact k-times down-scaling: the rounded mean of each k x k block (OpenCV's fast path).
     static func areaInteger(_ source: PixelBuffer, plane: Int, into destination: inout PixelBuffer, factor k: Int) {
-        let dw = destination.width, dh = destination.height
-        let area = UInt32(k * k), half = area / 2
+        let dw = destination.width
+        let dh = destination.height
+        let area = UInt32(k * k)
+        let half = area / 2
         var sums = [UInt32](repeating: 0, count: dw)
         source.withUnsafeBytes(ofPlane: plane) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
@@ -57,7 +60,8 @@ public enum Resize {
                         if k == 2 {
                             // The common case gets its own loop. Reading each pixel pair as one
                             // 16-bit word keeps the loads contiguous, which the compiler vectorises.
-                            let r0 = UnsafeRawPointer(s + (dy * 2) * sp.bytesPerRow), r1 = r0 + sp.bytesPerRow
+                            let r0 = UnsafeRawPointer(s + (dy * 2) * sp.bytesPerRow)
+                            let r1 = r0 + sp.bytesPerRow
                             let out = d + dy * dp.bytesPerRow
                             for dx in 0..<dw {
                                 let a = r0.loadUnaligned(fromByteOffset: 2 &* dx, as: UInt16.self)
@@ -88,7 +92,8 @@ public enum Resize {
     static func taps(source: Int, destination: Int) -> [[(Int, Float)]] {
         let scale = Double(source) / Double(destination)
         return (0..<destination).map { d in
-            let start = Double(d) * scale, end = start + scale
+            let start = Double(d) * scale
+            let end = start + scale
             var list: [(Int, Float)] = []
             var s = Int(start)
             while Double(s) < end - 1e-9, s < source {
@@ -114,18 +119,25 @@ extension Resize {
             throw .unsupportedFormat(destination.format, operation: "bilinear resize (gray8, rgb24, bgra32; same format both sides)")
         }
         let channels = source.plane(0).bytesPerPixel
-        let sw = source.width, sh = source.height, dw = destination.width, dh = destination.height
-        let fx = Double(sw) / Double(dw), fy = Double(sh) / Double(dh)
+        let sw = source.width
+        let sh = source.height
+        let dw = destination.width
+        let dh = destination.height
+        let fx = Double(sw) / Double(dw)
+        let fy = Double(sh) / Double(dh)
         // Per output column: the left source column and the weights of it and its right-hand
         // neighbour (2048 in all). At the right edge the pair is moved one left with all the
         // weight on the right, so that every pair lies inside the row.
-        var lefts = [Int32](repeating: 0, count: dw), weights = [Int16](repeating: 0, count: 2 * dw)
+        var lefts = [Int32](repeating: 0, count: dw)
+        var weights = [Int16](repeating: 0, count: 2 * dw)
         for x in 0..<dw {
             let s = max(0, (Double(x) + 0.5) * fx - 0.5)
-            var i = min(Int(s), sw - 1), w = Int16(((s - Double(i)) * 2048).rounded())
+            var i = min(Int(s), sw - 1)
+            var w = Int16(((s - Double(i)) * 2048).rounded())
             if i == sw - 1 { (i, w) = (max(sw - 2, 0), sw == 1 ? 0 : 2048) }
             lefts[x] = Int32(i)
-            weights[2 * x] = 2048 - w; weights[2 * x + 1] = w
+            weights[2 * x] = 2048 - w
+            weights[2 * x + 1] = w
         }
         let rowLength = dw * channels
         var cache = [Int16](repeating: 0, count: 2 * rowLength)
@@ -133,27 +145,34 @@ extension Resize {
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 cache.withUnsafeMutableBufferPointer { rows in
-                lefts.withUnsafeBufferPointer { lefts in weights.withUnsafeBufferPointer { weights in
-                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    let columns = BilinearColumns(lefts: lefts.baseAddress!, weights: weights.baseAddress!, count: dw,
-                                                  channels: channels, sourceWidth: sw)
-                    for y in 0..<dh {
-                        let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
-                        let y0 = min(Int(sy), sh - 1), y1 = min(y0 + 1, sh - 1)
-                        let wy = y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded())
-                        // Two slots by row parity: consecutive output rows mostly share their source rows.
-                        func prepare(_ sourceRow: Int) {
-                            guard (sourceRow & 1 == 0 ? cachedRow.0 : cachedRow.1) != sourceRow else { return }
-                            columns.interpolate(s + sourceRow * sp.bytesPerRow, into: rows.baseAddress! + (sourceRow & 1) * rowLength)
-                            if sourceRow & 1 == 0 { cachedRow.0 = sourceRow } else { cachedRow.1 = sourceRow }
+                    lefts.withUnsafeBufferPointer { lefts in
+                        weights.withUnsafeBufferPointer { weights in
+                            let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                            let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                            let columns = BilinearColumns(
+                                lefts: lefts.baseAddress!, weights: weights.baseAddress!, count: dw,
+                                channels: channels, sourceWidth: sw)
+                            for y in 0..<dh {
+                                let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
+                                let y0 = min(Int(sy), sh - 1)
+                                let y1 = min(y0 + 1, sh - 1)
+                                let wy = y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded())
+                                // Two slots by row parity: consecutive output rows mostly share their source rows.
+                                func prepare(_ sourceRow: Int) {
+                                    guard (sourceRow & 1 == 0 ? cachedRow.0 : cachedRow.1) != sourceRow else { return }
+                                    columns.interpolate(
+                                        s + sourceRow * sp.bytesPerRow, into: rows.baseAddress! + (sourceRow & 1) * rowLength)
+                                    if sourceRow & 1 == 0 { cachedRow.0 = sourceRow } else { cachedRow.1 = sourceRow }
+                                }
+                                prepare(y0)
+                                prepare(y1)
+                                BilinearColumns.blend(
+                                    rows.baseAddress! + (y0 & 1) * rowLength, 2048 - wy,
+                                    rows.baseAddress! + (y1 & 1) * rowLength, wy,
+                                    into: d + y * dp.bytesPerRow, count: rowLength)
+                            }
                         }
-                        prepare(y0); prepare(y1)
-                        BilinearColumns.blend(rows.baseAddress! + (y0 & 1) * rowLength, 2048 - wy,
-                                              rows.baseAddress! + (y1 & 1) * rowLength, wy,
-                                              into: d + y * dp.bytesPerRow, count: rowLength)
                     }
-                } }
                 }
             }
         }

@@ -1,4 +1,5 @@
 import FrameCore
+
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
@@ -6,7 +7,10 @@ import _Builtin_intrinsics.intel
 /// Rotation by quarter turns and mirroring: what a capture connection applies.
 public enum Transform {
     public enum Rotation: Int, Sendable, CaseIterable {
-        case none = 0, clockwise90 = 90, rotate180 = 180, clockwise270 = 270
+        case none = 0
+        case clockwise90 = 90
+        case rotate180 = 180
+        case clockwise270 = 270
     }
 
     /// Whether `format` can be rotated by `rotation` (YUYV shares chroma between horizontal
@@ -26,13 +30,14 @@ public enum Transform {
     /// `rotation` and then mirrored left-right if `mirrored` (what ``apply(_:rotation:mirrored:)``
     /// does to its pixels), in continuous pixel coordinates.
     public static func pointMap(width: Int, height: Int, rotation: Rotation, mirrored: Bool) -> PointMap {
-        let w = Double(width), h = Double(height)
+        let w = Double(width)
+        let h = Double(height)
         var map: PointMap
         switch rotation {
         case .none: map = .identity
-        case .clockwise90: map = PointMap(a: 0, b: -1, c: 1, d: 0, tx: h, ty: 0)       // (x, y) → (h − y, x)
-        case .rotate180: map = PointMap(a: -1, b: 0, c: 0, d: -1, tx: w, ty: h)        // → (w − x, h − y)
-        case .clockwise270: map = PointMap(a: 0, b: 1, c: -1, d: 0, tx: 0, ty: w)      // → (y, w − x)
+        case .clockwise90: map = PointMap(a: 0, b: -1, c: 1, d: 0, tx: h, ty: 0) // (x, y) → (h − y, x)
+        case .rotate180: map = PointMap(a: -1, b: 0, c: 0, d: -1, tx: w, ty: h) // → (w − x, h − y)
+        case .clockwise270: map = PointMap(a: 0, b: 1, c: -1, d: 0, tx: 0, ty: w) // → (y, w − x)
         }
         if mirrored {
             let outWidth = Double(size(width: width, height: height, rotation: rotation).width)
@@ -49,7 +54,8 @@ public enum Transform {
     /// A quarter turn of an 8-bit plane in 32x32 tiles, so reads and writes both stay in cache;
     /// with SSE2 each tile goes as 8x8 blocks transposed in registers.
     static func quarterTurnGray(_ source: PixelBuffer, into out: inout PixelBuffer, clockwise: Bool) {
-        let sw = source.width, sh = source.height
+        let sw = source.width
+        let sh = source.height
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             out.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -57,7 +63,8 @@ public enum Transform {
                 let tile = 32
                 for ty in stride(from: 0, to: sh, by: tile) {
                     for tx in stride(from: 0, to: sw, by: tile) {
-                        let yEnd = min(ty + tile, sh), xEnd = min(tx + tile, sw)
+                        let yEnd = min(ty + tile, sh)
+                        let xEnd = min(tx + tile, sw)
                         var blockEnd = (ty, tx) // how far whole 8x8 blocks reach
                         #if arch(x86_64)
                         blockEnd = (ty + (yEnd - ty) / 8 * 8, tx + (xEnd - tx) / 8 * 8)
@@ -87,17 +94,23 @@ public enum Transform {
     /// pairs, 32-bit quads) leave each column as half a register. Loading the rows bottom-up
     /// turns clockwise; top-down with the columns stored in reverse order, counter-clockwise.
     @inline(__always)
-    static func turnBlock(_ s: UnsafePointer<UInt8>, _ sStride: Int, _ d: UnsafeMutablePointer<UInt8>, _ dStride: Int,
-                          x: Int, y: Int, width: Int, height: Int, clockwise: Bool) {
+    static func turnBlock(
+        _ s: UnsafePointer<UInt8>, _ sStride: Int, _ d: UnsafeMutablePointer<UInt8>, _ dStride: Int,
+        x: Int, y: Int, width: Int, height: Int, clockwise: Bool
+    ) {
         @inline(__always) func row(_ i: Int) -> __m128i {
             let sourceRow: Int = y &+ (clockwise ? 7 &- i : i)
             let offset: Int = sourceRow &* sStride &+ x
             return _mm_loadl_epi64(UnsafeRawPointer(s + offset).assumingMemoryBound(to: __m128i_u.self))
         }
-        let a0 = _mm_unpacklo_epi8(row(0), row(1)), a1 = _mm_unpacklo_epi8(row(2), row(3))
-        let a2 = _mm_unpacklo_epi8(row(4), row(5)), a3 = _mm_unpacklo_epi8(row(6), row(7))
-        let b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1)
-        let b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3)
+        let a0 = _mm_unpacklo_epi8(row(0), row(1))
+        let a1 = _mm_unpacklo_epi8(row(2), row(3))
+        let a2 = _mm_unpacklo_epi8(row(4), row(5))
+        let a3 = _mm_unpacklo_epi8(row(6), row(7))
+        let b0 = _mm_unpacklo_epi16(a0, a1)
+        let b1 = _mm_unpackhi_epi16(a0, a1)
+        let b2 = _mm_unpacklo_epi16(a2, a3)
+        let b3 = _mm_unpackhi_epi16(a2, a3)
         let columns = (_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3))
         // Column j of the block becomes output row x + j (clockwise) or width-1-x-j, starting at
         // output column height-8-y (clockwise) or y.
@@ -112,16 +125,22 @@ public enum Transform {
                 _mm_storel_epi64(p.assumingMemoryBound(to: __m128i_u.self), v)
             }
         }
-        store(0, columns.0, high: false); store(1, columns.0, high: true)
-        store(2, columns.1, high: false); store(3, columns.1, high: true)
-        store(4, columns.2, high: false); store(5, columns.2, high: true)
-        store(6, columns.3, high: false); store(7, columns.3, high: true)
+        store(0, columns.0, high: false)
+        store(1, columns.0, high: true)
+        store(2, columns.1, high: false)
+        store(3, columns.1, high: true)
+        store(4, columns.2, high: false)
+        store(5, columns.2, high: true)
+        store(6, columns.3, high: false)
+        store(7, columns.3, high: true)
     }
     #endif
 
     /// Calls `body` with each row of each plane of `source` and the same row of `out`.
-    static func eachRow(_ source: PixelBuffer, _ out: inout PixelBuffer,
-                        _ body: (UnsafeRawPointer, UnsafeMutableRawPointer, PixelBuffer.Plane) -> Void) {
+    static func eachRow(
+        _ source: PixelBuffer, _ out: inout PixelBuffer,
+        _ body: (UnsafeRawPointer, UnsafeMutableRawPointer, PixelBuffer.Plane) -> Void
+    ) {
         for index in 0..<source.planeCount {
             let p = source.plane(index)
             source.withUnsafeBytes(ofPlane: index) { src, sp in
@@ -146,7 +165,8 @@ public enum Transform {
             case 4: reverse(s, d, n, as: SIMD4<UInt32>.self)
             default:
                 for x in 0..<n {
-                    let from = s + p.bytesPerPixel &* x, to = d + p.bytesPerPixel &* (n &- 1 &- x)
+                    let from = s + p.bytesPerPixel &* x
+                    let to = d + p.bytesPerPixel &* (n &- 1 &- x)
                     to.copyMemory(from: from, byteCount: p.bytesPerPixel)
                 }
             }
@@ -158,7 +178,8 @@ public enum Transform {
     @inline(__always)
     static func reverse<V: SIMD>(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, as: V.Type)
     where V.Scalar: FixedWidthInteger {
-        let size = MemoryLayout<V.Scalar>.size, lanes = V.scalarCount
+        let size = MemoryLayout<V.Scalar>.size
+        let lanes = V.scalarCount
         @inline(__always) func one(_ x: Int) {
             let v = s.loadUnaligned(fromByteOffset: x &* size, as: V.self)
             var r = V()
@@ -167,7 +188,10 @@ public enum Transform {
         }
         var x = 0
         while x &+ 4 &* lanes <= n { // four vectors a step: fewer loop instructions per byte moved
-            one(x); one(x &+ lanes); one(x &+ 2 &* lanes); one(x &+ 3 &* lanes)
+            one(x)
+            one(x &+ lanes)
+            one(x &+ 2 &* lanes)
+            one(x &+ 3 &* lanes)
             x &+= 4 &* lanes
         }
         while x &+ lanes <= n {
@@ -175,7 +199,8 @@ public enum Transform {
             x &+= lanes
         }
         while x < n {
-            d.storeBytes(of: s.loadUnaligned(fromByteOffset: x &* size, as: V.Scalar.self), toByteOffset: (n &- 1 &- x) &* size, as: V.Scalar.self)
+            d.storeBytes(
+                of: s.loadUnaligned(fromByteOffset: x &* size, as: V.Scalar.self), toByteOffset: (n &- 1 &- x) &* size, as: V.Scalar.self)
             x &+= 1
         }
     }
@@ -193,8 +218,10 @@ public enum Transform {
 
     /// Rotates and mirrors `source` into `destination`, which must have the source's format and
     /// its size after `rotation` (no allocation: what a chain stage reuses frame after frame).
-    public static func apply(_ source: PixelBuffer, rotation: Rotation, mirrored: Bool,
-                             into out: inout PixelBuffer) throws(PixelBufferError) {
+    public static func apply(
+        _ source: PixelBuffer, rotation: Rotation, mirrored: Bool,
+        into out: inout PixelBuffer
+    ) throws(PixelBufferError) {
         try requireSupport(source.format, rotation: rotation)
         let size = size(width: source.width, height: source.height, rotation: rotation)
         guard out.format == source.format else { throw .unsupportedFormat(out.format, operation: "destination (needs \(source.format))") }
@@ -223,11 +250,13 @@ public enum Transform {
                             case .clockwise270: (dx, dy) = (sy, sw - 1 - sx)
                             }
                             if mirrored { dx = dw - 1 - dx }
-                            let s = sy * sp.bytesPerRow + sx * bpp, d = dy * dp.bytesPerRow + dx * bpp
+                            let s = sy * sp.bytesPerRow + sx * bpp
+                            let d = dy * dp.bytesPerRow + dx * bpp
                             for k in 0..<bpp { dst[d + k] = src[s + k] }
                             // A reversed YUYV pair must swap its two luma samples.
                             if source.format == .yuyv && (mirrored != (rotation == .rotate180)) {
-                                dst[d] = src[s + 2]; dst[d + 2] = src[s]
+                                dst[d] = src[s + 2]
+                                dst[d + 2] = src[s]
                             }
                         }
                     }

@@ -1,6 +1,6 @@
+import Foundation
 import FrameCore
 import FrameModels
-import Foundation
 
 /// What every face detector offers: faces in a still image or a region of it. The chain stage
 /// (``FaceDetectionProcessor``), the video tracker (``FaceTracker``) and the CLI take any of them.
@@ -39,12 +39,12 @@ public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .modelNotFound(name):
+        case .modelNotFound(let name):
             "face model \(name) not found (searched: \(ModelCatalog.searchPath.map(\.path).joined(separator: ", ")))"
-        case let .modelLoadFailed(path, message): "cannot load face model \(path): \(message)"
-        case let .openCV(message): "OpenCV error: \(message)"
-        case let .invalidOptions(message): "invalid face detector options: \(message)"
-        case let .pixelBuffer(error): error.description
+        case .modelLoadFailed(let path, let message): "cannot load face model \(path): \(message)"
+        case .openCV(let message): "OpenCV error: \(message)"
+        case .invalidOptions(let message): "invalid face detector options: \(message)"
+        case .pixelBuffer(let error): error.description
         }
     }
 }

@@ -1,7 +1,7 @@
 import COpenCVShim
+import Foundation
 import FrameCore
 import FrameModels
-import Foundation
 import Synchronization
 
 /// Finds faces with CenterFace, a CNN (Models/centerface.onnx), run by OpenCV's dnn module
@@ -25,8 +25,10 @@ public final class FaceDetector: FaceDetecting {
         public var minFaceSize: Int? = nil
         public var maxFaceSize: Int? = nil
 
-        public init(inputSize: Int = 640, scoreThreshold: Double = 0.3, overlapThreshold: Double = 0.3,
-                    minFaceSize: Int? = nil, maxFaceSize: Int? = nil) {
+        public init(
+            inputSize: Int = 640, scoreThreshold: Double = 0.3, overlapThreshold: Double = 0.3,
+            minFaceSize: Int? = nil, maxFaceSize: Int? = nil
+        ) {
             self.inputSize = inputSize
             self.scoreThreshold = scoreThreshold
             self.overlapThreshold = overlapThreshold
@@ -36,7 +38,9 @@ public final class FaceDetector: FaceDetecting {
 
         func validate() throws(FaceDetectorError) {
             guard inputSize >= 32, inputSize <= 4096 else { throw .invalidOptions("inputSize must be in 32…4096, got \(inputSize)") }
-            guard scoreThreshold >= 0, scoreThreshold <= 1 else { throw .invalidOptions("scoreThreshold must be in 0…1, got \(scoreThreshold)") }
+            guard scoreThreshold >= 0, scoreThreshold <= 1 else {
+                throw .invalidOptions("scoreThreshold must be in 0…1, got \(scoreThreshold)")
+            }
             guard overlapThreshold > 0, overlapThreshold <= 1 else { throw .invalidOptions("overlapThreshold must be in (0, 1]") }
             try checkFaceSizes(min: minFaceSize, max: maxFaceSize)
         }
@@ -99,8 +103,10 @@ public final class FaceDetector: FaceDetecting {
                 let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize)
                 let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold))
                 // Network pixels → image pixels.
-                let sx = Double(area.width) / Double(input.contentWidth), sy = Double(area.height) / Double(input.contentHeight)
-                let minSide = call.minFaceSize ?? 0, maxSide = call.maxFaceSize.flatMap { $0 > 0 ? $0 : nil } ?? Int.max
+                let sx = Double(area.width) / Double(input.contentWidth)
+                let sy = Double(area.height) / Double(input.contentHeight)
+                let minSide = call.minFaceSize ?? 0
+                let maxSide = call.maxFaceSize.flatMap { $0 > 0 ? $0 : nil } ?? Int.max
                 let mapped = faces.map { $0.mapped(scaleX: sx, scaleY: sy, dx: Double(area.x), dy: Double(area.y)) }
                     .filter { max($0.bounds.width, $0.bounds.height) >= minSide && max($0.bounds.width, $0.bounds.height) <= maxSide }
                 return suppressOverlaps(mapped, threshold: call.overlapThreshold)
@@ -132,9 +138,9 @@ struct CenterFaceScratch: ~Copyable {
     // is all a detector meets (the frame's, a tracker's regions), so the last few are kept.
     var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
     static let networksKept = 3
-    var rgb: PixelBuffer? = nil          // the region in RGB24, when the source is not RGB24
-    var resized: PixelBuffer? = nil      // the region at the network's scale
-    var tensor: [Float] = []             // [1, 3, H, W]
+    var rgb: PixelBuffer? = nil // the region in RGB24, when the source is not RGB24
+    var resized: PixelBuffer? = nil // the region at the network's scale
+    var tensor: [Float] = [] // [1, 3, H, W]
     var heatmap: [Float] = [], boxScale: [Float] = [], offset: [Float] = [], landmarks: [Float] = []
     var preparedSize = (0, 0)
 
@@ -171,7 +177,8 @@ struct CenterFaceScratch: ~Copyable {
     /// Converts and shrinks `image` into ``tensor``.
     mutating func prepareInput(_ image: PixelBuffer, longestSide: Int) throws -> NetworkInput {
         let scale = min(1, Double(longestSide) / Double(max(image.width, image.height)))
-        let cw = max(1, Int((Double(image.width) * scale).rounded())), ch = max(1, Int((Double(image.height) * scale).rounded()))
+        let cw = max(1, Int((Double(image.width) * scale).rounded()))
+        let ch = max(1, Int((Double(image.height) * scale).rounded()))
         let input = NetworkInput(width: (cw + 31) / 32 * 32, height: (ch + 31) / 32 * 32, contentWidth: cw, contentHeight: ch)
 
         var source = image
@@ -198,7 +205,9 @@ struct CenterFaceScratch: ~Copyable {
         let tw = input.width
         source.withUnsafeBytes(ofPlane: 0) { bytes, p in
             tensor.withUnsafeMutableBufferPointer { t in
-                let r = t.baseAddress!, g = r + plane, b = g + plane
+                let r = t.baseAddress!
+                let g = r + plane
+                let b = g + plane
                 for y in 0..<ch {
                     let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * p.bytesPerRow
                     let o = y * tw
@@ -232,47 +241,69 @@ struct CenterFaceScratch: ~Copyable {
                     offset.withUnsafeMutableBufferPointer { o in
                         landmarks.withUnsafeMutableBufferPointer { l in
                             // The layer names of this export (see Models/MANIFEST.json).
-                            "537".withCString { n0 in "538".withCString { n1 in "539".withCString { n2 in "540".withCString { n3 in
-                                var outputs = [
-                                    fkcv_tensor(name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),
-                                    fkcv_tensor(name: n1, data: s.baseAddress, capacity: s.count, shape: (0, 0, 0, 0), count: 0),
-                                    fkcv_tensor(name: n2, data: o.baseAddress, capacity: o.count, shape: (0, 0, 0, 0), count: 0),
-                                    fkcv_tensor(name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0),
-                                ]
-                                let status = fkcv_net_forward(net, t.baseAddress, 3, Int32(input.height), Int32(input.width),
-                                                              &outputs, Int32(outputs.count), &message, message.count)
-                                shapes = outputs.map { ($0.shape.2, $0.shape.3) }
-                                return status
-                            } } } }
+                            "537".withCString { n0 in
+                                "538".withCString { n1 in
+                                    "539".withCString { n2 in
+                                        "540".withCString { n3 in
+                                            var outputs = [
+                                                fkcv_tensor(
+                                                    name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),
+                                                fkcv_tensor(
+                                                    name: n1, data: s.baseAddress, capacity: s.count, shape: (0, 0, 0, 0), count: 0),
+                                                fkcv_tensor(
+                                                    name: n2, data: o.baseAddress, capacity: o.count, shape: (0, 0, 0, 0), count: 0),
+                                                fkcv_tensor(name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0)
+                                            ]
+                                            let status = fkcv_net_forward(
+                                                net, t.baseAddress, 3, Int32(input.height), Int32(input.width),
+                                                &outputs, Int32(outputs.count), &message, message.count)
+                                            shapes = outputs.map { ($0.shape.2, $0.shape.3) }
+                                            return status
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
             }
         }
         guard status == FKCV_OK else { throw .openCV(message: shimMessage(message, status)) }
-        let gh = Int(shapes[0].0), gw = Int(shapes[0].1)
+        let gh = Int(shapes[0].0)
+        let gw = Int(shapes[0].1)
         guard gh * gw <= cells, shapes.allSatisfy({ Int($0.0) == gh && Int($0.1) == gw }) else {
             throw .openCV(message: "unexpected output shapes \(shapes) for input \(input.width)x\(input.height)")
         }
         let n = gh * gw
-        let maxX = Double(input.contentWidth), maxY = Double(input.contentHeight)
+        let maxX = Double(input.contentWidth)
+        let maxY = Double(input.contentHeight)
         var faces: [Face] = []
         for cell in 0..<n where heatmap[cell] > scoreThreshold {
-            let row = cell / gw, column = cell % gw
-            let height = Double(expf(boxScale[cell])) * 4, width = Double(expf(boxScale[n + cell])) * 4
-            let cy = (Double(row) + Double(offset[cell]) + 0.5) * 4, cx = (Double(column) + Double(offset[n + cell]) + 0.5) * 4
-            let x0 = min(max(0, cx - width / 2), maxX), y0 = min(max(0, cy - height / 2), maxY)
-            let x1 = min(x0 + width, maxX), y1 = min(y0 + height, maxY)
+            let row = cell / gw
+            let column = cell % gw
+            let height = Double(expf(boxScale[cell])) * 4
+            let width = Double(expf(boxScale[n + cell])) * 4
+            let cy = (Double(row) + Double(offset[cell]) + 0.5) * 4
+            let cx = (Double(column) + Double(offset[n + cell]) + 0.5) * 4
+            let x0 = min(max(0, cx - width / 2), maxX)
+            let y0 = min(max(0, cy - height / 2), maxY)
+            let x1 = min(x0 + width, maxX)
+            let y1 = min(y0 + height, maxY)
             guard x1 - x0 >= 1, y1 - y0 >= 1 else { continue }
             var points: [Point] = []
             points.reserveCapacity(5)
             for j in 0..<5 {
-                points.append(Point(x: Double(landmarks[(2 * j + 1) * n + cell]) * width + x0,
-                                    y: Double(landmarks[2 * j * n + cell]) * height + y0))
+                points.append(
+                    Point(
+                        x: Double(landmarks[(2 * j + 1) * n + cell]) * width + x0,
+                        y: Double(landmarks[2 * j * n + cell]) * height + y0))
             }
-            faces.append(Face(bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()),
-                                           width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
-                              confidence: Double(heatmap[cell]), landmarks: points))
+            faces.append(
+                Face(
+                    bounds: Rect(
+                        x: Int(x0.rounded()), y: Int(y0.rounded()),
+                        width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
+                    confidence: Double(heatmap[cell]), landmarks: points))
         }
         return faces
     }

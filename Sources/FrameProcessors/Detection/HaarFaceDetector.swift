@@ -1,7 +1,7 @@
 import COpenCVShim
+import Foundation
 import FrameCore
 import FrameModels
-import Foundation
 import Synchronization
 
 /// Finds faces with an OpenCV cascade classifier (by default the Haar frontal-face model
@@ -23,8 +23,10 @@ public final class HaarFaceDetector: FaceDetecting {
         /// with FrameKit's area resize, and faces are mapped back to the input's coordinates.
         public var detectionScale: Double = 1.0
 
-        public init(scaleFactor: Double = 1.1, minNeighbors: Int = 3, minFaceSize: Int? = nil,
-                    maxFaceSize: Int? = nil, detectionScale: Double = 1.0) {
+        public init(
+            scaleFactor: Double = 1.1, minNeighbors: Int = 3, minFaceSize: Int? = nil,
+            maxFaceSize: Int? = nil, detectionScale: Double = 1.0
+        ) {
             self.scaleFactor = scaleFactor
             self.minNeighbors = minNeighbors
             self.minFaceSize = minFaceSize
@@ -94,7 +96,8 @@ public final class HaarFaceDetector: FaceDetecting {
         try call.validate()
         return try handle.withLock { (box) throws(FaceDetectorError) -> [Face] in
             do {
-                var area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(width: image.width, height: image.height)
+                var area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(
+                    width: image.width, height: image.height)
                 // Y'CbCr crops start and end on even pixels (chroma is shared by pixel pairs).
                 let align = image.format.sizeAlignment
                 area.x -= area.x % align.width
@@ -107,7 +110,8 @@ public final class HaarFaceDetector: FaceDetecting {
                 case .gray8, .nv12VideoRange, .nv12FullRange, .i420:
                     detectOn = try image.lumaPlane().cropped(to: area)
                 default:
-                    var converted = try box.value.gray.flatMap { $0.width == area.width && $0.height == area.height ? $0 : nil }
+                    var converted =
+                        try box.value.gray.flatMap { $0.width == area.width && $0.height == area.height ? $0 : nil }
                         ?? PixelBuffer(width: area.width, height: area.height, format: .gray8)
                     box.value.gray = nil // the only owner while it is written: no copy-on-write
                     try ColorConversion.convertToGray(image.cropped(to: area), into: &converted)
@@ -115,7 +119,8 @@ public final class HaarFaceDetector: FaceDetecting {
                     detectOn = converted
                 }
                 if call.detectionScale < 1 {
-                    let sw = max(24, Int(Double(area.width) * call.detectionScale)), sh = max(24, Int(Double(area.height) * call.detectionScale))
+                    let sw = max(24, Int(Double(area.width) * call.detectionScale))
+                    let sh = max(24, Int(Double(area.height) * call.detectionScale))
                     guard sw <= area.width, sh <= area.height else { return [] }
                     // One scratch allocation, grown as needed; each call views the size it needs.
                     // It is moved out of the box while in use, so the view is its only owner
@@ -126,11 +131,14 @@ public final class HaarFaceDetector: FaceDetecting {
                     detectOn = scaled
                     box.value.scaled = scaled.storageForViews // back for the next call (only read from here on)
                 }
-                let sx = Double(area.width) / Double(detectOn.width), sy = Double(area.height) / Double(detectOn.height)
+                let sx = Double(area.width) / Double(detectOn.width)
+                let sy = Double(area.height) / Double(detectOn.height)
                 let found = try runCascade(box.value.cascade, on: detectOn, options: call, scale: sx)
                 return found.map { r in
-                    Face(bounds: Rect(x: area.x + Int((Double(r.x) * sx).rounded()), y: area.y + Int((Double(r.y) * sy).rounded()),
-                                      width: Int((Double(r.width) * sx).rounded()), height: Int((Double(r.height) * sy).rounded())))
+                    Face(
+                        bounds: Rect(
+                            x: area.x + Int((Double(r.x) * sx).rounded()), y: area.y + Int((Double(r.y) * sy).rounded()),
+                            width: Int((Double(r.width) * sx).rounded()), height: Int((Double(r.height) * sy).rounded())))
                 }
             } catch let error as FaceDetectorError {
                 throw error
@@ -142,18 +150,22 @@ public final class HaarFaceDetector: FaceDetecting {
         }
     }
 
-    private func runCascade(_ cascade: OpaquePointer, on image: PixelBuffer, options: Options, scale: Double) throws(FaceDetectorError) -> [Rect] {
+    private func runCascade(_ cascade: OpaquePointer, on image: PixelBuffer, options: Options, scale: Double) throws(FaceDetectorError)
+        -> [Rect]
+    {
         let minSide = Int32(options.minFaceSize.map { Double($0) / scale } ?? 0)
         let maxSide = Int32(options.maxFaceSize.map { Double($0) / scale } ?? 0)
-        var params = fkcv_detect_params(scale_factor: options.scaleFactor, min_neighbors: Int32(options.minNeighbors),
-                                        min_width: minSide, min_height: minSide, max_width: maxSide, max_height: maxSide)
+        var params = fkcv_detect_params(
+            scale_factor: options.scaleFactor, min_neighbors: Int32(options.minNeighbors),
+            min_width: minSide, min_height: minSide, max_width: maxSide, max_height: maxSide)
         var rects = [fkcv_rect](repeating: fkcv_rect(), count: 64)
         var found: Int32 = 0
         var message = [CChar](repeating: 0, count: 512)
         let status = image.withUnsafeBytes(ofPlane: 0) { bytes, plane in
             let origin = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            return fkcv_cascade_detect(cascade, origin, Int32(image.width), Int32(image.height), plane.bytesPerRow,
-                                       &params, &rects, Int32(rects.count), &found, &message, message.count)
+            return fkcv_cascade_detect(
+                cascade, origin, Int32(image.width), Int32(image.height), plane.bytesPerRow,
+                &params, &rects, Int32(rects.count), &found, &message, message.count)
         }
         guard status == FKCV_OK else { throw .openCV(message: Self.text(message, status)) }
         return rects.prefix(Int(min(found, Int32(rects.count)))).map {

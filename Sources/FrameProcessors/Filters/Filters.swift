@@ -3,25 +3,32 @@ import FrameCore
 /// Neighbourhood filters on 8-bit gray images, edges replicated (OpenCV's BORDER_REPLICATE).
 public enum Filters {
     /// Kernel sizes the blurs take.
-    public enum KernelSize: Int, Sendable, CaseIterable { case three = 3, five = 5 }
+    public enum KernelSize: Int, Sendable, CaseIterable {
+        case three = 3
+        case five = 5
+    }
 
     /// Mean of the k x k neighbourhood, rounded to nearest (as `cv::blur`).
     public static func boxBlur(_ source: PixelBuffer, into destination: inout PixelBuffer, size: KernelSize) throws(PixelBufferError) {
         // (sum + area/2) / area as a multiply and shift, exact for every possible sum.
         if size == .three {
             // Sums fit 16 bits (≤ 9·255 + 4), and the multiply's high half is exact for all of them.
-            try separable3(source, into: &destination, as: UInt16.self, horizontal: { a, b, c in a &+ b &+ c }, vertical: { a, b, c in
-                UInt16(truncatingIfNeeded: (UInt32(a &+ b &+ c &+ 4) &* 7282) &>> 16)
-            })
+            try separable3(
+                source, into: &destination, as: UInt16.self, horizontal: { a, b, c in a &+ b &+ c },
+                vertical: { a, b, c in
+                    UInt16(truncatingIfNeeded: (UInt32(a &+ b &+ c &+ 4) &* 7282) &>> 16)
+                })
         } else {
             // Sums fit 16 bits (≤ 25·255 + 12), and so does the division by 25 if a high-half multiply's
             // estimate (exact or one too many over this range, checked for every sum) is corrected:
             // twice the lanes of a 32-bit multiply, which SSE2 does not even have.
-            try separable5(source, into: &destination, as: UInt16.self, horizontal: { $0 &+ $1 &+ $2 &+ $3 &+ $4 }, vertical: { a, b, c, d, e in
-                let n = a &+ b &+ c &+ d &+ e &+ 12
-                let q = UInt16(truncatingIfNeeded: (UInt32(n) &* 2622) &>> 16)
-                return q &* 25 > n ? q &- 1 : q
-            })
+            try separable5(
+                source, into: &destination, as: UInt16.self, horizontal: { $0 &+ $1 &+ $2 &+ $3 &+ $4 },
+                vertical: { a, b, c, d, e in
+                    let n = a &+ b &+ c &+ d &+ e &+ 12
+                    let q = UInt16(truncatingIfNeeded: (UInt32(n) &* 2622) &>> 16)
+                    return q &* 25 > n ? q &- 1 : q
+                })
         }
     }
 
@@ -30,13 +37,16 @@ public enum Filters {
     public static func gaussianBlur(_ source: PixelBuffer, into destination: inout PixelBuffer, size: KernelSize) throws(PixelBufferError) {
         if size == .three {
             // Sums stay below 2^16 (at most 16·255 + 8): 16-bit lanes, twice as many per vector.
-            try separable3(source, into: &destination, as: UInt16.self, horizontal: { a, b, c in a &+ 2 &* b &+ c }, vertical: { a, b, c in
-                (a &+ 2 &* b &+ c &+ 8) &>> 4
-            })
+            try separable3(
+                source, into: &destination, as: UInt16.self, horizontal: { a, b, c in a &+ 2 &* b &+ c },
+                vertical: { a, b, c in
+                    (a &+ 2 &* b &+ c &+ 8) &>> 4
+                })
         } else {
             // Sums stay below 2^16 (at most 256·255 + 128): 16-bit lanes.
-            try separable5(source, into: &destination, as: UInt16.self, horizontal: { $0 &+ 4 &* $1 &+ 6 &* $2 &+ 4 &* $3 &+ $4 },
-                          vertical: { a, b, c, d, e in (a &+ 4 &* b &+ 6 &* c &+ 4 &* d &+ e &+ 128) &>> 8 })
+            try separable5(
+                source, into: &destination, as: UInt16.self, horizontal: { $0 &+ 4 &* $1 &+ 6 &* $2 &+ 4 &* $3 &+ $4 },
+                vertical: { a, b, c, d, e in (a &+ 4 &* b &+ 6 &* c &+ 4 &* d &+ e &+ 128) &>> 8 })
         }
     }
 
@@ -44,7 +54,8 @@ public enum Filters {
     /// (OpenCV's `convertScaleAbs(Sobel dx) + convertScaleAbs(Sobel dy)`).
     public static func sobelMagnitude(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         try requireGray(source, destination)
-        let w = source.width, h = source.height
+        let w = source.width
+        let h = source.height
         // Per source row, once: the horizontal difference and the horizontal [1 2 1] smoothing.
         var rows = [Int16](repeating: 0, count: 6 * w)
         var rowOf = [-1, -1, -1]
@@ -55,15 +66,22 @@ public enum Filters {
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     func prepare(_ y: Int) -> (diff: UnsafeMutablePointer<Int16>, smooth: UnsafeMutablePointer<Int16>) {
                         let slot = y % 3
-                        let diff = ring.baseAddress! + slot * 2 * w, smooth = diff + w
+                        let diff = ring.baseAddress! + slot * 2 * w
+                        let smooth = diff + w
                         if rowOf[slot] == y { return (diff, smooth) }
                         rowOf[slot] = y
                         let p = s + y * sp.bytesPerRow
-                        if w == 1 { diff[0] = 0; smooth[0] = 4 &* Int16(p[0]); return (diff, smooth) }
+                        if w == 1 {
+                            diff[0] = 0
+                            smooth[0] = 4 &* Int16(p[0])
+                            return (diff, smooth)
+                        }
                         diff[0] = Int16(p[1]) &- Int16(p[0])
                         smooth[0] = 3 &* Int16(p[0]) &+ Int16(p[1])
                         for x in 1..<(w - 1) {
-                            let l = Int16(p[x &- 1]), c = Int16(p[x]), r = Int16(p[x &+ 1])
+                            let l = Int16(p[x &- 1])
+                            let c = Int16(p[x])
+                            let r = Int16(p[x &+ 1])
                             diff[x] = r &- l
                             smooth[x] = l &+ 2 &* c &+ r
                         }
@@ -72,12 +90,15 @@ public enum Filters {
                         return (diff, smooth)
                     }
                     for y in 0..<h {
-                        let up = prepare(max(0, y - 1)), mid = prepare(y), down = prepare(min(h - 1, y + 1))
+                        let up = prepare(max(0, y - 1))
+                        let mid = prepare(y)
+                        let down = prepare(min(h - 1, y + 1))
                         let out = d + y * dp.bytesPerRow
                         for x in 0..<w {
                             let dx = up.diff[x] &+ 2 &* mid.diff[x] &+ down.diff[x]
                             let dy = down.smooth[x] &- up.smooth[x]
-                            let ax = min(255, dx < 0 ? 0 &- dx : dx), ay = min(255, dy < 0 ? 0 &- dy : dy)
+                            let ax = min(255, dx < 0 ? 0 &- dx : dx)
+                            let ay = min(255, dy < 0 ? 0 &- dy : dy)
                             out[x] = UInt8(truncatingIfNeeded: min(255, ax &+ ay))
                         }
                     }
@@ -87,11 +108,14 @@ public enum Filters {
     }
 
     /// `maxValue` where the pixel is above `threshold`, else 0 (OpenCV's THRESH_BINARY).
-    public static func threshold(_ source: PixelBuffer, into destination: inout PixelBuffer, threshold: UInt8, maxValue: UInt8 = 255) throws(PixelBufferError) {
+    public static func threshold(_ source: PixelBuffer, into destination: inout PixelBuffer, threshold: UInt8, maxValue: UInt8 = 255)
+        throws(PixelBufferError)
+    {
         try requireGray(source, destination)
         // Unsigned v > t as a signed compare of both with the top bit flipped (one pcmpgtb), whose
         // all-ones lanes are the answer itself when maxValue is 255.
-        let flip = SIMD16<UInt8>(repeating: 0x80), limit = SIMD16<Int8>(repeating: Int8(bitPattern: threshold ^ 0x80))
+        let flip = SIMD16<UInt8>(repeating: 0x80)
+        let limit = SIMD16<Int8>(repeating: Int8(bitPattern: threshold ^ 0x80))
         let high = SIMD16<UInt8>(repeating: maxValue)
         PlaneRows.forEach(source, &destination) { s, d, w in
             @inline(__always) func sixteen(_ x: Int) {
@@ -102,7 +126,10 @@ public enum Filters {
             var x = 0
             // Four vectors a step: the loop's own bookkeeping costs as much as one vector's work.
             while x &+ 64 <= w {
-                sixteen(x); sixteen(x &+ 16); sixteen(x &+ 32); sixteen(x &+ 48)
+                sixteen(x)
+                sixteen(x &+ 16)
+                sixteen(x &+ 32)
+                sixteen(x &+ 48)
                 x &+= 64
             }
             while x &+ 16 <= w {
@@ -119,23 +146,32 @@ public enum Filters {
     /// Histogram equalisation, with OpenCV's `equalizeHist` mapping.
     public static func equalizeHistogram(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         try requireGray(source, destination)
-        let w = source.width, h = source.height
+        let w = source.width
+        let h = source.height
         // Four histograms, one per byte of each 32-bit word read: runs of equal pixels then
         // increment different counters instead of waiting on one another's store.
         var counts = [UInt32](repeating: 0, count: 4 * 256)
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             counts.withUnsafeMutableBufferPointer { c in
-                let c0 = c.baseAddress!, c1 = c0 + 256, c2 = c0 + 512, c3 = c0 + 768
+                let c0 = c.baseAddress!
+                let c1 = c0 + 256
+                let c2 = c0 + 512
+                let c3 = c0 + 768
                 for y in 0..<h {
                     let row = src.baseAddress! + y * sp.bytesPerRow
                     var x = 0
                     while x &+ 4 <= w {
                         let v = row.loadUnaligned(fromByteOffset: x, as: UInt32.self)
-                        c0[Int(v & 0xFF)] &+= 1; c1[Int((v &>> 8) & 0xFF)] &+= 1
-                        c2[Int((v &>> 16) & 0xFF)] &+= 1; c3[Int(v &>> 24)] &+= 1
+                        c0[Int(v & 0xFF)] &+= 1
+                        c1[Int((v &>> 8) & 0xFF)] &+= 1
+                        c2[Int((v &>> 16) & 0xFF)] &+= 1
+                        c3[Int(v &>> 24)] &+= 1
                         x &+= 4
                     }
-                    while x < w { c0[Int(row.load(fromByteOffset: x, as: UInt8.self))] &+= 1; x &+= 1 }
+                    while x < w {
+                        c0[Int(row.load(fromByteOffset: x, as: UInt8.self))] &+= 1
+                        x &+= 1
+                    }
                 }
             }
         }
@@ -172,7 +208,10 @@ public enum Filters {
                     UnsafeMutableRawPointer(d).storeBytes(of: out, toByteOffset: x, as: UInt64.self)
                     x &+= 8
                 }
-                while x < w { d[x] = table[Int(s[x])]; x &+= 1 }
+                while x < w {
+                    d[x] = table[Int(s[x])]
+                    x &+= 1
+                }
             }
         }
     }
@@ -183,9 +222,11 @@ public enum Filters {
     @inline(__always)
     static func separable3<T: FixedWidthInteger & UnsignedInteger>(
         _ source: PixelBuffer, into destination: inout PixelBuffer, as _: T.Type,
-        horizontal: (T, T, T) -> T, vertical: (T, T, T) -> T) throws(PixelBufferError) {
+        horizontal: (T, T, T) -> T, vertical: (T, T, T) -> T
+    ) throws(PixelBufferError) {
         try requireGray(source, destination)
-        let w = source.width, h = source.height
+        let w = source.width
+        let h = source.height
         var ring = [T](repeating: 0, count: 3 * w)
         var ringRow = [-1, -1, -1]
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
@@ -199,14 +240,19 @@ public enum Filters {
                         if ringRow[slot] == sy { return out }
                         ringRow[slot] = sy
                         let p = s + sy * sp.bytesPerRow
-                        if w == 1 { out[0] = horizontal(T(p[0]), T(p[0]), T(p[0])); return out }
+                        if w == 1 {
+                            out[0] = horizontal(T(p[0]), T(p[0]), T(p[0]))
+                            return out
+                        }
                         out[0] = horizontal(T(p[0]), T(p[0]), T(p[1]))
                         for x in 1..<max(1, w - 1) { out[x] = horizontal(T(p[x &- 1]), T(p[x]), T(p[x &+ 1])) }
                         out[w - 1] = horizontal(T(p[w - 2]), T(p[w - 1]), T(p[w - 1]))
                         return out
                     }
                     for y in 0..<h {
-                        let a = rowSums(max(0, y - 1)), b = rowSums(y), c = rowSums(min(h - 1, y + 1))
+                        let a = rowSums(max(0, y - 1))
+                        let b = rowSums(y)
+                        let c = rowSums(min(h - 1, y + 1))
                         let out = d + y * dp.bytesPerRow
                         for x in 0..<w { out[x] = UInt8(truncatingIfNeeded: vertical(a[x], b[x], c[x])) }
                     }
@@ -221,9 +267,11 @@ public enum Filters {
     @inline(__always)
     static func separable5<T: FixedWidthInteger & UnsignedInteger>(
         _ source: PixelBuffer, into destination: inout PixelBuffer, as _: T.Type,
-        horizontal: (T, T, T, T, T) -> T, vertical: (T, T, T, T, T) -> T) throws(PixelBufferError) {
+        horizontal: (T, T, T, T, T) -> T, vertical: (T, T, T, T, T) -> T
+    ) throws(PixelBufferError) {
         try requireGray(source, destination)
-        let w = source.width, h = source.height
+        let w = source.width
+        let h = source.height
         var ring = [T](repeating: 0, count: 5 * w)
         var ringRow = [Int](repeating: -1, count: 5)
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
@@ -246,8 +294,11 @@ public enum Filters {
                     }
                     for y in 0..<h {
                         let out = d + y * dp.bytesPerRow
-                        let a = rowSums(max(0, y - 2)), b = rowSums(max(0, y - 1)), c = rowSums(y)
-                        let e = rowSums(min(h - 1, y + 1)), f = rowSums(min(h - 1, y + 2))
+                        let a = rowSums(max(0, y - 2))
+                        let b = rowSums(max(0, y - 1))
+                        let c = rowSums(y)
+                        let e = rowSums(min(h - 1, y + 1))
+                        let f = rowSums(min(h - 1, y + 2))
                         for x in 0..<w { out[x] = UInt8(truncatingIfNeeded: vertical(a[x], b[x], c[x], e[x], f[x])) }
                     }
                 }
@@ -263,4 +314,3 @@ public enum Filters {
         }
     }
 }
-

@@ -6,11 +6,13 @@ public enum Annotation {
     /// green (RGB 0,255,0; for Y'CbCr its BT.601 video-range value; white on gray).
     public static func drawBoxes(_ boxes: [Rect], on buffer: inout PixelBuffer, thickness: Int = 3) {
         guard !boxes.isEmpty else { return }
-        let w = buffer.width, h = buffer.height
+        let w = buffer.width
+        let h = buffer.height
         // Per plane: the value to write for one pixel's sample(s), and the plane's subsampling.
         for plane in 0..<buffer.planeCount {
             let p = buffer.plane(plane)
-            let sx = w / p.width, sy = h / p.height
+            let sx = w / p.width
+            let sy = h / p.height
             let bytes: [UInt8]
             switch (buffer.format, plane) {
             case (.gray8, _): bytes = [255]
@@ -27,7 +29,8 @@ public enum Annotation {
                 func fill(_ rect: Rect) {
                     let r = rect.clamped(width: w, height: h)
                     guard r.width > 0, r.height > 0 else { return }
-                    let x0 = r.x / (sx * unit), x1 = (r.maxX - 1) / (sx * unit)
+                    let x0 = r.x / (sx * unit)
+                    let x1 = (r.maxX - 1) / (sx * unit)
                     for y in stride(from: r.y / sy, through: (r.maxY - 1) / sy, by: 1) {
                         for x in x0...x1 {
                             let o = y * p.bytesPerRow + x * bytes.count

@@ -17,6 +17,10 @@ public struct BlurStage: ImageStage {
     }
     package func render(_ input: PixelBuffer, into output: inout PixelBuffer) throws(PixelBufferError) {
         let source = try gray.luma(of: input)
-        if kind == .box { try Filters.boxBlur(source, into: &output, size: size) } else { try Filters.gaussianBlur(source, into: &output, size: size) }
+        if kind == .box {
+            try Filters.boxBlur(source, into: &output, size: size)
+        } else {
+            try Filters.gaussianBlur(source, into: &output, size: size)
+        }
     }
 }

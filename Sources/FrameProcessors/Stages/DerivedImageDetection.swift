@@ -30,7 +30,9 @@ public struct DerivedImageDetection: Processor {
             try stage.process(&derived)
         }
         try detect.process(&derived)
-        guard let back = map.inverse else { throw PixelBufferError.unsupportedFormat(frame.pixelBuffer.format, operation: "mapping faces back") }
+        guard let back = map.inverse else {
+            throw PixelBufferError.unsupportedFormat(frame.pixelBuffer.format, operation: "mapping faces back")
+        }
         frame.faces = derived.faces.map { $0.mapped(by: back) }
     }
 }

@@ -26,7 +26,7 @@ public struct GrayFilterStage: ImageStage {
         let source = try gray.luma(of: input)
         switch operation {
         case .sobelMagnitude: try Filters.sobelMagnitude(source, into: &output)
-        case let .threshold(t, maxValue): try Filters.threshold(source, into: &output, threshold: t, maxValue: maxValue)
+        case .threshold(let t, let maxValue): try Filters.threshold(source, into: &output, threshold: t, maxValue: maxValue)
         case .equalizeHistogram: try Filters.equalizeHistogram(source, into: &output)
         }
     }

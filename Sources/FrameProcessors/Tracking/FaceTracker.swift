@@ -47,7 +47,7 @@ public final class FaceTracker: Sendable {
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
 
         func validate() throws(FaceDetectorError) {
-            if case let .inline(interval) = schedule, interval < 1 {
+            if case .inline(let interval) = schedule, interval < 1 {
                 throw .invalidOptions("the pass interval must be at least 1, got \(interval)")
             }
             guard patchSize >= 8, patchSize <= 128 else { throw .invalidOptions("patchSize must be in 8…128") }
@@ -85,7 +85,7 @@ public final class FaceTracker: Sendable {
 
             // 2. Passes.
             switch options.schedule {
-            case let .inline(interval):
+            case .inline(let interval):
                 if lost || s.frame - s.lastPass >= interval || s.lastPass == 0 {
                     let found = try detector.detect(in: image, region: nil)
                     s.merge(found, passFrame: s.frame, gray: gray, history: nil, options: options)
@@ -105,7 +105,8 @@ public final class FaceTracker: Sendable {
             //    track outranks the correlation: the track is kept (the network may miss a face
             //    once) but not reported until a pass confirms it again.
             s.tracks.removeAll { !$0.isFound && $0.missedPasses > 0 }
-            let w = image.width, h = image.height
+            let w = image.width
+            let h = image.height
             return s.tracks.filter { $0.isFound && $0.missedPasses == 0 }.map { track in
                 var face = track.face
                 face.bounds = face.bounds.clamped(width: w, height: h)
@@ -182,22 +183,32 @@ struct Track {
     /// The patch the track looks for: the face's box shrunk so its longer side is `patchSize`.
     mutating func takePatch(from gray: PixelBuffer, patchSize: Int) {
         let r = box.rect.clamped(width: gray.width, height: gray.height)
-        guard r.width >= 4, r.height >= 4 else { isFound = false; return }
+        guard r.width >= 4, r.height >= 4 else {
+            isFound = false
+            return
+        }
         patchScale = min(1, Double(patchSize) / Double(max(r.width, r.height)))
         patchWidth = max(4, Int((Double(r.width) * patchScale).rounded()))
         patchHeight = max(4, Int((Double(r.height) * patchScale).rounded()))
-        guard let small = try? Self.shrink(gray, r, width: patchWidth, height: patchHeight) else { isFound = false; return }
+        guard let small = try? Self.shrink(gray, r, width: patchWidth, height: patchHeight) else {
+            isFound = false
+            return
+        }
         patch = small.packedBytes()
     }
 
     /// Finds the patch near where the face was; false when the best match is too weak.
     mutating func step(in gray: PixelBuffer, margin: Double, minCorrelation: Double) -> Bool {
         guard isFound else { return false }
-        let mx = box.width * margin + abs(motion.dx), my = box.height * margin + abs(motion.dy)
-        let area = Rect(x: Int((box.x - mx).rounded(.down)), y: Int((box.y - my).rounded(.down)),
-                        width: Int((box.width + 2 * mx).rounded(.up)), height: Int((box.height + 2 * my).rounded(.up)))
-            .clamped(width: gray.width, height: gray.height)
-        let sw = Int((Double(area.width) * patchScale).rounded()), sh = Int((Double(area.height) * patchScale).rounded())
+        let mx = box.width * margin + abs(motion.dx)
+        let my = box.height * margin + abs(motion.dy)
+        let area = Rect(
+            x: Int((box.x - mx).rounded(.down)), y: Int((box.y - my).rounded(.down)),
+            width: Int((box.width + 2 * mx).rounded(.up)), height: Int((box.height + 2 * my).rounded(.up))
+        )
+        .clamped(width: gray.width, height: gray.height)
+        let sw = Int((Double(area.width) * patchScale).rounded())
+        let sh = Int((Double(area.height) * patchScale).rounded())
         guard sw >= patchWidth, sh >= patchHeight, let search = try? Self.shrink(gray, area, width: sw, height: sh) else {
             isFound = false
             return false
@@ -206,9 +217,10 @@ struct Track {
         var message = [CChar](repeating: 0, count: 128)
         let status = search.withUnsafeBytes(ofPlane: 0) { s, sp in
             patch.withUnsafeBufferPointer { p in
-                fkcv_match_template(s.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(sw), Int32(sh), sp.bytesPerRow,
-                                    p.baseAddress!, Int32(patchWidth), Int32(patchHeight), patchWidth, &match,
-                                    &message, message.count)
+                fkcv_match_template(
+                    s.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(sw), Int32(sh), sp.bytesPerRow,
+                    p.baseAddress!, Int32(patchWidth), Int32(patchHeight), patchWidth, &match,
+                    &message, message.count)
             }
         }
         guard status == FKCV_OK, Double(match.score) >= minCorrelation else {
@@ -269,7 +281,9 @@ struct TrackerState: ~Copyable {
         } else {
             slot = (try? PixelBuffer(width: gray.width, height: gray.height, format: .gray8)) ?? gray.copy()
         }
-        if slot.width != gray.width || slot.height != gray.height { slot = gray.copy() } else {
+        if slot.width != gray.width || slot.height != gray.height {
+            slot = gray.copy()
+        } else {
             gray.withUnsafeBytes(ofPlane: 0) { s, sp in
                 slot.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
                     for row in 0..<sp.height {
@@ -286,8 +300,10 @@ struct TrackerState: ~Copyable {
     }
 
     /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``.
-    mutating func merge(_ found: [Face], passFrame: Int, gray: PixelBuffer,
-                        history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options) {
+    mutating func merge(
+        _ found: [Face], passFrame: Int, gray: PixelBuffer,
+        history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options
+    ) {
         let patchSize = options.patchSize
         // Where each track was when the pass's frame was taken.
         func boxThen(_ t: Track) -> Box? {
@@ -314,12 +330,14 @@ struct TrackerState: ~Copyable {
                 track.past.append((later.frame, track.box))
             }
             guard track.isFound else { return nil }
-            track.detected = face.mapped(scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
-                                         dy: track.box.y - Double(face.bounds.y))
+            track.detected = face.mapped(
+                scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
+                dy: track.box.y - Double(face.bounds.y))
             track.detectedBox = track.box
             return track
         }
-        var trackTaken = Set<Int>(), faceTaken = Set<Int>()
+        var trackTaken = Set<Int>()
+        var faceTaken = Set<Int>()
         for pair in pairs.sorted(by: { $0.overlap > $1.overlap })
         where !trackTaken.contains(pair.track) && !faceTaken.contains(pair.face) {
             faceTaken.insert(pair.face)
@@ -394,8 +412,8 @@ final class PassWorker: Sendable {
                 s.busy = false
                 guard s.generation == generation else { return }
                 switch outcome {
-                case let .success(faces): s.result = (frame, faces)
-                case let .failure(error): s.failure = error
+                case .success(let faces): s.result = (frame, faces)
+                case .failure(let error): s.failure = error
                 }
             }
         }
