@@ -72,9 +72,11 @@ let package = Package(
             dependencies: [
                 "FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"
             ]),
-        .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKit"]),
+        // The CLI as a library (commands, parser, output files), and the executable that calls it.
+        .target(name: "FrameKitCommands", dependencies: ["FrameKit"]),
+        .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKitCommands"]),
         .executableTarget(
-            name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference"],
+            name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference", "FrameTestSupport"],
             path: "Benchmarks/FrameKitBench"),
 
         // MARK: Tests
@@ -89,7 +91,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCLI", "OpenCVReference"])
+        .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCommands", "FrameKitCLI", "OpenCVReference"])
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -2,9 +2,9 @@ import Foundation
 
 /// Where FrameKit's shipped models are (see Models/README.md for the search order).
 public enum ModelCatalog {
-    /// The default face model's file name: CenterFace, a CNN (``FaceDetector``).
+    /// The default face model's file name: CenterFace, a CNN (`FaceDetector`).
     public static let defaultFaceModel = "centerface.onnx"
-    /// The Haar cascade's file name (``HaarFaceDetector``).
+    /// The Haar cascade's file name (`HaarFaceDetector`).
     public static let haarFaceModel = "haarcascade_frontalface_default.xml"
 
     /// The folders searched, in order.

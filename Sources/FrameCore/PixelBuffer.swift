@@ -61,7 +61,7 @@ public struct PixelBuffer: Sendable {
         self.init(unchecked: width, height, format, planes, storage)
     }
 
-    /// Wraps `storage` laid out as a tightly packed image (what ``packedLayout`` gives).
+    /// Wraps `storage` laid out as a tightly packed image (what ``packedLayout(width:height:format:)`` gives).
     public init(width: Int, height: Int, format: PixelFormat, packedStorage storage: PixelStorage) throws(PixelBufferError) {
         try Self.validate(width: width, height: height, format: format)
         let layout = Self.packedLayout(width: width, height: height, format: format)

@@ -2,7 +2,7 @@ import FrameCore
 
 /// Netpbm images: binary PGM (P5, gray) and PPM (P6, RGB), 8-bit.
 public enum PNM {
-    /// Decodes P5 into ``PixelFormat/gray8`` or P6 into ``PixelFormat/rgb24``.
+    /// Decodes P5 into `PixelFormat/gray8` or P6 into `PixelFormat/rgb24`.
     public static func decode(_ bytes: [UInt8]) throws(ImageIOError) -> PixelBuffer {
         var cursor = 0
         func skipSpaceAndComments() {
@@ -51,7 +51,7 @@ public enum PNM {
         } catch { throw .pixelBuffer(error) }
     }
 
-    /// Encodes a ``PixelFormat/gray8`` buffer as P5 or an ``PixelFormat/rgb24`` one as P6.
+    /// Encodes a `PixelFormat/gray8` buffer as P5 or an `PixelFormat/rgb24` one as P6.
     public static func encode(_ buffer: PixelBuffer) throws(ImageIOError) -> [UInt8] {
         let magic: String
         switch buffer.format {

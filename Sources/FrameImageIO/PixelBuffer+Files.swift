@@ -2,8 +2,8 @@ import Foundation
 import FrameCore
 
 extension PixelBuffer {
-    /// Reads a JPEG, PGM or PPM file. Colour images come as ``PixelFormat/rgb24``, gray ones as
-    /// ``PixelFormat/gray8``.
+    /// Reads a JPEG, PGM or PPM file. Colour images come as `PixelFormat/rgb24`, gray ones as
+    /// `PixelFormat/gray8`.
     public init(contentsOf url: URL) throws(ImageIOError) {
         let bytes = try ImageFile.read(url)
         if JPEG.hasSignature(bytes) {

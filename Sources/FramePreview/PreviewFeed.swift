@@ -4,7 +4,7 @@ import FrameImageIO
 import FrameStats
 import Synchronization
 
-/// Feeds a ``PreviewServer`` from a ``VideoDataOutput``: each delivered frame (annotated by the
+/// Feeds a ``PreviewServer`` from a `VideoDataOutput`: each delivered frame (annotated by the
 /// output's processors, if it has an annotation stage) is encoded as JPEG and published, and the
 /// figures behind `/stats.json` are kept current.
 public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {

@@ -103,7 +103,7 @@ struct PreviewAttackTests {
 
     @Test("the request parser, fuzzed: 20,000 seeded inputs, every one answered, none crashes")
     func fuzz() throws {
-        var random = SplitMix(seed: 0x5EED)
+        var random = SeededGenerator(seed: 0x5EED)
         let valid = Array("GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n".utf8)
         guard case .request = HTTPRequest.parse(valid[...]) else {
             Issue.record("a valid request did not parse")
@@ -144,18 +144,6 @@ struct PreviewAttackTests {
         }
         #expect(Date().timeIntervalSince(start) < 30)
         #expect(outcomes.count >= 4, "\(outcomes)")
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

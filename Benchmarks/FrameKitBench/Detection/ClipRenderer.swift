@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameTestSupport
 
 /// Renders the corpus's clips: real face photos (head and shoulders, feathered into the scene)
 /// over real photos, moved, scaled, covered and degraded as each ``ClipKind`` says. Everything
@@ -247,19 +248,6 @@ enum ClipRenderer {
                 }
             }
         }
-    }
-}
-
-/// A small deterministic generator, so clips are the same in every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -105,8 +105,12 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// A file source: a Y4M or MJPEG file, a JPEG/PGM/PPM image, or a folder of images.
     /// Throws if the file's header cannot be read.
-    /// - Parameter realTime: pace frames at the file's frame rate and drop late ones like a
-    ///   camera; otherwise every frame is delivered as fast as the consumer takes it.
+    /// - Parameters:
+    ///   - url: the file, or a folder of images (read in name order).
+    ///   - realTime: pace frames at the file's frame rate and drop late ones like a camera;
+    ///     otherwise every frame is delivered as fast as the consumer takes it.
+    ///   - frameRate: the rate to assume where the file has none (images, MJPEG) or to use
+    ///     instead of the file's own; nil: the file's rate, else 30.
     public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil) throws(CaptureError) -> CaptureDevice {
         let description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate)
         return CaptureDevice(

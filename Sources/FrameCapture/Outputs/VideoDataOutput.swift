@@ -7,7 +7,7 @@ import Synchronization
 public protocol VideoDataOutputSampleBufferDelegate: AnyObject, Sendable {
     /// A frame, converted to the output's `videoSettings` format, transformed by the connection
     /// and run through the output's ``VideoDataOutput/processors``. It may borrow a driver
-    /// buffer: return promptly, and ``PixelBuffer/copy()`` what you keep.
+    /// buffer: return promptly, and `PixelBuffer/copy()` what you keep.
     func captureOutput(_ output: VideoDataOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
     /// A frame that was not delivered, and why. Called once per dropped frame.
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection)

@@ -8,7 +8,7 @@ public protocol Processor: Sendable {
 
 /// A processor that knows where each pixel position of its input ends up in its output
 /// (identity for filters; a scale, crop, turn or mirror for geometric stages). Faces on a frame
-/// follow it, and ``DerivedImageDetection`` maps faces back through it.
+/// follow it, and `DerivedImageDetection` maps faces back through it.
 public protocol GeometricProcessor: Processor {
     /// Where positions of a `width` x `height` input go.
     func pointMap(width: Int, height: Int) -> PointMap

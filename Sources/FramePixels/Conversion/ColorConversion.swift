@@ -6,11 +6,11 @@ import FrameCore
 /// `cvtColor(…2GRAY)` (pixel-exact); Y'CbCr → RGB uses OpenCV's own BT.601 video-range gains
 /// (and the same arithmetic for BT.709 and full range) rounded to 16-bit fixed point, so that
 /// SSE2 converts eight pixels per instruction: within 1 LSB of `cvtColor(COLOR_YUV2RGB_NV12)`
-/// (see ``YCbCrToRGB``).
+/// (see `YCbCrToRGB`).
 public enum ColorConversion {
     public enum Matrix: String, Sendable, CaseIterable { case bt601, bt709 }
 
-    /// Fixed-point Y'CbCr → RGB gains at scale 2^20 (OpenCV's scale), from which ``YCbCrToRGB`` rounds its own.
+    /// Fixed-point Y'CbCr → RGB gains at scale 2^20 (OpenCV's scale), from which `YCbCrToRGB` rounds its own.
     struct Coefficients: Sendable {
         let y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32
 
@@ -35,7 +35,7 @@ public enum ColorConversion {
 
     // MARK: To gray
 
-    /// Gray (luma) from any format into a ``PixelFormat/gray8`` buffer of the same size. For
+    /// Gray (luma) from any format into a `PixelFormat/gray8` buffer of the same size. For
     /// Y'CbCr formats this is the luma plane as it is (no range change), as OpenCV does.
     public static func convertToGray(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
         try requireSameSize(source, destination, format: .gray8)

@@ -1,6 +1,6 @@
 import FrameCore
 
-/// Converts a buffer to any other ``PixelFormat`` (what a capture output does when its
+/// Converts a buffer to any other `PixelFormat` (what a capture output does when its
 /// `videoSettings` ask for a format the device does not deliver natively).
 public enum PixelFormatConversion {
     /// `source` in `format` (the same buffer when it is already in that format).

@@ -7,7 +7,7 @@ public struct ResizeStage: ImageStage {
     package let scratch = ScratchBuffer()
     let gray = GrayInput()
     public var name: String { "resize" }
-    /// A size that is not positive is ``PixelBufferError/invalidSize(width:height:format:)``.
+    /// A size that is not positive is `PixelBufferError/invalidSize(width:height:format:)`.
     public init(width: Int, height: Int, method: Method = .area) throws(PixelBufferError) {
         guard width > 0, height > 0 else { throw .invalidSize(width: width, height: height, format: .gray8) }
         self.width = width

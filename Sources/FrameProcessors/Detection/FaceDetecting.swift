@@ -28,7 +28,7 @@ extension FaceDetecting {
 
 /// Errors from face detection.
 public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
-    /// No model file was found along the search path (see ``ModelCatalog``).
+    /// No model file was found along the search path (see `ModelCatalog`).
     case modelNotFound(String)
     /// OpenCV could not load the model (missing, empty or corrupt file).
     case modelLoadFailed(path: String, message: String)

@@ -54,7 +54,7 @@ public final class FaceDetector: FaceDetecting {
     // serialises calls (an OpenCV Net keeps per-call state).
     private let state: Mutex<CenterFaceScratch>
 
-    /// Loads the default model (see ``ModelCatalog``) or the ONNX file at `modelURL`.
+    /// Loads the default model (see `ModelCatalog`) or the ONNX file at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
         guard let url = modelURL ?? ModelCatalog.url(forModel: ModelCatalog.defaultFaceModel) else {

@@ -59,7 +59,7 @@ public final class HaarFaceDetector: FaceDetecting {
     }
     private let handle: Mutex<SendableBox<Scratch>>
 
-    /// Loads the default model (see ``ModelCatalog``) or the cascade at `modelURL`.
+    /// Loads the default model (see `ModelCatalog`) or the cascade at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
         guard let url = modelURL ?? ModelCatalog.url(forModel: ModelCatalog.haarFaceModel) else {

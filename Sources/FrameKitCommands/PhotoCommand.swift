@@ -4,7 +4,8 @@ import FrameKit
 import Synchronization
 
 /// `framekit photo`: one still photo as a JPEG file.
-enum PhotoCommand {
+enum PhotoCommand: Command {
+    static let name = "photo"
     static let abstract = "Take one photo (JPEG through libjpeg-turbo)."
     static let usage = "framekit photo --output FILE.jpg [--preset NAME] [--device PATH|ID|virtual] [--quality 1-100]"
     static let specs: [OptionSpec] = [

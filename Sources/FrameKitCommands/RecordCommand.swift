@@ -4,7 +4,8 @@ import FrameKit
 import Synchronization
 
 /// `framekit record`: Motion-JPEG AVI of the camera.
-enum RecordCommand {
+enum RecordCommand: Command {
+    static let name = "record"
     static let abstract = "Record video to a Motion-JPEG AVI file."
     static let usage = "framekit record --output FILE.avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
     static let specs: [OptionSpec] = [

@@ -2,7 +2,8 @@ import Foundation
 import FrameKit
 
 /// `framekit devices`: every camera and the virtual camera, with what each offers.
-enum DevicesCommand {
+enum DevicesCommand: Command {
+    static let name = "devices"
     static let abstract = "List capture devices with their formats, sizes, frame rates and supported presets."
     static let usage = "framekit devices [--json]"
     static let specs = [OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")]

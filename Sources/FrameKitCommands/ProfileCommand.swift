@@ -2,7 +2,8 @@ import Foundation
 import FrameKit
 
 /// `framekit profile`: the detect pipeline at several presets, one after the other.
-enum ProfileCommand {
+enum ProfileCommand: Command {
+    static let name = "profile"
     static let abstract = "Run the detect pipeline at several presets and report drops, latency and memory for each."
     static let usage = "framekit profile --presets a,b,c --duration S [--device PATH|ID|virtual] [--json FILE] [--report FILE.html]"
     static let specs: [OptionSpec] =

@@ -1,0 +1,84 @@
+import Foundation
+import FrameKit
+
+/// One subcommand: its name, one-line abstract, usage line and options (which give both its
+/// parsing and its `--help`), and what it does with the arguments after its name.
+protocol Command: SendableMetatype {
+    static var name: String { get }
+    static var abstract: String { get }
+    static var usage: String { get }
+    static var specs: [OptionSpec] { get }
+    /// Runs with the arguments after the subcommand's name; returns the exit status.
+    static func run(_ arguments: [String]) throws -> Int32
+}
+
+extension Command {
+    static var help: String { helpText(command: name, abstract: abstract, usage: usage, specs: specs) }
+}
+
+/// `framekit`, as a library: the executable is one call to ``run(_:)``, and tests call it (and
+/// the parser) directly as well as through the binary.
+public enum FrameKitCommandLine {
+    public static let version = "0.1.0"
+
+    static let commands: [any Command.Type] = [
+        DetectCommand.self, DevicesCommand.self, PhotoCommand.self, RecordCommand.self, PreviewCommand.self, ProfileCommand.self
+    ]
+
+    static var rootHelp: String {
+        ([
+            "OVERVIEW: FrameKit — real-time frame capture and analysis on Linux.", "",
+            "USAGE: framekit <subcommand> [options]", "", "SUBCOMMANDS:"
+        ]
+            + commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.abstract }
+            + ["", "  See 'framekit <subcommand> --help' for its options.", "  --version    Show the version."])
+            .joined(separator: "\n")
+    }
+
+    /// Runs `framekit` with `arguments` (without the program's name); returns the exit status:
+    /// 0 done, 1 a runtime failure, 64 a usage error, 73 an output that cannot be created, 74
+    /// stdout or an output that cannot be written.
+    public static func run(_ arguments: [String]) -> Int32 {
+        Console.ignoreBrokenPipes()
+        guard let first = arguments.first else {
+            Console.err("framekit: missing subcommand (see framekit --help)")
+            return ExitCode.usage
+        }
+        if first == "--help" || first == "-h" || first == "help" {
+            Console.out(rootHelp)
+            return ExitCode.success
+        }
+        if first == "--version" {
+            Console.out(version)
+            return ExitCode.success
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            // A closure, not `\.name`: a key path to a static member through `any Command.Type`
+            // crashes Swift 6.3.1's SIL generation (signal 11).
+            Console.err("framekit: unknown subcommand '\(first)' (valid: \(commands.map { $0.name }.joined(separator: ", ")))")
+            return ExitCode.usage
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            Console.out(command.help)
+            return ExitCode.success
+        }
+        do {
+            let status = try command.run(rest)
+            if let failure = Console.outputFailure {
+                Console.err("framekit \(command.name): cannot write to stdout: \(failure)")
+                return ExitCode.ioError
+            }
+            return status
+        } catch let error as OutputFile.Failure {
+            Console.err("framekit \(command.name): \(error)")
+            return error.exitCode
+        } catch let error as UsageError {
+            Console.err("framekit \(command.name): \(error)")
+            return ExitCode.usage
+        } catch {
+            Console.err("framekit \(command.name): \(error)")
+            return ExitCode.failure
+        }
+    }
+}
