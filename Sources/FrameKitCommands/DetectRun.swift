@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import FrameKit
+import Synchronization
+
+/// The delegate of one detect run: prints each result, feeds the stats, and ends the run.
+final class DetectRun: VideoDataOutputSampleBufferDelegate {
+    enum End: Sendable {
+        case frames, duration, endOfInput, interrupted, outputClosed
+        case failed(String)
+    }
+
+    let stats = StatsRecorder()
+    private let frameLimit: Int?
+    private let printFrames: Bool
+    private let writer: MJPEGWriter?
+    // What this run reported: frames printed and drops seen until it ended. The summary is
+    // built from these, so it agrees with the lines printed (the output may count a frame or
+    // two more that arrived while the session was stopping).
+    private let state = Mutex<(seen: Int, end: End?, counts: OutputCounts)>((0, nil, OutputCounts()))
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil) {
+        self.frameLimit = frameLimit
+        self.printFrames = printFrames
+        self.writer = writer
+    }
+
+    func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+        let delivered = Timestamp.now() // the processors have run: this is the result's moment
+        guard count(nil) else { return }
+        stats.recordResult(of: frame, resultAt: delivered)
+        stats.sampleMemoryIfDue(frame.sequenceNumber)
+        if let writer {
+            // A failed write (a full disk) ends the run; the stream is removed at close, reported then.
+            do { try writer.append(frame.pixelBuffer) } catch { finish(reason: .outputClosed) }
+        }
+        guard printFrames else { return }
+        let latency = delivered.seconds(since: frame.captureInstant) * 1000
+        let faces = JSON.array(
+            frame.faces.map { f in
+                .object([
+                    ("x", .int(f.bounds.x)), ("y", .int(f.bounds.y)), ("width", .int(f.bounds.width)), ("height", .int(f.bounds.height)),
+                    ("confidence", f.confidence.map { .number($0, decimals: 3) } ?? .null),
+                    ("landmarks", .array(f.landmarks.map { .array([.number($0.x, decimals: 1), .number($0.y, decimals: 1)]) }))
+                ])
+            })
+        let written = Console.out(
+            JSON.object([
+                ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
+                ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
+                ("faces", faces), ("latency_ms", .number(latency, decimals: 3))
+            ]).text)
+        // The reader went away (`| head`) or the disk is full: end the run; files still get written.
+        if !written { finish(reason: .outputClosed) }
+    }
+
+    func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+        guard count(frame.reason) else { return }
+        stats.recordDrop(frame)
+    }
+
+    /// Counts a captured frame; false once the run has ended (frames after the limit are
+    /// still counted by the output but not printed).
+    private func count(_ drop: DropReason?) -> Bool {
+        let (accept, reached) = state.withLock { s -> (Bool, Bool) in
+            guard s.end == nil else { return (false, false) }
+            s.seen += 1
+            s.counts.captured += 1
+            if let drop { s.counts.dropped[drop, default: 0] += 1 } else { s.counts.delivered += 1 }
+            return (true, frameLimit.map { s.seen >= $0 } ?? false)
+        }
+        if reached { finish(reason: .frames) }
+        return accept
+    }
+
+    func notify(_ notification: SessionNotification) {
+        switch notification {
+        case .sourceEnded: finish(reason: .endOfInput)
+        case .runtimeError(let error): finish(reason: .failed("\(error)"))
+        case .wasInterrupted(let reason): finish(reason: .failed("capture interrupted: \(reason.rawValue)"))
+        default: break
+        }
+    }
+
+    func finish(reason: End) {
+        let first = state.withLock { s -> Bool in
+            guard s.end == nil else { return false }
+            s.end = reason
+            return true
+        }
+        if first { ended.signal() }
+    }
+
+    /// Frames captured, delivered and dropped as this run reported them.
+    var counts: OutputCounts { state.withLock { $0.counts } }
+
+    /// Blocks until the run ends (or `deadline` passes).
+    func wait(until deadline: Date?) -> End {
+        if let deadline {
+            if ended.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .timedOut { finish(reason: .duration) }
+        } else {
+            ended.wait()
+        }
+        return state.withLock { $0.end ?? .duration }
+    }
+}
+
+extension StatsRecorder {
+    /// Memory is sampled every 30 frames: reading /proc costs ~20 µs.
+    func sampleMemoryIfDue(_ sequence: UInt64) {
+        if sequence % 30 == 0 { sampleMemory(poolBytesInUse: nil) }
+    }
+}
