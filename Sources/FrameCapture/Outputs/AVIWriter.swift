@@ -1,4 +1,5 @@
 import Foundation
+import FrameCore
 
 #if canImport(Glibc)
 import Glibc
@@ -30,22 +31,27 @@ final class AVIWriter {
     /// once the first frame's size is known.
     init(deferredAt url: URL) throws {
         // O_EXCL: the name is taken atomically, so a file created meanwhile is never replaced.
-        let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let code = errno
+        // Through the one syscall door, which retries EINTR (an open on NFS can be interrupted).
+        let fd: Int
+        do {
+            fd = try retryingSystemCall("open(\(url.path))") {
+                let result = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                return (Int(result), errno)
+            }
+        } catch {
             let reason =
-                switch code {
+                switch error.errno {
                 case EEXIST: "it exists; FrameKit does not overwrite recordings"
                 case ENOENT: "its folder does not exist"
                 case ENOTDIR: "a part of its folder path is not a folder"
                 case EACCES, EPERM: "permission denied"
                 case EROFS: "the file system is read-only"
                 case ENOSPC: "the disk is full"
-                default: String(cString: strerror(code))
+                default: String(cString: strerror(error.errno))
                 }
             throw AVIWriterError(path: url.path, reason: reason)
         }
-        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        handle = FileHandle(fileDescriptor: Int32(fd), closeOnDealloc: true)
     }
 
     func open(width: Int, height: Int, frameRate: Double) throws {

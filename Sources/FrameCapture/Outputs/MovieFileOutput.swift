@@ -88,7 +88,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             throw .invalidArgument("\(url.lastPathComponent): MovieFileOutput writes Motion-JPEG AVI only; name the file .avi")
         }
         try file.withLock { (f) throws(CaptureError) in
-            guard f.value == nil, !isRecording else { throw .configuration("a recording is already under way") }
+            guard f.value == nil else { throw .configuration("a recording is already under way") }
             f.value = Recording(url: url, writer: try Self.reserveFile(url), delegate: recordingDelegate)
             state.withLock { $0.recording = true }
         }
