@@ -76,7 +76,7 @@ let package = Package(
         .target(name: "FrameKitCommands", dependencies: ["FrameKit"]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKitCommands"]),
         .executableTarget(
-            name: "FrameKitBench", dependencies: ["FrameKit", "OpenCVReference", "FrameTestSupport"],
+            name: "FrameKitBench", dependencies: ["FrameKit", "FrameKitCommands", "OpenCVReference", "FrameTestSupport"],
             path: "Benchmarks/FrameKitBench"),
 
         // MARK: Tests

@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameKitCommands
 import OpenCVReference
 
 // framekit-bench: FrameKit's speed against baselines measured in the same run (OpenCV's own
@@ -14,41 +15,57 @@ struct Report: Codable {
     var realtime: [RealTimeResult]
 }
 
-let usage = """
-    USAGE: framekit-bench [--quick] [--suite filters,capture,detection,tune] [--filter NAME] [--split tune|report|all] [--kinds K,...]
-                          [--json FILE] [--compare BASELINE.json] [--tolerance X]
-      --quick        fewer runs and shorter clips (a few minutes, for CI)
-      --split S      detection: the corpus split to evaluate (default report; tune defaults on tune only)
-      --keep-clips D detection: keep every clip in folder D (NAME.mjpeg, NAME.truth.json)
-      --detectors D  detection: only these detectors (framekit, framekit-cli, cnn-full, haar-full, python-haar)
-      --detect-args A detection: extra arguments for framekit detect, one string (tuning on --split tune)
-      --kinds K,...  detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ",")))
-      --compare F    exit 1 when a filter's ratio to OpenCV grows beyond (1 + X) times the baseline's, when
-                     detection recall/precision (per split, kind and detector) falls more than 0.03 below
-                     it, or when framekit's results/s as a ratio to the same run's haar-full falls below
-                     the baseline's ratio divided by (1 + X) (X: --tolerance, default 0.75)
-    """
+/// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
+/// declaration gives parsing, checking and --help.
+enum BenchOptions {
+    static let quick = Flag("quick", help: "Fewer runs and shorter clips (a few minutes, for CI).")
+    static let suite = Option.text(
+        "suite", "a,b,...", help: "Suites to run: filters, capture, detection, tune (default filters,capture,detection).")
+    static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
+    static let split = Option.choice(
+        "split", ["tune", "report", "all"], help: "detection: the corpus split to evaluate (default report; tune evaluates on tune only).")
+    static let kinds = Option.text(
+        "kinds", "K,...",
+        help: "detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ","))).")
+    static let keepClips = Option.text("keep-clips", "DIR", help: "detection: keep every clip in DIR (NAME.mjpeg, NAME.truth.json).")
+    static let detectors = Option.text(
+        "detectors", "D,...", help: "detection: only these detectors (framekit, framekit-cli, cnn-full, haar-full, python-haar).")
+    static let detectArgs = Option.text(
+        "detect-args", "ARGS",
+        help:
+            "detection: extra arguments for framekit detect, one string; give it inline when it starts with dashes (--detect-args='--input-size 800')."
+    )
+    static let json = Option.text("json", "FILE", help: "Write every figure as JSON (the baseline file's format).")
+    static let compare = Option.text(
+        "compare", "BASELINE.json",
+        help:
+            "Exit 1 when a filter's ratio to OpenCV grows beyond (1 + X) times the baseline's, when detection recall/precision (per split, kind and detector) falls more than 0.03 below it, or when framekit's results/s as a ratio to the same run's haar-full falls below the baseline's ratio divided by (1 + X)."
+    )
+    static let tolerance = Option.number("tolerance", "X", 0...100, help: "X for --compare (default 0.75).")
+    static let specs = [
+        quick.spec, suite.spec, filter.spec, split.spec, kinds.spec, keepClips.spec, detectors.spec, detectArgs.spec, json.spec,
+        compare.spec,
+        tolerance.spec
+    ]
+}
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-@MainActor func option(_ name: String) -> String? {
-    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
-    return arguments[i + 1]
-}
 if arguments.contains("--help") {
-    print(usage)
+    print(
+        helpText(
+            command: "framekit-bench", abstract: "FrameKit's speed and detection quality against baselines measured in the same run.",
+            usage: "framekit-bench [--quick] [--suite filters,capture,detection,tune] [--json FILE] [--compare BASELINE.json] ...",
+            specs: BenchOptions.specs))
     exit(0)
 }
-let known: Set<String> = [
-    "--quick", "--suite", "--filter", "--json", "--compare", "--tolerance", "--split", "--kinds", "--keep-clips", "--detectors",
-    "--detect-args"
-]
-for a in arguments where a.hasPrefix("--") && !known.contains(a) {
-    FileHandle.standardError.write(Data("framekit-bench: unknown option \(a)\n".utf8))
+let options: ParsedOptions
+do { options = try ParsedOptions(arguments, specs: BenchOptions.specs, command: "framekit-bench") } catch {
+    FileHandle.standardError.write(Data("framekit-bench: \(error)\n".utf8))
     exit(64)
 }
-let quick = arguments.contains("--quick")
-let suites = Set((option("--suite") ?? "filters,capture,detection").split(separator: ",").map(String.init))
-let tolerance = Double(option("--tolerance") ?? "0.75") ?? 0.75
+let quick = options[BenchOptions.quick]
+let suites = Set((options[BenchOptions.suite] ?? "filters,capture,detection").split(separator: ",").map(String.init))
+let tolerance = options[BenchOptions.tolerance] ?? 0.75
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let fixtures = root.appendingPathComponent("Tests/FrameTestSupport/Fixtures")
 let framekit = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("framekit")
@@ -67,7 +84,7 @@ do {
     if suites.contains("filters") {
         log("filters: FrameKit vs OpenCV (1 thread) vs memcpy, ns per pixel, median of \(quick ? 31 : 101) interleaved samples")
         report.filters = try FilterSuite.run(
-            sizes: [(1280, 720), (1920, 1080)], runs: quick ? 31 : 101, filter: option("--filter"), photo: coffee)
+            sizes: [(1280, 720), (1920, 1080)], runs: quick ? 31 : 101, filter: options[BenchOptions.filter], photo: coffee)
         print(
             "\n" + pad("filter", 22) + pad("size", 11) + pad("framekit", 10) + pad("opencv", 10) + pad("memcpy", 10) + pad("ratio", 8)
                 + "spread")
@@ -119,17 +136,12 @@ do {
         OpenCV.setThreads(-1)
         let corpus = try Corpus(folder: root.appendingPathComponent("Benchmarks/Corpus"))
         let splits: [Corpus.Split]
-        switch option("--split") ?? "report" {
+        switch options[BenchOptions.split] ?? "report" {
         case "all": splits = Corpus.Split.allCases
-        case let name:
-            guard let split = Corpus.Split(rawValue: name) else {
-                log("framekit-bench: --split must be tune, report or all")
-                exit(64)
-            }
-            splits = [split]
+        case let name: splits = Corpus.Split(rawValue: name).map { [$0] } ?? [] // checked when parsed
         }
         var kinds = ClipKind.allCases
-        if let names = option("--kinds") {
+        if let names = options[BenchOptions.kinds] {
             kinds = try names.split(separator: ",").map { name in
                 guard let kind = ClipKind(rawValue: String(name)) else { throw RuntimeError("unknown clip kind \(name)") }
                 return kind
@@ -140,9 +152,9 @@ do {
             splits: splits, kinds: kinds, seedsPerKind: quick ? 2 : 5, frames: quick ? 30 : 60,
             framekit: framekit.flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil },
             python: FileManager.default.isExecutableFile(atPath: python.path) ? python : nil, work: work,
-            keep: option("--keep-clips").map { URL(fileURLWithPath: $0) })
-        if let names = option("--detectors") { settings.detectors = Set(names.split(separator: ",").map(String.init)) }
-        if let extra = option("--detect-args") { settings.detectArguments = extra.split(separator: " ").map(String.init) }
+            keep: options[BenchOptions.keepClips].map { URL(fileURLWithPath: $0) })
+        if let names = options[BenchOptions.detectors] { settings.detectors = Set(names.split(separator: ",").map(String.init)) }
+        if let extra = options[BenchOptions.detectArgs] { settings.detectArguments = extra.split(separator: " ").map(String.init) }
         if let keep = settings.keep { try FileManager.default.createDirectory(at: keep, withIntermediateDirectories: true) }
         log(
             "detection: \(splits.map(\.rawValue).joined(separator: "+")) split, \(kinds.count) kinds x \(settings.seedsPerKind) seeds x \(settings.frames) frames"
@@ -204,12 +216,12 @@ do {
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")
     }
 
-    if let path = option("--json") {
+    if let path = options[BenchOptions.json] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(report).write(to: URL(fileURLWithPath: path))
     }
-    if let path = option("--compare") {
+    if let path = options[BenchOptions.compare] {
         let baseline = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         var regressions: [String] = []
         for r in report.filters {

@@ -4,32 +4,38 @@ import FrameKit
 
 /// The detector's command-line options, shared by `detect`, `profile` and `preview`.
 struct DetectorSettings {
-    static let specs: [OptionSpec] = [
-        OptionSpec(
-            name: "detector", valueName: "cnn|haar",
-            help: "cnn (default): CenterFace, a CNN, with confidences and landmarks; haar: OpenCV's Haar cascade."),
-        OptionSpec(
-            name: "mode", valueName: "tracking|full",
-            help:
-                "tracking (default): full-frame passes every few frames, faces carried between them by correlation; full: the detector on every frame."
-        ),
-        OptionSpec(name: "score-threshold", valueName: "X", help: "cnn: the lowest confidence reported, 0…1 (default 0.3)."),
-        OptionSpec(
-            name: "input-size", valueName: "PIXELS",
-            help: "cnn: the longest side of the network's input, 64…2048 (default 640; faces under ~3% of it are missed)."),
-        OptionSpec(
-            name: "pass-interval", valueName: "N",
-            help:
-                "tracking: a full-frame pass every N frames (and on any frame where a face was lost) when frames are processed as fast as read (default 4)."
-        ),
-        OptionSpec(
-            name: "min-face", valueName: "PIXELS", help: "Smallest face size in frame pixels (default: cnn none, haar height / 10)."),
-        OptionSpec(name: "max-face", valueName: "PIXELS", help: "Largest face size in frame pixels (default: no limit)."),
-        OptionSpec(name: "scale-factor", valueName: "X", help: "haar: pyramid step, > 1 (default 1.2)."),
-        OptionSpec(name: "min-neighbors", valueName: "N", help: "haar: detections a face needs (default 4)."),
-        OptionSpec(
-            name: "detection-scale", valueName: "S",
-            help: "haar: detect on the frame shrunk by S, 0 < S <= 1 (default: 480 / height, at most 1).")
+    static let detector = Option.choice(
+        "detector", ["cnn", "haar"],
+        help:
+            "cnn (default): CenterFace (Models/centerface.onnx) through OpenCV's dnn module, with confidences and landmarks; haar: OpenCV's Haar cascade."
+    )
+    static let mode = Option.choice(
+        "mode", ["tracking", "full"],
+        help:
+            "tracking (default): full-frame passes every few frames, faces carried between them by correlation (docs/processors.md); full: the detector on every frame."
+    )
+    static let scoreThreshold = Option.number("score-threshold", "X", 0...1, help: "cnn: the lowest confidence reported (default 0.3).")
+    static let inputSize = Option.integer(
+        "input-size", "PIXELS", 64...2048,
+        help:
+            "cnn: the longest side of the network's input (default 640: a 720p frame runs at 640x384; larger finds smaller faces, at the square of the cost)."
+    )
+    static let passInterval = Option.integer(
+        "pass-interval", "N", 1...1000,
+        help:
+            "tracking, frames processed as fast as read: a full pass every N frames and on any frame where a face was lost (default 4). Paced sources (cameras, --realtime) run passes on their own thread instead, back to back."
+    )
+    static let minFace = Option.integer(
+        "min-face", "PIXELS", 0...100_000, help: "Smallest face side reported, in frame pixels (default: cnn none, haar height / 10).")
+    static let maxFace = Option.integer(
+        "max-face", "PIXELS", 0...100_000, help: "Largest face side reported (default: no limit); below --min-face is a usage error.")
+    static let scaleFactor = Option.number("scale-factor", "X", 1.01...4, help: "haar: pyramid step (default 1.2).")
+    static let minNeighbors = Option.integer("min-neighbors", "N", 0...100, help: "haar: detections a face needs (default 4).")
+    static let detectionScale = Option.number(
+        "detection-scale", "S", 0.01...1, help: "haar: detect on the frame shrunk by S (default: 480 / height, at most 1).")
+    static let specs = [
+        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, minFace.spec, maxFace.spec, scaleFactor.spec,
+        minNeighbors.spec, detectionScale.spec
     ]
 
     enum Kind: String { case cnn, haar }
@@ -46,34 +52,26 @@ struct DetectorSettings {
     var detectionScale: Double?
 
     init(_ options: ParsedOptions) throws {
-        switch options.string("detector") {
-        case nil, "cnn": kind = .cnn
-        case "haar": kind = .haar
-        case let other?: throw UsageError("--detector must be cnn or haar, got '\(other)'")
+        kind = options[Self.detector].flatMap(Kind.init(rawValue:)) ?? .cnn
+        tracking = options[Self.mode] != "full"
+        for spec in [Self.scoreThreshold.spec, Self.inputSize.spec] where kind != .cnn && options.has(spec) {
+            throw UsageError("--\(spec.name) applies to --detector cnn")
         }
-        switch options.string("mode") {
-        case nil, "tracking": tracking = true
-        case "full": tracking = false
-        case let other?: throw UsageError("--mode must be tracking or full, got '\(other)'")
+        for spec in [Self.scaleFactor.spec, Self.minNeighbors.spec, Self.detectionScale.spec] where kind != .haar && options.has(spec) {
+            throw UsageError("--\(spec.name) applies to --detector haar")
         }
-        for name in ["score-threshold", "input-size"] where kind != .cnn && options.string(name) != nil {
-            throw UsageError("--\(name) applies to --detector cnn")
-        }
-        for name in ["scale-factor", "min-neighbors", "detection-scale"] where kind != .haar && options.string(name) != nil {
-            throw UsageError("--\(name) applies to --detector haar")
-        }
-        if !tracking && options.string("pass-interval") != nil { throw UsageError("--pass-interval applies to --mode tracking") }
-        scoreThreshold = try options.double("score-threshold", range: 0...1) ?? scoreThreshold
-        inputSize = try options.int("input-size", range: 64...2048) ?? inputSize
-        passInterval = try options.int("pass-interval", range: 1...1000) ?? passInterval
-        minFace = try options.int("min-face", range: 0...100_000)
-        maxFace = try options.int("max-face", range: 0...100_000)
+        if !tracking && options.has(Self.passInterval.spec) { throw UsageError("--pass-interval applies to --mode tracking") }
+        scoreThreshold = options[Self.scoreThreshold] ?? scoreThreshold
+        inputSize = options[Self.inputSize] ?? inputSize
+        passInterval = options[Self.passInterval] ?? passInterval
+        minFace = options[Self.minFace]
+        maxFace = options[Self.maxFace]
         if let min = minFace, let max = maxFace, max > 0, max < min {
             throw UsageError("--max-face (\(max)) is below --min-face (\(min))")
         }
-        scaleFactor = try options.double("scale-factor", range: 1.01...4) ?? scaleFactor
-        minNeighbors = try options.int("min-neighbors", range: 0...100) ?? minNeighbors
-        detectionScale = try options.double("detection-scale", range: 0.01...1)
+        scaleFactor = options[Self.scaleFactor] ?? scaleFactor
+        minNeighbors = options[Self.minNeighbors] ?? minNeighbors
+        detectionScale = options[Self.detectionScale]
     }
 
     /// What the summary says about the detector: its kind, model file and mode.

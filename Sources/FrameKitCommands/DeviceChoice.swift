@@ -4,29 +4,29 @@ import FrameKit
 /// Turns `--device` / `--input` into a capture device, as every capturing command does.
 enum DeviceChoice {
     /// `--device`, shared by every command that captures.
-    static let deviceSpec = OptionSpec(
-        name: "device", valueName: "PATH|ID|virtual",
-        help: "Camera to use (default: the first V4L2 camera, else the virtual camera).")
+    static let device = Option.text(
+        "device", "PATH|ID|virtual",
+        help: "A V4L2 node (/dev/video0, or 0) or the virtual camera (default: the first V4L2 camera, else the virtual camera).")
+    static let input = Option.text(
+        "input", "FILE|DIR", help: "Read frames from a Y4M, MJPEG, JPEG/PGM/PPM file or a folder of images; every frame is processed.")
+    static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
 
-    static let specs: [OptionSpec] = [
-        deviceSpec,
-        OptionSpec(name: "input", valueName: "FILE|DIR", help: "Read frames from a Y4M, MJPEG, JPEG/PGM/PPM file or a folder of images."),
-        OptionSpec(name: "realtime", valueName: nil, help: "Pace --input at its frame rate, dropping late frames like a camera.")
-    ]
+    /// `--device`, `--input`, `--realtime`: where a command that can read files takes frames from.
+    static let specs = [device.spec, input.spec, realtime.spec]
 
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
-        if options.string("device") != nil && options.string("input") != nil {
+        if options[device] != nil && options[input] != nil {
             throw UsageError("--device and --input cannot be used together")
         }
-        if options.flag("realtime") && options.string("input") == nil {
+        if options[realtime] && options[input] == nil {
             throw UsageError("--realtime applies to --input only")
         }
-        if let input = options.string("input") {
-            do { return try CaptureDevice.file(URL(fileURLWithPath: input), realTime: options.flag("realtime")) } catch {
+        if let input = options[input] {
+            do { return try CaptureDevice.file(URL(fileURLWithPath: input), realTime: options[realtime]) } catch {
                 throw RuntimeFailure("\(error)")
             }
         }
-        switch options.string("device") {
+        switch options[device] {
         case "virtual":
             return CaptureDevice.virtualCamera
         case let id?:
@@ -44,12 +44,11 @@ enum DeviceChoice {
         }
     }
 
-    static func preset(_ options: ParsedOptions, default fallback: SessionPreset) throws -> SessionPreset {
-        guard let name = options.string("preset") else { return fallback }
-        guard let preset = SessionPreset(named: name) else {
-            throw UsageError("unknown preset '\(name)'; valid presets: \(SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        return preset
+    /// `--preset NAME`, one of the session presets (checked when parsed); `help` says the
+    /// command's default.
+    static func preset(help: String) -> Option<SessionPreset> {
+        let spec = OptionSpec(name: "preset", valueName: "NAME", help: help, kind: .choice(SessionPreset.allCases.map(\.rawValue)))
+        return Option(spec: spec) { SessionPreset(named: $0) }
     }
 
     /// A session with `device` as its input at `preset`, feeding `output` (not yet running).

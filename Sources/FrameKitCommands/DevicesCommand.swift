@@ -6,13 +6,14 @@ enum DevicesCommand: Command {
     static let name = "devices"
     static let abstract = "List capture devices with their formats, sizes, frame rates and supported presets."
     static let usage = "framekit devices [--json]"
-    static let specs = [OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")]
+    static let json = Flag("json", help: "Print JSON instead of text.")
+    static let specs = [json.spec]
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try ParsedOptions(arguments, specs: specs, command: "devices")
+        let options = try ParsedOptions(arguments, specs: specs, command: "framekit devices")
         let discovery = DiscoverySession(deviceTypes: [.external, .virtual])
         let devices = discovery.devices
-        if options.flag("json") {
+        if options[json] {
             Console.out(
                 JSON.object([
                     ("devices", .array(devices.map(json))),

@@ -35,6 +35,14 @@ public enum FrameKitCommandLine {
             .joined(separator: "\n")
     }
 
+    /// docs/cli.md's option tables (`framekit help --markdown [COMMAND]`), each between the
+    /// markers the docs test looks for.
+    static func markdown(for name: String?) -> String {
+        commands.filter { name == nil || $0.name == name }.map { command in
+            "<!-- options: \(command.name) -->\n" + markdownOptions(specs: command.specs) + "\n<!-- /options -->"
+        }.joined(separator: "\n\n")
+    }
+
     /// Runs `framekit` with `arguments` (without the program's name); returns the exit status:
     /// 0 done, 1 a runtime failure, 64 a usage error, 73 an output that cannot be created, 74
     /// stdout or an output that cannot be written.
@@ -43,6 +51,10 @@ public enum FrameKitCommandLine {
         guard let first = arguments.first else {
             Console.err("framekit: missing subcommand (see framekit --help)")
             return ExitCode.usage
+        }
+        if first == "help" && arguments.dropFirst().first == "--markdown" {
+            Console.out(markdown(for: arguments.dropFirst(2).first))
+            return ExitCode.success
         }
         if first == "--help" || first == "-h" || first == "help" {
             Console.out(rootHelp)

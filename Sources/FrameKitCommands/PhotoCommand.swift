@@ -8,12 +8,10 @@ enum PhotoCommand: Command {
     static let name = "photo"
     static let abstract = "Take one photo (JPEG through libjpeg-turbo)."
     static let usage = "framekit photo --output FILE.jpg [--preset NAME] [--device PATH|ID|virtual] [--quality 1-100]"
-    static let specs: [OptionSpec] = [
-        OptionSpec(name: "output", valueName: "FILE.jpg", help: "Where to write the photo (never overwritten)."),
-        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default photo: the largest size the device offers)."),
-        DeviceChoice.deviceSpec,
-        OptionSpec(name: "quality", valueName: "1-100", help: "JPEG quality (default 92).")
-    ]
+    static let output = Option.text("output", "FILE.jpg", help: "Where to write the photo: .jpg or .jpeg (never overwritten). Required.")
+    static let preset = DeviceChoice.preset(help: "Session preset (default photo: the largest size the device offers).")
+    static let quality = Option.integer("quality", "Q", 1...100, help: "JPEG quality (default 92).")
+    static let specs = [output.spec, preset.spec, DeviceChoice.device.spec, quality.spec]
 
     final class Waiter: PhotoCaptureDelegate {
         let result = Mutex<(Photo?, CaptureError?)?>(nil)
@@ -25,26 +23,26 @@ enum PhotoCommand: Command {
     }
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try ParsedOptions(arguments, specs: specs, command: "photo")
-        guard let path = options.string("output") else { throw UsageError("photo: --output FILE.jpg is required") }
-        let quality = try options.int("quality", range: 1...100) ?? 92
-        let preset = try DeviceChoice.preset(options, default: .photo)
+        let options = try ParsedOptions(arguments, specs: specs, command: "framekit photo")
+        guard let path = options[output] else { throw UsageError("--output FILE.jpg is required") }
+        let quality = options[quality] ?? 92
+        let preset = options[preset] ?? .photo
         let url = URL(fileURLWithPath: path)
         // The extension decides the format, and photos are JPEG: anything else is refused.
         guard ["jpg", "jpeg"].contains(url.pathExtension.lowercased()) else {
-            throw UsageError("photo: --output must end in .jpg or .jpeg (photos are JPEG), got '\(path)'")
+            throw UsageError("--output must end in .jpg or .jpeg (photos are JPEG), got '\(path)'")
         }
         try OutputFile.check(url.path, replacing: false)
         let device = try DeviceChoice.resolve(options)
         let session: CaptureSession
-        let output = PhotoOutput()
+        let photoOutput = PhotoOutput()
         do {
-            session = try DeviceChoice.session(device: device, preset: preset, output: output)
+            session = try DeviceChoice.session(device: device, preset: preset, output: photoOutput)
             try session.startRunning()
         } catch { throw RuntimeFailure("\(error)") }
         defer { session.stopRunning() }
         let waiter = Waiter()
-        output.capturePhoto(with: try PhotoSettings(quality: quality), delegate: waiter)
+        photoOutput.capturePhoto(with: try PhotoSettings(quality: quality), delegate: waiter)
         guard waiter.done.wait(timeout: .now() + 30) == .success else { throw RuntimeFailure("no frame arrived within 30 s") }
         let (photo, error) = waiter.result.withLock { $0! }
         guard let photo else { throw RuntimeFailure("\(error.map { "\($0)" } ?? "no photo")") }

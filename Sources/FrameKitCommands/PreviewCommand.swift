@@ -8,30 +8,27 @@ enum PreviewCommand: Command {
     static let abstract = "Serve a live preview (video with face boxes, live stats) over HTTP."
     static let usage =
         "framekit preview [--port 8080] [--host 127.0.0.1] [--allow-host NAME,...] [--duration S] [--device PATH|ID|virtual] [--preset NAME]"
-    static let specs: [OptionSpec] = [
-        OptionSpec(name: "port", valueName: "PORT", help: "TCP port (default 8080; 0 picks a free one)."),
-        OptionSpec(name: "host", valueName: "ADDRESS", help: "IPv4 address to bind (default 127.0.0.1: this machine only)."),
-        OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
-        OptionSpec(
-            name: "device", valueName: "PATH|ID|virtual",
-            help: "Camera to start with (default: the first V4L2 camera, else the virtual camera)."),
-        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default vga640x480)."),
-        OptionSpec(
-            name: "max-clients", valueName: "N", help: "Video streams served at once (default 4); pages and stats are served beside them."),
-        OptionSpec(
-            name: "allow-host", valueName: "NAME,...",
-            help: "Host names the browser may use besides the bound address and localhost (DNS-rebinding guard).")
-    ]
+    static let port = Option.integer("port", "PORT", 0...65535, help: "TCP port (default 8080; 0 picks a free one).")
+    static let host = Option.text("host", "ADDRESS", help: "IPv4 address to bind (default 127.0.0.1: this machine only).")
+    static let duration = Option.number("duration", "SECONDS", 0.1...1e7, help: "Stop after this long (default: until Ctrl-C).")
+    static let device = Option.text(
+        "device", "PATH|ID|virtual", help: "Camera to start with (default: the first V4L2 camera, else the virtual camera).")
+    static let preset = DeviceChoice.preset(help: "Session preset (default vga640x480).")
+    static let maxClients = Option.integer(
+        "max-clients", "N", 1...256, help: "Video streams served at once (default 4); pages and stats are served beside them.")
+    static let allowHost = Option.text(
+        "allow-host", "NAME,...", help: "Host names the browser may use besides the bound address and localhost (DNS-rebinding guard).")
+    static let specs = [port.spec, host.spec, duration.spec, device.spec, preset.spec, maxClients.spec, allowHost.spec]
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try ParsedOptions(arguments, specs: specs, command: "preview")
+        let options = try ParsedOptions(arguments, specs: specs, command: "framekit preview")
         var configuration = PreviewServer.Configuration()
-        configuration.port = UInt16(try options.int("port", range: 0...65535) ?? 8080)
-        configuration.host = options.string("host") ?? "127.0.0.1"
-        configuration.maxClients = try options.int("max-clients", range: 1...256) ?? 4
-        configuration.allowedHosts = (options.string("allow-host") ?? "").split(separator: ",").map(String.init)
-        let duration = try options.double("duration", range: 0.1...1e7)
-        let preset = try DeviceChoice.preset(options, default: .vga640x480)
+        configuration.port = UInt16(options[port] ?? 8080)
+        configuration.host = options[host] ?? "127.0.0.1"
+        configuration.maxClients = options[maxClients] ?? 4
+        configuration.allowedHosts = (options[allowHost] ?? "").split(separator: ",").map(String.init)
+        let duration = options[Self.duration]
+        let preset = options[Self.preset] ?? .vga640x480
         if configuration.host != "127.0.0.1" {
             Console.err(
                 "framekit: warning: serving the camera on \(configuration.host), reachable from other machines; there is no authentication")

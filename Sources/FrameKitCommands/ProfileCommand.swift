@@ -6,19 +6,16 @@ enum ProfileCommand: Command {
     static let name = "profile"
     static let abstract = "Run the detect pipeline at several presets and report drops, latency and memory for each."
     static let usage = "framekit profile --presets a,b,c --duration S [--device PATH|ID|virtual] [--json FILE] [--report FILE.html]"
-    static let specs: [OptionSpec] =
-        [
-            OptionSpec(
-                name: "presets", valueName: "a,b,c", help: "Presets to run, comma-separated (default vga640x480,hd1280x720,hd1920x1080)."),
-            OptionSpec(name: "duration", valueName: "SECONDS", help: "How long to run each preset (default 5)."),
-            DeviceChoice.deviceSpec,
-            OptionSpec(name: "json", valueName: "FILE", help: "Also write the JSON to this file."),
-            OptionSpec(name: "report", valueName: "FILE.html", help: "Write an HTML report comparing the presets.")
-        ] + DetectorSettings.specs
+    static let presets = Option.text(
+        "presets", "a,b,c", help: "Presets to run, comma-separated (default vga640x480,hd1280x720,hd1920x1080).")
+    static let duration = Option.number("duration", "SECONDS", 0.1...86_400, help: "How long to run each preset (default 5).")
+    static let json = Option.text("json", "FILE", help: "Also write the JSON to this file.")
+    static let report = Option.text("report", "FILE.html", help: "Write an HTML report comparing the presets.")
+    static let specs = [presets.spec, duration.spec, DeviceChoice.device.spec, json.spec, report.spec] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try ParsedOptions(arguments, specs: specs, command: "profile")
-        let names = (options.string("presets") ?? "vga640x480,hd1280x720,hd1920x1080").split(separator: ",").map(String.init)
+        let options = try ParsedOptions(arguments, specs: specs, command: "framekit profile")
+        let names = (options[presets] ?? "vga640x480,hd1280x720,hd1920x1080").split(separator: ",").map(String.init)
         guard !names.isEmpty else { throw UsageError("--presets needs at least one preset") }
         let presets = try names.map { name in
             guard let preset = SessionPreset(named: name) else {
@@ -27,9 +24,9 @@ enum ProfileCommand: Command {
             }
             return preset
         }
-        let duration = try options.double("duration", range: 0.1...86_400) ?? 5
+        let duration = options[Self.duration] ?? 5
         let settings = try DetectorSettings(options)
-        for name in ["json", "report"] { if let path = options.string(name) { try OutputFile.check(path, replacing: true) } }
+        for option in [Self.json, Self.report] { if let path = options[option] { try OutputFile.check(path, replacing: true) } }
         let device = try DeviceChoice.resolve(options)
         for preset in presets where !device.supportsSessionPreset(preset) {
             throw RuntimeFailure(
@@ -51,8 +48,8 @@ enum ProfileCommand: Command {
         }
         let json = JSON.object([("presets", .array(snapshots.map { .object(SummaryJSON.fields($0)) }))]).text
         Console.out(json)
-        if let path = options.string("json") { try OutputFile.write(json + "\n", to: path, replacing: true) }
-        if let path = options.string("report") {
+        if let path = options[Self.json] { try OutputFile.write(json + "\n", to: path, replacing: true) }
+        if let path = options[report] {
             try OutputFile.write(StatsReport.html(for: snapshots, title: "framekit profile"), to: path, replacing: true)
         }
         if let failure {

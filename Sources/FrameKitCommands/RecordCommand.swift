@@ -8,14 +8,12 @@ enum RecordCommand: Command {
     static let name = "record"
     static let abstract = "Record video to a Motion-JPEG AVI file."
     static let usage = "framekit record --output FILE.avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
-    static let specs: [OptionSpec] = [
-        OptionSpec(name: "output", valueName: "FILE.avi", help: "Where to record (never overwritten)."),
-        OptionSpec(name: "frames", valueName: "N", help: "Stop after N frames are written."),
-        OptionSpec(name: "duration", valueName: "SECONDS", help: "Stop after this much video."),
-        OptionSpec(name: "preset", valueName: "NAME", help: "Session preset (default hd1280x720)."),
-        DeviceChoice.deviceSpec,
-        OptionSpec(name: "max-size", valueName: "BYTES", help: "End the recording before the file exceeds this size.")
-    ]
+    static let output = Option.text("output", "FILE.avi", help: "Where to record (never overwritten). Required.")
+    static let frames = Option.integer("frames", "N", 1...10_000_000, help: "Stop after N frames are written.")
+    static let duration = Option.number("duration", "SECONDS", 0.01...86_400, help: "Stop after this much video.")
+    static let preset = DeviceChoice.preset(help: "Session preset (default hd1280x720).")
+    static let maxSize = Option.integer("max-size", "BYTES", 1024...Int.max, help: "End the recording before the file exceeds this size.")
+    static let specs = [output.spec, frames.spec, duration.spec, preset.spec, DeviceChoice.device.spec, maxSize.spec]
 
     final class Finish: RecordingDelegate {
         let result = Mutex<(Int, CaptureError?)?>(nil)
@@ -27,13 +25,13 @@ enum RecordCommand: Command {
     }
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        let options = try ParsedOptions(arguments, specs: specs, command: "record")
-        guard let path = options.string("output") else { throw UsageError("record: --output FILE.avi is required") }
-        let frames = try options.int("frames", range: 1...10_000_000)
-        let duration = try options.double("duration", range: 0.01...86_400)
-        guard (frames == nil) != (duration == nil) else { throw UsageError("record: give exactly one of --frames N or --duration S") }
-        let maxSize = try options.int("max-size", range: 1024...Int.max)
-        let preset = try DeviceChoice.preset(options, default: .hd1280x720)
+        let options = try ParsedOptions(arguments, specs: specs, command: "framekit record")
+        guard let path = options[Self.output] else { throw UsageError("--output FILE.avi is required") }
+        let frames = options[Self.frames]
+        let duration = options[Self.duration]
+        guard (frames == nil) != (duration == nil) else { throw UsageError("give exactly one of --frames N or --duration S") }
+        let maxSize = options[Self.maxSize]
+        let preset = options[Self.preset] ?? .hd1280x720
         let url = URL(fileURLWithPath: path)
         try OutputFile.check(url.path, replacing: false)
         let device = try DeviceChoice.resolve(options)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FrameKitCommands
@@ -20,29 +21,51 @@ struct ParserTests {
         }
     }
 
-    static let specs = [
-        OptionSpec(name: "frames", valueName: "N", help: "frames"),
-        OptionSpec(name: "rate", valueName: "FPS", help: "rate"),
-        OptionSpec(name: "json", valueName: nil, help: "a flag")
-    ]
+    static let frames = Option.integer("frames", "N", 1...100, help: "frames")
+    static let rate = Option.number("rate", "FPS", 1...240, help: "rate")
+    static let mode = Option.choice("mode", ["fast", "slow"], help: "mode")
+    static let json = Flag("json", help: "a flag")
+    static let specs = [frames.spec, rate.spec, mode.spec, json.spec]
 
-    @Test("values: separate, inline, typed and range-checked")
+    @Test("values: separate or inline, typed, and checked against their declaration when parsed")
     func values() throws {
-        let options = try ParsedOptions(["--frames", "12", "--rate=29.97", "--json"], specs: Self.specs, command: "t")
-        #expect(try options.int("frames", range: 1...100) == 12)
-        #expect(try options.double("rate", range: 1...240) == 29.97)
-        #expect(options.flag("json") && options.string("missing") == nil)
-        #expect(throws: UsageError.self) { try options.int("frames", range: 1...10) }
-        let text = try ParsedOptions(["--rate", "fast"], specs: Self.specs, command: "t")
-        let error = try #require(throws: UsageError.self) { try text.double("rate", range: 1...240) }
-        #expect(error.description.contains("--rate") && error.description.contains("'fast'"))
+        let options = try ParsedOptions(["--frames", "12", "--rate=29.97", "--json", "--mode", "slow"], specs: Self.specs, command: "t")
+        #expect(options[Self.frames] == 12 && options[Self.rate] == 29.97 && options[Self.mode] == "slow")
+        #expect(options[Self.json] && options.has(Self.frames.spec))
+        let none = try ParsedOptions([], specs: Self.specs, command: "t")
+        #expect(none[Self.frames] == nil && !none[Self.json] && !none.has(Self.rate.spec))
+        for (arguments, message) in [
+            (["--frames", "101"], "--frames must be a whole number in 1…100, got '101'"),
+            (["--rate", "fast"], "--rate must be a number in 1…240, got 'fast'"),
+            (["--rate", "inf"], "--rate must be a number in 1…240, got 'inf'"),
+            (["--mode", "medium"], "--mode must be fast or slow, got 'medium'")
+        ] {
+            let error = try #require(throws: UsageError.self) { try ParsedOptions(arguments, specs: Self.specs, command: "t") }
+            #expect(error.description == message)
+        }
+    }
+
+    @Test("docs/cli.md's option tables are what the declarations write (framekit help --markdown)")
+    func docsTables() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/cli.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        for command in FrameKitCommandLine.commands {
+            let block = FrameKitCommandLine.markdown(for: command.name)
+            #expect(
+                text.contains(block),
+                "docs/cli.md's \(command.name) table is stale; paste `framekit help --markdown \(command.name)`:\n\(block)")
+        }
     }
 
     @Test(
         "usage errors: unknown, repeated, valueless, a flag with a value, a stray argument",
         arguments: [["--nope"], ["--frames", "1", "--frames", "2"], ["--frames"], ["--frames", "--json"], ["--json=yes"], ["stray"]])
-    func usageErrors(arguments: [String]) {
-        #expect(throws: UsageError.self) { try ParsedOptions(arguments, specs: Self.specs, command: "t") }
+    func usageErrors(arguments: [String]) throws {
+        let error = try #require(throws: UsageError.self) { try ParsedOptions(arguments, specs: Self.specs, command: "framekit t") }
+        // One message, no program name in it (the entry point prefixes "framekit t: " once).
+        #expect(!error.description.hasPrefix("t:") && !error.description.contains("framekit t:"), "\(error)")
+        if arguments == ["--nope"] { #expect(error.description == "unknown option '--nope' (see framekit t --help)") }
     }
 
     @Test("the entry point: exit 64 for a usage error, 0 for --version and --help")
