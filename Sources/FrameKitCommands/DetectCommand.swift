@@ -36,9 +36,9 @@ enum DetectCommand: Command {
         let result = try DetectPipeline.run(
             device: device, preset: preset, settings: settings, limits: limits,
             printFrames: true, annotate: annotate)
-        Console.out(SummaryJSON.summary(result.snapshot, detector: settings.summaryFields).text)
+        Console.out(JSON.object([("summary", .object(StatsJSON.summaryFields(result.snapshot) + settings.summaryFields))]).text)
         if let path = options[stats] {
-            try OutputFile.write(try SummaryJSON.encoded(result.snapshot), to: path, replacing: true)
+            try OutputFile.write(StatsJSON.document(result.snapshot).text + "\n", to: path, replacing: true)
         }
         if let path = options[report] {
             try OutputFile.write(StatsReport.html(for: [result.snapshot], title: "framekit detect"), to: path, replacing: true)

@@ -1,47 +1,6 @@
 import Foundation
 import Synchronization
 
-/// JSON with keys in the order written (the output contract reads better that way), numbers
-/// rounded to what they mean.
-indirect enum JSON {
-    case object([(String, JSON)])
-    case array([JSON])
-    case string(String)
-    case int(Int)
-    case number(Double, decimals: Int)
-    case bool(Bool)
-    case null
-
-    var text: String {
-        switch self {
-        case .object(let pairs): "{" + pairs.map { "\(JSON.quote($0.0)): \($0.1.text)" }.joined(separator: ", ") + "}"
-        case .array(let items): "[" + items.map(\.text).joined(separator: ", ") + "]"
-        case .string(let s): JSON.quote(s)
-        case .int(let i): String(i)
-        case .number(let d, let decimals):
-            d.isFinite ? String(format: "%.\(decimals)f", d) : "null"
-        case .bool(let b): b ? "true" : "false"
-        case .null: "null"
-        }
-    }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-}
-
 /// Writes to stdout and stderr through write(2): no Foundation call that traps when the
 /// stream is closed, full or its reader gone (SIGPIPE is ignored at start-up, so a vanished
 /// reader is EPIPE here). The first failure on stdout is remembered; commands end their run on

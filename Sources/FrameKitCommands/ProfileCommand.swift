@@ -46,7 +46,7 @@ enum ProfileCommand: Command {
             }
             if case .interrupted = result.end { break }
         }
-        let json = JSON.object([("presets", .array(snapshots.map { .object(SummaryJSON.fields($0)) }))]).text
+        let json = JSON.object([("presets", .array(snapshots.map { .object(StatsJSON.summaryFields($0)) }))]).text
         Console.out(json)
         if let path = options[Self.json] { try OutputFile.write(json + "\n", to: path, replacing: true) }
         if let path = options[report] {

@@ -43,17 +43,7 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     }
 
     func publishStats(_ output: VideoDataOutput) {
-        let c = output.counts
-        let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: c)
-        let drops = DropReason.allCases.map { "\"\($0.rawValue)\": \(c.dropped($0))" }.joined(separator: ", ")
-        let json = """
-            {"frames_captured": \(c.captured), "frames_delivered": \(c.delivered), "frames_dropped": \(c.droppedTotal), \
-            "drops": {\(drops)}, "fps": \(rounded(s.fps)), "faces": \(faces.load(ordering: .relaxed)), \
-            "latency_ms": {"p50": \(rounded(s.latencyMilliseconds.p50)), "p99": \(rounded(s.latencyMilliseconds.p99))}, \
-            "clients": \(server.connectedClients), "rss_mb": \(rounded(s.memory.rssCurrentMB))}
-            """
-        server.publish(statsJSON: json)
+        let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: output.counts)
+        server.publish(statsJSON: StatsJSON.live(s, faces: faces.load(ordering: .relaxed), clients: server.connectedClients).text)
     }
-
-    private func rounded(_ v: Double) -> String { v.isFinite ? String((v * 100).rounded() / 100) : "null" }
 }

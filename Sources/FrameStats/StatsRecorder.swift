@@ -47,7 +47,7 @@ public final class StatsRecorder: Sendable {
     }
 
     /// One frame on the latency-over-time plot.
-    public struct TimelinePoint: Sendable, Codable, Equatable {
+    public struct TimelinePoint: Sendable, Equatable {
         public var sequence: UInt64
         public var latencyMilliseconds: Double?
         public var dropReason: DropReason?
@@ -128,7 +128,7 @@ public final class StatsRecorder: Sendable {
 }
 
 /// p50/p95/p99/max of a histogram, in milliseconds.
-public struct Percentiles: Sendable, Codable, Equatable {
+public struct Percentiles: Sendable, Equatable {
     public var p50: Double
     public var p95: Double
     public var p99: Double
@@ -141,19 +141,20 @@ public struct Percentiles: Sendable, Codable, Equatable {
     }
 }
 
-public struct StagePercentiles: Sendable, Codable, Equatable {
+public struct StagePercentiles: Sendable, Equatable {
     public var stage: String
     public var percentiles: Percentiles
 }
 
-/// Everything measured in one run at one preset (JSON keys are snake_case, see docs/stats.md).
-public struct StatsSnapshot: Sendable, Codable, Equatable {
-    public struct Memory: Sendable, Codable, Equatable {
+/// Everything measured in one run at one preset. Its JSON is written by `StatsJSON`, one mapping
+/// for the summary, `--stats`, `profile` and the preview (docs/stats.md).
+public struct StatsSnapshot: Sendable, Equatable {
+    public struct Memory: Sendable, Equatable {
         public var rssPeakMB: Double
         public var rssCurrentMB: Double
         public var poolPeakBytes: Int
     }
-    public struct Bucket: Sendable, Codable, Equatable {
+    public struct Bucket: Sendable, Equatable {
         public var lowMs: Double
         public var highMs: Double
         public var count: Int

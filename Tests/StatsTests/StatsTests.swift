@@ -61,8 +61,8 @@ struct StatsTests {
         #expect(empty.count == 8)
     }
 
-    @Test("the recorder splits capture → delivery from processing and keeps per-stage figures")
-    func recorder() throws {
+    /// 100 results 20 ms after capture (10 ms detect + 2 ms annotate) at 30 fps, then one late drop.
+    static func sampleSnapshot() throws -> StatsSnapshot {
         let recorder = StatsRecorder()
         let buffer = try PixelBuffer(width: 2, height: 2, format: .gray8)
         let start = Timestamp(nanoseconds: 1_000_000_000)
@@ -81,7 +81,12 @@ struct StatsTests {
         counts.captured = 101
         counts.delivered = 100
         counts.dropped[.frameWasLate] = 1
-        let s = recorder.snapshot(preset: "vga640x480", width: 640, height: 480, source: "test", counts: counts)
+        return recorder.snapshot(preset: "vga640x480", width: 640, height: 480, source: "test", counts: counts)
+    }
+
+    @Test("the recorder splits capture → delivery from processing and keeps per-stage figures")
+    func recorder() throws {
+        let s = try Self.sampleSnapshot()
         #expect(abs(s.latencyMilliseconds.p50 - 20) < 0.4)
         #expect(abs(s.processingMilliseconds.p50 - 12) < 0.3)
         #expect(abs(s.deliveryLatencyMilliseconds.p50 - 8) < 0.2)
@@ -90,6 +95,37 @@ struct StatsTests {
         #expect(s.framesDropped == 1 && s.drops["frame_was_late"] == 1 && s.drops["corrupt"] == 0)
         #expect(s.timeline.count == 101 && s.timeline.last?.dropReason == .frameWasLate)
         #expect(s.memory.rssPeakMB > 1)
+    }
+
+    @Test("one JSON mapping: the --stats document and the preview's live figures repeat the summary's fields exactly")
+    func oneMapping() throws {
+        let s = try Self.sampleSnapshot()
+        func parse(_ json: JSON) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(json.text.utf8)) as? [String: Any])
+        }
+        let summary = try parse(.object(StatsJSON.summaryFields(s)))
+        let document = try parse(StatsJSON.document(s))
+        let live = try parse(StatsJSON.live(s, faces: 2, clients: 1))
+        #expect(Set(summary.keys).isSubset(of: Set(document.keys)))
+        // Compared as canonical JSON text (sorted keys): the same name, value and rounding.
+        func canonical(_ value: Any?) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: [value ?? NSNull()], options: .sortedKeys), as: UTF8.self)
+        }
+        for (key, value) in summary {
+            #expect(try canonical(document[key]) == canonical(value), "--stats differs from the summary at \(key)")
+            if let shown = live[key] { #expect(try canonical(shown) == canonical(value), "/stats.json differs from the summary at \(key)") }
+        }
+        #expect(
+            Set(live.keys) == [
+                "frames_captured", "frames_delivered", "frames_dropped", "drops", "fps", "faces", "latency_ms", "clients", "memory"
+            ])
+        #expect(live["faces"] as? Int == 2 && live["clients"] as? Int == 1)
+        let timeline = try #require(document["timeline"] as? [[String: Any]])
+        #expect(timeline.count == 101 && timeline.last?["drop_reason"] as? String == "frame_was_late")
+        let delivery = try #require(document["delivery_latency_ms"] as? [String: Double])
+        #expect(abs((delivery["p50"] ?? 0) - 8) < 0.2)
+        let buckets = try #require(document["latency_histogram"] as? [[String: Any]])
+        #expect(buckets.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 100)
     }
 
     @Test("the timeline stays within its capacity over 100,000 frames and spans the whole run, drops kept")
