@@ -177,7 +177,7 @@ public final class PreviewServer: Sendable {
                 tv_sec: Int(configuration.sendTimeout), tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
             setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             if pending.add(1, ordering: .relaxed).newValue > configuration.maxPendingRequests {
-                _ = send(client, Self.response(503, "Service Unavailable", "text/plain", Array("too many clients\n".utf8), head: false))
+                _ = send(client, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many clients\n".utf8), head: false))
                 pending.subtract(1, ordering: .relaxed)
                 close(client)
                 continue
@@ -204,7 +204,8 @@ public final class PreviewServer: Sendable {
         switch outcome {
         case .request(let r): request = r
         case .refused(let status, let reason):
-            _ = send(fd, Self.response(status, Self.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false))
+            _ = send(
+                fd, HTTPResponse.make(status, HTTPResponse.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false))
             return
         case .incomplete:
             return // closed, or the deadline passed (408 already sent)
@@ -213,7 +214,7 @@ public final class PreviewServer: Sendable {
         guard hostIsAllowed(request.header("host")) else {
             _ = send(
                 fd,
-                Self.response(
+                HTTPResponse.make(
                     421, "Misdirected Request", "text/plain", Array("this server does not answer for that Host\n".utf8), head: head))
             return
         }
@@ -224,23 +225,24 @@ public final class PreviewServer: Sendable {
             guard devices.withLock({ $0.count }) > 1, let index = Int(path.dropFirst("/switch/".count)),
                 index >= 0, index < devices.withLock({ $0.count }), let handler = switcher.withLock({ $0 })
             else {
-                _ = send(fd, Self.response(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
+                _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
                 return
             }
             guard request.method == "POST" else {
                 _ = send(
                     fd,
-                    Self.response(405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
+                    HTTPResponse.make(
+                        405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
                 return
             }
             if let origin = request.header("origin"), origin != "http://" + (request.header("host") ?? "") {
-                _ = send(fd, Self.response(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
+                _ = send(fd, HTTPResponse.make(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
                 return
             }
             let ok = handler(index)
             _ = send(
                 fd,
-                Self.response(
+                HTTPResponse.make(
                     ok ? 200 : 500, ok ? "OK" : "Internal Server Error", "application/json",
                     Array("{\"switched\": \(ok)}\n".utf8), head: false))
             return
@@ -248,27 +250,27 @@ public final class PreviewServer: Sendable {
         guard request.method == "GET" || head else {
             _ = send(
                 fd,
-                Self.response(
+                HTTPResponse.make(
                     405, "Method Not Allowed", "text/plain", Array("GET or HEAD only\n".utf8), head: false,
                     extra: "Allow: GET, HEAD\r\n"))
             return
         }
         switch path {
         case "/":
-            _ = send(fd, Self.response(200, "OK", "text/html; charset=utf-8", Array(page().utf8), head: head))
+            _ = send(fd, HTTPResponse.make(200, "OK", "text/html; charset=utf-8", Array(page().utf8), head: head))
         case "/stats.json":
             let body = statsJSON.withLock { $0 } + "\n"
-            _ = send(fd, Self.response(200, "OK", "application/json", Array(body.utf8), head: head))
+            _ = send(fd, HTTPResponse.make(200, "OK", "application/json", Array(body.utf8), head: head))
         case "/stream.mjpeg":
             guard clients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
                 clients.subtract(1, ordering: .relaxed)
-                _ = send(fd, Self.response(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
+                _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
                 return
             }
             stream(fd, head: head)
             clients.subtract(1, ordering: .relaxed)
         default:
-            _ = send(fd, Self.response(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
+            _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
         }
     }
 
@@ -296,7 +298,7 @@ public final class PreviewServer: Sendable {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else {
-                _ = send(fd, Self.response(408, "Request Timeout", "text/plain", Array("request timeout\n".utf8), head: false))
+                _ = send(fd, HTTPResponse.make(408, "Request Timeout", "text/plain", Array("request timeout\n".utf8), head: false))
                 return .incomplete
             }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -309,17 +311,6 @@ public final class PreviewServer: Sendable {
             buffer += chunk[0..<n]
             let outcome = HTTPRequest.parse(buffer[...])
             if outcome != .incomplete { return outcome }
-        }
-    }
-
-    static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 400: "Bad Request"
-        case 408: "Request Timeout"
-        case 414: "URI Too Long"
-        case 431: "Request Header Fields Too Large"
-        case 505: "HTTP Version Not Supported"
-        default: "Error"
         }
     }
 
@@ -372,40 +363,5 @@ public final class PreviewServer: Sendable {
         return true
     }
 
-    static func response(_ code: Int, _ reason: String, _ type: String, _ body: [UInt8], head: Bool, extra: String = "") -> [UInt8] {
-        let header =
-            "HTTP/1.1 \(code) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
-            + "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\(extra)Connection: close\r\n\r\n"
-        return Array(header.utf8) + (head ? [] : body)
-    }
-
-    private func page() -> String {
-        let names = devices.withLock { $0 }
-        let buttons =
-            names.count > 1
-            ? "<p id=\"devices\">Camera: "
-                + names.enumerated().map {
-                    "<button onclick=\"fetch('/switch/\($0.offset)', {method: 'POST'})\">\(escape($0.element))</button>"
-                }.joined(separator: " ") + "</p>"
-            : ""
-        return """
-            <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(escape(configuration.title))</title>
-            <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img{max-width:100%;display:block;background:#000}
-            #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}</style></head>
-            <body><h1>\(escape(configuration.title))</h1>\(buttons)
-            <img id="video" src="/stream.mjpeg" alt="live video">
-            <div id="stats">waiting for stats…</div>
-            <script>
-            async function refresh() {
-              try { const s = await (await fetch('/stats.json', {cache: 'no-store'})).json();
-                    document.getElementById('stats').textContent = Object.entries(s).map(([k, v]) => k + ': ' + JSON.stringify(v)).join('\\n'); }
-              catch (e) {}
-            }
-            setInterval(refresh, 1000); refresh();
-            </script></body></html>
-            """
-    }
-
-    private func escape(_ s: String) -> String { StatsReport.escape(s) }
+    private func page() -> String { PreviewPage.html(title: configuration.title, devices: devices.withLock { $0 }) }
 }

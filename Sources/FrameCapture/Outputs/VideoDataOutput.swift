@@ -44,7 +44,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         case drop(DroppedFrame)
     }
 
-    private struct State {
+    struct State {
         var delegate: (any VideoDataOutputSampleBufferDelegate)?
         var queue: DispatchQueue
         var settings = VideoSettings()
@@ -69,7 +69,8 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     // SampleBuffers and continuations are Sendable; the delegate is Sendable; so is State.
-    private let state: Mutex<State>
+    // Internal, not private, only for this type's own files (VideoDataOutput+AsyncFrames.swift).
+    let state: Mutex<State>
     /// Signalled whenever the consumer may have become ready (sources that wait for their
     /// consumer sleep on it rather than spin).
     let readiness = DispatchSemaphore(value: 0)
@@ -232,7 +233,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     /// How drops reach their listeners when a task iterates the frames: the delegate's
     /// didDrop on its queue (the frames go to the task, the drops are still reported there),
     /// and every ``droppedFrames`` stream.
-    private static func dropReport(_ s: inout State) -> @Sendable (VideoDataOutput, [DroppedFrame]) -> Void {
+    static func dropReport(_ s: inout State) -> @Sendable (VideoDataOutput, [DroppedFrame]) -> Void {
         let delegate = s.delegate
         let queue = s.queue
         let listeners = Array(s.dropListeners.values)
@@ -286,11 +287,11 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     /// Conversion, connection transforms and processors; a failure counts the frame corrupt.
-    private enum Prepared {
+    enum Prepared {
         case success(SampleBuffer)
         case failure(DroppedFrame)
     }
-    private func prepare(_ frame: SampleBuffer) -> Prepared {
+    func prepare(_ frame: SampleBuffer) -> Prepared {
         let (conversion, processors, connection) = state.withLock { s -> (ConvertStage?, ProcessorChain, CaptureConnection) in
             guard let target = s.settings.pixelFormat, target != frame.pixelBuffer.format else { return (nil, s.processors, s.connection) }
             // One stage per target, so its output buffer is reused frame after frame.
@@ -314,113 +315,9 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         }
     }
 
-    // MARK: Async consumption
-
     private func yieldToListeners(_ drop: DroppedFrame) {
         let listeners = state.withLock { Array($0.dropListeners.values) }
         for listener in listeners { listener.yield(drop) }
-    }
-
-    /// Every dropped frame, with its reason, as an `AsyncSequence` (from now on, until the
-    /// stream is dropped): the same drops, counted the same way, as the delegate's didDrop.
-    public var droppedFrames: AsyncStream<DroppedFrame> {
-        AsyncStream { continuation in
-            let id = state.withLock { s -> UInt64 in
-                s.nextConsumerID += 1
-                s.dropListeners[s.nextConsumerID] = continuation
-                return s.nextConsumerID
-            }
-            continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.dropListeners.removeValue(forKey: id) } }
-        }
-    }
-
-    /// The frames as an `AsyncSequence` (`for try await frame in output.sampleBuffers`). While a
-    /// task iterates, frames go to it instead of the delegate's didOutput (the delegate, if any,
-    /// still gets didDrop; so does ``droppedFrames``); when the iteration ends or is abandoned,
-    /// frames go to the delegate again. Late frames are dropped exactly as for a delegate (a
-    /// consumer is "busy" between two calls to `next()`). One task at a time: a second
-    /// iterating at once gets ``CaptureError/configuration(_:)`` from `next()`, never a hang.
-    /// The sequence ends when the session stops.
-    public var sampleBuffers: SampleBufferSequence { SampleBufferSequence(output: self) }
-
-    public struct SampleBufferSequence: AsyncSequence, Sendable {
-        public typealias Element = SampleBuffer
-        let output: VideoDataOutput
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            let registration: Registration
-            public mutating func next() async throws -> SampleBuffer? {
-                try await registration.output.nextForAsyncConsumer(registration.id)
-            }
-        }
-        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(registration: Registration(output: output)) }
-    }
-
-    /// One iterator's claim on the frames, given up when the iterator goes away.
-    final class Registration: Sendable {
-        let output: VideoDataOutput
-        let id: UInt64
-        init(output: VideoDataOutput) {
-            self.output = output
-            id = output.state.withLock { s in
-                s.nextConsumerID += 1
-                return s.nextConsumerID
-            }
-        }
-        deinit { output.release(consumer: id) }
-    }
-
-    private func release(consumer id: UInt64) {
-        let waiter = state.withLock { s -> CheckedContinuation<SampleBuffer?, Never>? in
-            guard s.asyncConsumer == id else { return nil }
-            s.asyncConsumer = nil
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume(returning: nil)
-    }
-
-    func nextForAsyncConsumer(_ id: UInt64) async throws(CaptureError) -> SampleBuffer? {
-        let claimed = state.withLock { s -> Bool in
-            if s.asyncConsumer == nil {
-                s.asyncConsumer = id
-                // Frames queued for the delegate stay the delegate's; drops queued so far too.
-            }
-            return s.asyncConsumer == id
-        }
-        guard claimed else {
-            throw .configuration("another task already iterates this output's sampleBuffers; use one consumer per output")
-        }
-        while true {
-            let raw: SampleBuffer? = await withCheckedContinuation { continuation in
-                let immediate: SampleBuffer?? = state.withLock { s in
-                    if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
-                        case .frame(let frame) = s.events.remove(at: index)
-                    {
-                        s.queuedFrames -= 1
-                        return .some(frame)
-                    }
-                    if s.finished || s.asyncConsumer != id { return .some(nil) }
-                    s.waiter = continuation
-                    readiness.signal()
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-            guard let raw else { return nil }
-            switch prepare(raw) {
-            case .success(let ready):
-                state.withLock { s in
-                    s.counts.pending -= 1
-                    s.counts.delivered += 1
-                }
-                return ready
-            case .failure(let drop):
-                // A corrupt frame: reported like any drop, then the next one.
-                let report = state.withLock { Self.dropReport(&$0) }
-                report(self, [drop])
-                continue
-            }
-        }
     }
 
     /// The session stopped: end async iteration and wait (bounded) for queued frames to reach

@@ -57,7 +57,7 @@ public final class HaarFaceDetector: FaceDetecting {
             return scaled!
         }
     }
-    private let handle: Mutex<SendableBox<Scratch>>
+    private let scratch: Mutex<SendableBox<Scratch>>
 
     /// Loads the default model (see `ModelCatalog`) or the cascade at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
@@ -77,10 +77,10 @@ public final class HaarFaceDetector: FaceDetecting {
         }
         self.options = options
         self.modelURL = url
-        self.handle = Mutex(SendableBox(Scratch(cascade: raw)))
+        self.scratch = Mutex(SendableBox(Scratch(cascade: raw)))
     }
 
-    deinit { handle.withLock { fkcv_cascade_destroy($0.value.cascade) } }
+    deinit { scratch.withLock { fkcv_cascade_destroy($0.value.cascade) } }
 
     public var name: String { "haar" }
 
@@ -94,7 +94,7 @@ public final class HaarFaceDetector: FaceDetecting {
     /// into buffers kept between calls.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()
-        return try handle.withLock { (box) throws(FaceDetectorError) -> [Face] in
+        return try scratch.withLock { (box) throws(FaceDetectorError) -> [Face] in
             do {
                 var area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(
                     width: image.width, height: image.height)

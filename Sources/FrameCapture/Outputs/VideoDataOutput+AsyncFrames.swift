@@ -1,0 +1,107 @@
+import Dispatch
+import FrameCore
+
+// Frames and drops as AsyncSequences: one task at a time claims the frames while it iterates.
+extension VideoDataOutput {
+    /// Every dropped frame, with its reason, as an `AsyncSequence` (from now on, until the
+    /// stream is dropped): the same drops, counted the same way, as the delegate's didDrop.
+    public var droppedFrames: AsyncStream<DroppedFrame> {
+        AsyncStream { continuation in
+            let id = state.withLock { s -> UInt64 in
+                s.nextConsumerID += 1
+                s.dropListeners[s.nextConsumerID] = continuation
+                return s.nextConsumerID
+            }
+            continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.dropListeners.removeValue(forKey: id) } }
+        }
+    }
+
+    /// The frames as an `AsyncSequence` (`for try await frame in output.sampleBuffers`). While a
+    /// task iterates, frames go to it instead of the delegate's didOutput (the delegate, if any,
+    /// still gets didDrop; so does ``droppedFrames``); when the iteration ends or is abandoned,
+    /// frames go to the delegate again. Late frames are dropped exactly as for a delegate (a
+    /// consumer is "busy" between two calls to `next()`). One task at a time: a second
+    /// iterating at once gets ``CaptureError/configuration(_:)`` from `next()`, never a hang.
+    /// The sequence ends when the session stops.
+    public var sampleBuffers: SampleBufferSequence { SampleBufferSequence(output: self) }
+
+    public struct SampleBufferSequence: AsyncSequence, Sendable {
+        public typealias Element = SampleBuffer
+        let output: VideoDataOutput
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let registration: Registration
+            public mutating func next() async throws -> SampleBuffer? {
+                try await registration.output.nextForAsyncConsumer(registration.id)
+            }
+        }
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(registration: Registration(output: output)) }
+    }
+
+    /// One iterator's claim on the frames, given up when the iterator goes away.
+    final class Registration: Sendable {
+        let output: VideoDataOutput
+        let id: UInt64
+        init(output: VideoDataOutput) {
+            self.output = output
+            id = output.state.withLock { s in
+                s.nextConsumerID += 1
+                return s.nextConsumerID
+            }
+        }
+        deinit { output.release(consumer: id) }
+    }
+
+    private func release(consumer id: UInt64) {
+        let waiter = state.withLock { s -> CheckedContinuation<SampleBuffer?, Never>? in
+            guard s.asyncConsumer == id else { return nil }
+            s.asyncConsumer = nil
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func nextForAsyncConsumer(_ id: UInt64) async throws(CaptureError) -> SampleBuffer? {
+        let claimed = state.withLock { s -> Bool in
+            if s.asyncConsumer == nil {
+                s.asyncConsumer = id
+                // Frames queued for the delegate stay the delegate's; drops queued so far too.
+            }
+            return s.asyncConsumer == id
+        }
+        guard claimed else {
+            throw .configuration("another task already iterates this output's sampleBuffers; use one consumer per output")
+        }
+        while true {
+            let raw: SampleBuffer? = await withCheckedContinuation { continuation in
+                let immediate: SampleBuffer?? = state.withLock { s in
+                    if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
+                        case .frame(let frame) = s.events.remove(at: index)
+                    {
+                        s.queuedFrames -= 1
+                        return .some(frame)
+                    }
+                    if s.finished || s.asyncConsumer != id { return .some(nil) }
+                    s.waiter = continuation
+                    readiness.signal()
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+            guard let raw else { return nil }
+            switch prepare(raw) {
+            case .success(let ready):
+                state.withLock { s in
+                    s.counts.pending -= 1
+                    s.counts.delivered += 1
+                }
+                return ready
+            case .failure(let drop):
+                // A corrupt frame: reported like any drop, then the next one.
+                let report = state.withLock { Self.dropReport(&$0) }
+                report(self, [drop])
+                continue
+            }
+        }
+    }
+}
