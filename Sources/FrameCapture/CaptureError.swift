@@ -22,8 +22,26 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     /// A file an output writes cannot be created or written (a recording's folder is missing,
     /// the disk is full); the reason says which.
     case cannotWrite(path: String, reason: String)
+    /// A call or setting the session's current configuration does not allow (a misuse).
     case configuration(String)
     case noInput
+    /// A photo was asked of a session that is not running (AVError.sessionNotRunning).
+    case sessionNotRunning
+    /// The session stopped before a photo was taken or while a recording ran.
+    case sessionStopped
+    /// A ``PhotoSettings`` used a second time; make new ones with `PhotoSettings(from:)`.
+    case photoSettingsReused(uniqueID: Int64)
+    /// `startRecording` while a recording is under way.
+    case recordingInProgress
+    /// Another task already iterates this output's `sampleBuffers`.
+    case asyncConsumerExists
+    /// A recording's limits (AVError.maximumDurationReached, maximumFileSizeReached,
+    /// diskFull): the recording ended, its file is complete.
+    case maximumDurationReached(seconds: Double)
+    case maximumFileSizeReached(bytes: Int)
+    case freeDiskSpaceBelowLimit(bytes: Int)
+    /// libjpeg-turbo could not encode a frame.
+    case encodingFailed(String)
     case pixelBuffer(PixelBufferError)
     /// A value or call the API does not accept (a JPEG quality of 0, a frame duration of 0):
     /// refused with this error, never a trap.
@@ -46,6 +64,15 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
         case .configuration(let message): message
         case .noInput: "the session has no input"
+        case .sessionNotRunning: "the session is not running"
+        case .sessionStopped: "the session stopped before this was done"
+        case .photoSettingsReused(let id): "photo settings \(id) were used before; make new ones with PhotoSettings(from:)"
+        case .recordingInProgress: "a recording is already under way"
+        case .asyncConsumerExists: "another task already iterates this output's sampleBuffers; use one consumer per output"
+        case .maximumDurationReached(let seconds): "maximum recorded duration (\(seconds) s) reached"
+        case .maximumFileSizeReached(let bytes): "maximum recorded file size (\(bytes) bytes) reached"
+        case .freeDiskSpaceBelowLimit(let bytes): "free disk space below the limit (\(bytes) bytes)"
+        case .encodingFailed(let message): "JPEG encoding failed: \(message)"
         case .pixelBuffer(let error): error.description
         case .invalidArgument(let message): message
         }

@@ -60,7 +60,11 @@ enum RecordCommand: Command {
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
         let counts = output.counts
         // A limit ending the recording is what --duration/--max-size asked for, not a failure.
-        let failed = error.map { !"\($0)".contains("maximum recorded") } ?? false
+        let failed: Bool
+        switch error {
+        case nil, .maximumDurationReached?, .maximumFileSizeReached?: failed = false
+        default: failed = true
+        }
         Console.out(
             JSON.object([
                 ("recording", .string(url.path)), ("frames", .int(written)), ("bytes", .int(size)),

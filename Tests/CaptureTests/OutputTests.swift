@@ -48,7 +48,7 @@ struct OutputTests {
         try #require(results.count == 4)
         let taken = results.compactMap(\.0)
         #expect(taken.count == 2)
-        #expect(results.filter { $0.1?.description.contains("used before") == true }.count == 1)
+        #expect(results.filter { if case .photoSettingsReused(settings.uniqueID)? = $0.1 { true } else { false } }.count == 1)
         let jpeg = try #require(taken.first).fileDataRepresentation()
         let decoded = try JPEG.decode(jpeg, to: .rgb24)
         #expect(decoded.width == 3840 && decoded.height == 2160) // photo: the largest size offered
@@ -109,6 +109,11 @@ struct OutputTests {
         let (_, frames, error) = try #require(waiter.wait())
         session.stopRunning()
         #expect(error != nil && !movie.isRecording)
+        switch (limit, error) {
+        case ("duration", .maximumDurationReached(0.5)?), ("size", .maximumFileSizeReached(60_000)?), ("disk", .freeDiskSpaceBelowLimit?):
+            break
+        default: Issue.record("\(limit) ended the recording with \(String(describing: error))")
+        }
         let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
         switch limit {
         case "duration": #expect(frames >= 13 && frames <= 17, "\(frames) frames in 0.5 s at 30 fps")

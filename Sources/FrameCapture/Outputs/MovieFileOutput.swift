@@ -88,7 +88,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             throw .invalidArgument("\(url.lastPathComponent): MovieFileOutput writes Motion-JPEG AVI only; name the file .avi")
         }
         try file.withLock { (f) throws(CaptureError) in
-            guard f.value == nil else { throw .configuration("a recording is already under way") }
+            guard f.value == nil else { throw .recordingInProgress }
             f.value = Recording(url: url, writer: try Self.reserveFile(url), delegate: recordingDelegate)
             state.withLock { $0.recording = true }
         }
@@ -116,7 +116,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         }
         guard let done else { return }
         var failure = error
-        do { try done.writer.close() } catch { failure = failure ?? .configuration("cannot finish \(done.url.path): \(error)") }
+        do { try done.writer.close() } catch { failure = failure ?? .cannotWrite(path: done.url.path, reason: "\(error)") }
         let frameCount = done.writer.frameCount
         let url = done.url
         let delegate = done.delegate
@@ -138,23 +138,23 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 let first = r.firstTime ?? frame.presentationTime
                 r.firstTime = first
                 if let max = settings.maxDuration, frame.presentationTime - first >= max {
-                    return .configuration("maximum recorded duration (\(max) s) reached")
+                    return .maximumDurationReached(seconds: max)
                 }
                 if let minFree = settings.minFreeDisk, Self.freeBytes(at: r.url) < minFree {
-                    return .configuration("free disk space below the limit (\(minFree) bytes)")
+                    return .freeDiskSpaceBelowLimit(bytes: minFree)
                 }
                 let jpeg = try encoder.withLock { box in
                     if box.value == nil { box.value = try JPEG.Encoder() }
                     return try box.value!.encode(frame.pixelBuffer, quality: settings.quality)
                 }
                 if let max = settings.maxFileSize, r.writer.bytesWritten + jpeg.count + 8 + 16 * (r.writer.frameCount + 1) + 8 > max {
-                    return .configuration("maximum recorded file size (\(max) bytes) reached")
+                    return .maximumFileSizeReached(bytes: max)
                 }
                 settings.beforeWrite?()
                 try r.writer.append(jpeg: jpeg)
                 return nil
             } catch {
-                return .configuration("recording failed: \(error)")
+                return .cannotWrite(path: r.url.path, reason: "\(error)")
             }
         }
         if let limit { finishRecording(error: limit) }
@@ -179,7 +179,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     func receive(drop: DroppedFrame) { if isRecording { frames.receive(drop: drop) } }
     func finish() {
         frames.finish()
-        finishRecording(error: .configuration("the session stopped"))
+        finishRecording(error: .sessionStopped)
     }
 }
 

@@ -82,9 +82,9 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
     public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) {
         let problem: CaptureError? = state.withLock { s in
             // A request refused because the session is not running does not use up its settings.
-            guard s.running else { return .configuration("the session is not running") }
+            guard s.running else { return .sessionNotRunning }
             guard s.usedIDs.insert(settings.uniqueID).inserted else {
-                return .configuration("photo settings \(settings.uniqueID) were used before; make new ones with PhotoSettings(from:)")
+                return .photoSettingsReused(uniqueID: settings.uniqueID)
             }
             s.pending.append(Request(settings: settings, delegate: delegate))
             return nil
@@ -116,7 +116,7 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
                     request.delegate.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
                 } catch {
                     request.delegate.photoOutput(
-                        self, didFinishProcessingPhoto: nil, error: .configuration("JPEG encoding failed: \(error)"))
+                        self, didFinishProcessingPhoto: nil, error: .encodingFailed("\(error)"))
                 }
             }
         }
@@ -133,7 +133,7 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
         for request in requests {
             queue.async {
                 request.delegate.photoOutput(
-                    self, didFinishProcessingPhoto: nil, error: .configuration("the session stopped before the photo was taken"))
+                    self, didFinishProcessingPhoto: nil, error: .sessionStopped)
             }
         }
         queue.sync {}

@@ -70,7 +70,7 @@ extension VideoDataOutput {
             return s.asyncConsumer == id
         }
         guard claimed else {
-            throw .configuration("another task already iterates this output's sampleBuffers; use one consumer per output")
+            throw .asyncConsumerExists
         }
         while true {
             let raw: SampleBuffer? = await withCheckedContinuation { continuation in
