@@ -17,11 +17,11 @@ public struct SampleBuffer: Sendable {
     /// Faces found by a `HaarFaceDetector` in the chain, in this buffer's pixel coordinates.
     public var faces: [Face]
     /// How long each processor of the chain took on this frame, in chain order.
-    public var stageDurations: StageTimings
+    public var stageDurations: StageDurations
 
     public init(
         pixelBuffer: PixelBuffer, presentationTime: Double, sequenceNumber: UInt64,
-        captureInstant: Timestamp, faces: [Face] = [], stageDurations: StageTimings = StageTimings()
+        captureInstant: Timestamp, faces: [Face] = [], stageDurations: StageDurations = StageDurations()
     ) {
         self.pixelBuffer = pixelBuffer
         self.presentationTime = presentationTime
@@ -45,7 +45,7 @@ public struct StageDuration: Sendable, Equatable {
 
 /// Per-stage durations of one frame, held inline for up to eight stages so that timing a
 /// chain allocates nothing per frame (longer chains spill into an array).
-public struct StageTimings: Sendable, RandomAccessCollection {
+public struct StageDurations: Sendable, RandomAccessCollection {
     private var inline:
         (
             StageDuration?, StageDuration?, StageDuration?, StageDuration?,

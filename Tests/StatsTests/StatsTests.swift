@@ -67,7 +67,7 @@ struct StatsTests {
         let buffer = try PixelBuffer(width: 2, height: 2, format: .gray8)
         let start = Timestamp(nanoseconds: 1_000_000_000)
         for i in 0..<100 {
-            var timings = StageTimings()
+            var timings = StageDurations()
             timings.append(StageDuration(stage: "detect", seconds: 0.010))
             timings.append(StageDuration(stage: "annotate", seconds: 0.002))
             let captured = start.adding(seconds: Double(i) / 30)
