@@ -24,6 +24,11 @@ let package = Package(
             name: "CV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
         ),
+        // libavformat/libavcodec 5.1 (Debian's libavformat-dev, libavcodec-dev, libswscale-dev).
+        .target(
+            name: "CFFmpeg",
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
+        ),
         .target(
             name: "CTurboJPEG",
             linkerSettings: [.linkedLibrary("turbojpeg")]
@@ -60,7 +65,7 @@ let package = Package(
         .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG"]),
         .target(
             name: "FrameCapture",
-            dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2"],
+            dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2", "CFFmpeg"],
             exclude: ["Resources"]),
         .target(
             name: "FrameProcessors",

@@ -13,6 +13,8 @@ struct Report: Codable {
     var capture: [CaptureResult]
     var detection: [DetectionResult]
     var realtime: [RealTimeResult]
+    /// Absent from baselines made before #16.
+    var decode: [DecodeResult]?
 }
 
 /// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
@@ -20,7 +22,7 @@ struct Report: Codable {
 enum BenchOptions {
     static let quick = Flag("quick", help: "Fewer runs and shorter clips (a few minutes, for CI).")
     static let suite = Option.text(
-        "suite", "a,b,...", help: "Suites to run: filters, capture, detection, tune (default filters,capture,detection).")
+        "suite", "a,b,...", help: "Suites to run: filters, capture, decode, detection, tune (default filters,capture,decode,detection).")
     static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
     static let split = Option.choice(
         "split", ["tune", "report", "all"], help: "detection: the corpus split to evaluate (default report; tune evaluates on tune only).")
@@ -64,7 +66,7 @@ do { options = try ParsedOptions(arguments, specs: BenchOptions.specs, command: 
     exit(64)
 }
 let quick = options[BenchOptions.quick]
-let suites = Set((options[BenchOptions.suite] ?? "filters,capture,detection").split(separator: ",").map(String.init))
+let suites = Set((options[BenchOptions.suite] ?? "filters,capture,decode,detection").split(separator: ",").map(String.init))
 let tolerance = options[BenchOptions.tolerance] ?? 0.75
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let fixtures = root.appendingPathComponent("Tests/FrameTestSupport/Fixtures")
@@ -76,7 +78,7 @@ func f(_ v: Double, _ d: Int = 3) -> String { String(format: "%.\(d)f", v) }
 
 do {
     let coffee = try PixelBuffer(contentsOf: fixtures.appendingPathComponent("coffee.jpg"))
-    var report = Report(quick: quick, filters: [], capture: [], detection: [], realtime: [])
+    var report = Report(quick: quick, filters: [], capture: [], detection: [], realtime: [], decode: nil)
     let work = FileManager.default.temporaryDirectory.appendingPathComponent("framekit-bench-\(getpid())")
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: work) }
@@ -128,6 +130,18 @@ do {
                 pad(r.source, 9) + pad(r.preset, 14) + pad(r.format, 11) + pad(f(r.fps, 1), 9) + pad(f(r.dequeue_to_delegate_ms_p50), 13)
                     + pad(f(r.dequeue_to_delegate_ms_p99), 9) + pad("\(r.frames_dropped)", 9) + pad("\(r.copies_per_frame)", 8)
                     + pad(f(r.cpu_percent_of_core, 1), 8) + f(r.rss_peak_mb, 1))
+        }
+    }
+    if suites.contains("decode") {
+        log("decode: H.264 files through FrameKit's source vs ffmpeg -f null on the same file, same threads")
+        let decode = try DecodeSuite.run(work: work, frames: quick ? 150 : 300, runs: quick ? 3 : 5)
+        report.decode = decode
+        print("\n" + pad("decode", 12) + pad("frames", 8) + pad("threads", 9) + pad("framekit fps", 14) + pad("ffmpeg fps", 12) + "ratio")
+        for r in decode {
+            print(
+                pad(r.size, 12) + pad("\(r.frames)", 8) + pad("\(r.threads)", 9) + pad(f(r.framekit_fps, 1), 14)
+                    + pad(f(r.ffmpeg_fps, 1), 12)
+                    + f(r.ratio_ffmpeg, 2) + "x")
         }
     }
     if suites.contains("detection") {
@@ -238,6 +252,12 @@ do {
                 regressions.append(
                     "\(r.split) \(r.kind) \(r.detector): recall \(f(r.recall)) precision \(f(r.precision)) vs baseline \(f(b.recall)) / \(f(b.precision))"
                 )
+            }
+        }
+        for r in report.decode ?? [] {
+            guard let b = baseline.decode?.first(where: { $0.size == r.size }) else { continue }
+            if r.ratio_ffmpeg > b.ratio_ffmpeg * (1 + tolerance) {
+                regressions.append("decode \(r.size): \(f(r.ratio_ffmpeg, 2))x ffmpeg's time vs baseline \(f(b.ratio_ffmpeg, 2))x")
             }
         }
         // Speed as a ratio to the same run's OpenCV Haar, per kind: immune to a slower machine.

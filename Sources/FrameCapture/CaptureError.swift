@@ -19,6 +19,8 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case formatRejected(String)
     /// A file source's header cannot be read.
     case unreadableFile(path: String, reason: String)
+    /// A network stream cannot be opened, or could not be reconnected.
+    case streamUnavailable(url: String, reason: String)
     /// A file an output writes cannot be created or written (a recording's folder is missing,
     /// the disk is full); the reason says which.
     case cannotWrite(path: String, reason: String)
@@ -61,6 +63,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
             "\(device) cannot run at \(fps) fps at this size; it offers \(available.map { String($0) }.joined(separator: ", "))"
         case .formatRejected(let message): "the device rejected the format: \(message)"
         case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
+        case .streamUnavailable(let url, let reason): "stream \(url) is unavailable: \(reason)"
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
         case .configuration(let message): message
         case .noInput: "the session has no input"

@@ -55,13 +55,13 @@ enum DetectCommand: Command {
         switch device.deviceType {
         case .virtual: "virtual"
         case .file: device.uniqueID.replacingOccurrences(of: "file:", with: "")
-        case .external: device.uniqueID
+        case .external, .stream: device.uniqueID
         }
     }
 
     /// The size the session will run at (for the detector's defaults), or a clear error.
     static func activeSize(device: CaptureDevice, preset: SessionPreset) throws -> (width: Int, height: Int) {
-        if device.deviceType == .file { return (device.formats[0].size.width, device.formats[0].size.height) }
+        if device.hasFixedSize { return (device.formats[0].size.width, device.formats[0].size.height) }
         guard let size = preset.resolve(among: device.supportedSizes) else {
             throw RuntimeFailure(
                 "\(CaptureError.unsupportedPreset(preset, device: device.localizedName, available: device.supportedSizes.map(\.description)))"

@@ -78,6 +78,8 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
         switch notification {
         case .sourceEnded: finish(reason: .endOfInput)
         case .runtimeError(let error): finish(reason: .failed("\(error)"))
+        case .wasInterrupted(.streamDisconnected): Console.err("framekit: the stream dropped; reconnecting")
+        case .interruptionEnded: Console.err("framekit: the stream is back")
         case .wasInterrupted(let reason): finish(reason: .failed("capture interrupted: \(reason.rawValue)"))
         default: break
         }

@@ -8,7 +8,10 @@ enum DeviceChoice {
         "device", "PATH|ID|virtual",
         help: "A V4L2 node (/dev/video0, or 0) or the virtual camera (default: the first V4L2 camera, else the virtual camera).")
     static let input = Option.text(
-        "input", "FILE|DIR", help: "Read frames from a Y4M, MJPEG, JPEG/PGM/PPM file or a folder of images; every frame is processed.")
+        "input", "FILE|DIR|URL",
+        help:
+            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops."
+    )
     static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
 
     /// `--device`, `--input`, `--realtime`: where a command that can read files takes frames from.
@@ -22,7 +25,11 @@ enum DeviceChoice {
             throw UsageError("--realtime applies to --input only")
         }
         if let input = options[input] {
-            do { return try CaptureDevice.file(URL(fileURLWithPath: input), realTime: options[realtime]) } catch {
+            // A URL (rtsp://, tcp://…) is a live stream; anything else a path.
+            guard let url = input.contains("://") ? URL(string: input) : URL(fileURLWithPath: input) else {
+                throw UsageError("--input '\(input)' is not a valid URL")
+            }
+            do { return try CaptureDevice.file(url, realTime: options[realtime]) } catch {
                 throw RuntimeFailure("\(error)")
             }
         }

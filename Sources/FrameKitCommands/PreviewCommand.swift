@@ -76,7 +76,7 @@ enum PreviewCommand: Command {
         defer { interrupt.cancel() }
         session.addObserver { note in
             if case .runtimeError = note { ended.signal() }
-            if case .wasInterrupted = note { ended.signal() }
+            if case .wasInterrupted(let reason) = note, reason != .streamDisconnected { ended.signal() }
         }
         if let duration { _ = ended.wait(timeout: .now() + duration) } else { ended.wait() }
         server.stop()

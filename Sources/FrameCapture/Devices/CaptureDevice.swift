@@ -13,8 +13,23 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         case external
         /// FrameKit's built-in virtual camera: always present.
         case virtual
-        /// A Y4M or MJPEG file, or JPEG/PGM/PPM images.
+        /// A video file (MP4, MKV, WebM, MOV, AVI, Y4M, MJPEG…) or JPEG/PGM/PPM images.
         case file
+        /// A network stream (rtsp://, tcp://, udp://, http(s)://, srt://…).
+        case stream
+    }
+
+    /// How a network stream that drops is reconnected: `attempts` tries, waiting `initialDelay`
+    /// seconds before the first and doubling up to `maxDelay`.
+    public struct ReconnectPolicy: Sendable, Equatable {
+        public var attempts: Int
+        public var initialDelay: Double
+        public var maxDelay: Double
+        public init(attempts: Int = 5, initialDelay: Double = 0.5, maxDelay: Double = 8) {
+            self.attempts = max(0, attempts)
+            self.initialDelay = max(0.01, initialDelay)
+            self.maxDelay = max(self.initialDelay, maxDelay)
+        }
     }
 
     public enum Position: String, Sendable, Codable { case unspecified, front, back }
@@ -24,6 +39,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         case v4l2(path: String, kernel: any V4L2Kernel)
         case virtual
         case file(FileSourceDescription)
+        case media(MediaSourceDescription)
     }
 
     public let uniqueID: String
@@ -103,8 +119,10 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
                 frameRates: VirtualCameraSource.offeredRates)
         }, backend: .virtual)
 
-    /// A file source: a Y4M or MJPEG file, a JPEG/PGM/PPM image, or a folder of images.
-    /// Throws if the file's header cannot be read.
+    /// A file source: a video file (MP4, MKV, WebM, MOV, AVI… through libavformat and
+    /// libavcodec: H.264, H.265, VP9, AV1, MPEG-4…), a Y4M or MJPEG file, a JPEG/PGM/PPM image,
+    /// or a folder of images. A URL that is not a file URL is opened as ``stream(_:reconnect:)``.
+    /// Throws if the file cannot be read or holds no video.
     /// - Parameters:
     ///   - url: the file, or a folder of images (read in name order).
     ///   - realTime: pace frames at the file's frame rate and drop late ones like a camera;
@@ -112,17 +130,50 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     ///   - frameRate: the rate to assume where the file has none (images, MJPEG) or to use
     ///     instead of the file's own; nil: the file's rate, else 30.
     public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil) throws(CaptureError) -> CaptureDevice {
-        let description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate)
+        guard url.isFileURL else { return try stream(url) }
+        let description: FileSourceDescription
+        do { description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate) } catch {
+            // Content FrameKit's own readers do not know: a video file for libavformat.
+            guard case .unreadableFile(_, FileSourceDescription.notOurs) = error else { throw error }
+            let media = try MediaSourceDescription(
+                location: url.path, isLive: false, realTime: realTime, frameRate: frameRate, reconnect: ReconnectPolicy(attempts: 0))
+            return CaptureDevice(
+                uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
+                modelID: media.info.codec, formats: [media.deviceFormat], backend: .media(media))
+        }
         return CaptureDevice(
             uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
             modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
     }
 
+    /// A live network stream — rtsp://, rtsps://, tcp://, udp://, http(s)://, srt:// where the
+    /// linked libavformat has the protocol — probed now (a stream that cannot be opened is
+    /// ``CaptureError/streamUnavailable(url:reason:)``). Frames come at the stream's pace and
+    /// late ones drop like a camera's; a stream that drops is reconnected as `reconnect` says.
+    public static func stream(_ url: URL, reconnect: ReconnectPolicy = ReconnectPolicy()) throws(CaptureError) -> CaptureDevice {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let protocolName = scheme == "rtsps" ? "rtsp" : scheme // libavformat's rtsp demuxer speaks both
+        guard !scheme.isEmpty, MediaInput.hasProtocol(protocolName) else {
+            throw .streamUnavailable(url: url.absoluteString, reason: "this libavformat has no '\(scheme)' protocol")
+        }
+        let media = try MediaSourceDescription(
+            location: url.absoluteString, isLive: true, realTime: true, frameRate: nil, reconnect: reconnect)
+        return CaptureDevice(
+            uniqueID: url.absoluteString, localizedName: url.absoluteString, deviceType: .stream, modelID: media.info.codec,
+            formats: [media.deviceFormat], backend: .media(media))
+    }
+
+    /// Files and streams have one size: presets that name another are refused.
+    public var hasFixedSize: Bool { deviceType == .file || deviceType == .stream }
+
     /// Whether the device delivers frames at its own pace (cameras, the virtual camera, a file
     /// opened with `realTime`) rather than as fast as they are consumed (a file otherwise).
     public var isPaced: Bool {
-        if case .file(let description) = backend { return description.realTime }
-        return true
+        switch backend {
+        case .file(let description): description.realTime
+        case .media(let description): description.realTime
+        case .v4l2, .virtual: true
+        }
     }
 
     /// The first V4L2 camera, or else the virtual camera.

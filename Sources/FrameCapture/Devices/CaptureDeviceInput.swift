@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A device as a session input (as AVCaptureDeviceInput).
@@ -11,6 +12,12 @@ public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
             throw .permissionDenied(path: path)
         }
         self.device = device
+    }
+
+    /// An input from a URL (AVURLAsset's habit): a file URL is ``CaptureDevice/file(_:realTime:frameRate:)``,
+    /// any other a live ``CaptureDevice/stream(_:reconnect:)``.
+    public convenience init(url: URL, realTime: Bool = false) throws(CaptureError) {
+        try self.init(device: url.isFileURL ? .file(url, realTime: realTime) : .stream(url))
     }
 
     /// The format and frame rate the running session chose (nil before it first starts).

@@ -115,12 +115,16 @@ struct FileSourceDescription: Sendable {
             y4m = nil
             imageFiles = [url]
         } else {
-            throw .unreadableFile(path: url.path, reason: "not a Y4M, MJPEG, JPEG, PGM or PPM file")
+            throw .unreadableFile(path: url.path, reason: Self.notOurs)
         }
         guard self.frameRate > 0 && self.frameRate <= 1000 else {
             throw .unreadableFile(path: url.path, reason: "frame rate \(self.frameRate) out of range")
         }
     }
+
+    /// The reason for content FrameKit's own readers do not know (`CaptureDevice.file` then
+    /// hands the file to libavformat).
+    static let notOurs = "not a Y4M, MJPEG, JPEG, PGM or PPM file"
 
     private static func readImage(_ url: URL) throws(CaptureError) -> PixelBuffer {
         do { return try PixelBuffer(contentsOf: url) } catch {

@@ -20,6 +20,8 @@ final class CapturePipeline: Sendable {
     private let sequenceOffset: UInt64
     private let finished = DispatchSemaphore(value: 0)
     private let onEnd: @Sendable (SessionNotification) -> Void
+    private let onNotice: @Sendable (SessionNotification) -> Void
+    private let interrupt: (@Sendable () -> Void)?
 
     var isRunning: Bool { control.withLock { $0.running } }
     func bufferUsage() -> BufferPool.Usage { usage() }
@@ -29,6 +31,7 @@ final class CapturePipeline: Sendable {
 
     init(
         input: CaptureDeviceInput, outputs: [any FrameSink], preset: SessionPreset, sequenceOffset: UInt64 = 0,
+        onNotice: @escaping @Sendable (SessionNotification) -> Void = { _ in },
         onEnd: @escaping @Sendable (SessionNotification) -> Void
     ) throws(CaptureError) {
         self.sequenceOffset = sequenceOffset
@@ -45,10 +48,14 @@ final class CapturePipeline: Sendable {
             source = try VirtualCameraSource(configuration: configuration)
         case .file(let description):
             source = try FileSource(description: description, configuration: configuration)
+        case .media(let description):
+            source = try MediaSource(description: description, configuration: configuration)
         }
         try source.start()
         input.setActive(configuration.format, frameRate: configuration.frameRate)
         self.usage = source.usageReporter()
+        self.interrupt = source.interrupter()
+        self.onNotice = onNotice
         self.source = Mutex(SendableBox(source))
         self.outputs = outputs
         self.onEnd = onEnd
@@ -61,7 +68,7 @@ final class CapturePipeline: Sendable {
     static func configure(device: CaptureDevice, preset: SessionPreset, preferred: PixelFormat?) throws(CaptureError) -> SourceConfiguration
     {
         let size: FrameSize
-        if device.deviceType == .file {
+        if device.hasFixedSize {
             // A file has one size; presets that name another size are refused.
             let own = device.formats[0].size
             if let fixed = preset.fixedSize, fixed != (own.width, own.height) {
@@ -92,11 +99,11 @@ final class CapturePipeline: Sendable {
         if let duration = device.activeVideoMinFrameDuration {
             let wanted = 1 / duration
             guard let match = format.frameRates.min(by: { abs($0 - wanted) < abs($1 - wanted) }),
-                abs(match - wanted) <= max(0.01 * wanted, 0.01) || (format.frameRates.count == 1 && device.deviceType == .file)
+                abs(match - wanted) <= max(0.01 * wanted, 0.01) || (format.frameRates.count == 1 && device.hasFixedSize)
             else {
                 throw .unsupportedFrameRate(wanted, device: device.localizedName, available: format.frameRates)
             }
-            rate = device.deviceType == .file ? wanted : match
+            rate = device.hasFixedSize ? wanted : match
         } else {
             rate = format.frameRates.contains(30) ? 30 : (format.frameRates.last ?? 30)
         }
@@ -123,6 +130,7 @@ final class CapturePipeline: Sendable {
             c.stopRequested = true
             return c.running
         }
+        interrupt?() // a source blocked in a network read returns now
         if wasRunning { finished.wait() }
         for output in finishing ?? outputs { output.finish() }
     }
@@ -155,6 +163,7 @@ final class CapturePipeline: Sendable {
                 control.withLock { $0.nextSequence = max($0.nextSequence, drop.sequenceNumber &+ 1) }
                 for output in outputs { output.receive(drop: drop) }
             case .idle: continue
+            case .notice(let notification): onNotice(notification)
             case .endOfStream: ending = .sourceEnded
             }
             if ending != nil { break }

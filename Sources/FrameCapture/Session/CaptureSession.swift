@@ -254,10 +254,8 @@ public final class CaptureSession: Sendable {
         guard let input = configuration.inputs.first else { throw .noInput }
         let pipeline = try CapturePipeline(
             input: input, outputs: configuration.outputs, preset: configuration.preset,
-            sequenceOffset: sequenceOffset
-        ) { [weak self] event in
-            self?.pipelineEnded(event)
-        }
+            sequenceOffset: sequenceOffset, onNotice: { [weak self] in self?.post($0) },
+            onEnd: { [weak self] in self?.pipelineEnded($0) })
         let wasInterrupted = state.withLock { s in
             s.pipeline = pipeline
             defer { s.interrupted = false }

@@ -17,6 +17,9 @@ enum SourceEvent {
     case dropped(DroppedFrame)
     /// Nothing yet (a poll timed out): the capture loop checks whether to stop and asks again.
     case idle
+    /// Something to tell the session's observers while capture goes on (a stream that dropped
+    /// and is being reconnected, and its return).
+    case notice(SessionNotification)
     case endOfStream
 }
 
@@ -35,6 +38,14 @@ protocol FrameSource: AnyObject {
     /// after `start()`, by the thread that started the source; the closure it returns reads only
     /// thread-safe pools, so any thread may call it while the capture thread runs the source.
     func usageReporter() -> @Sendable () -> BufferPool.Usage
+    /// What makes a blocking `next()` return soon, for the thread that stops the session (a
+    /// network read); nil for sources whose `next()` never blocks for long. Called once, after
+    /// `start()`.
+    func interrupter() -> (@Sendable () -> Void)?
+}
+
+extension FrameSource {
+    func interrupter() -> (@Sendable () -> Void)? { nil }
 }
 
 /// Sequence-number bookkeeping shared by every source: turns gaps into one drop per lost frame.

@@ -2,7 +2,9 @@
 public enum SessionNotification: Sendable {
     /// Capture failed while running (the session has stopped). Carries the error.
     case runtimeError(CaptureError)
-    /// Capture was interrupted (the session has stopped).
+    /// Capture was interrupted: the session has stopped, except for `.streamDisconnected`
+    /// (a network stream dropped; the session reconnects and posts ``interruptionEnded`` when
+    /// it is back, or `runtimeError(.streamUnavailable)` when it gives up).
     case wasInterrupted(InterruptionReason)
     /// A session that was interrupted is capturing again.
     case interruptionEnded
@@ -20,5 +22,7 @@ public enum SessionNotification: Sendable {
         case videoDeviceNotAvailable
         /// Another program holds the device.
         case videoDeviceInUseByAnotherClient
+        /// A network stream dropped (connection lost, stream ended, silent past the timeout).
+        case streamDisconnected
     }
 }

@@ -1,0 +1,194 @@
+import Foundation
+import FrameCore
+import Synchronization
+
+/// Frames decoded by libavcodec from a file or a network stream (see ``MediaSourceDescription``),
+/// copied into pooled buffers in their 8-bit Y'CbCr layout (I420, NV12 or GRAY8), with the
+/// stream's timestamps as presentation times.
+///
+/// Files not in real time: every frame, as fast as the consumer takes it (only damaged frames
+/// drop, as `corrupt`). Real time (`realTime` files, live streams): frames at their timestamps'
+/// pace, late ones dropped by the outputs like a camera's. A timestamp gap is one
+/// `discontinuity` drop per missing frame. A live stream that fails, ends or stays silent past
+/// the timeout posts `wasInterrupted(.streamDisconnected)`, is reopened with back-off, and posts
+/// `interruptionEnded` when it is back; when the attempts run out, capture ends with
+/// ``CaptureError/streamUnavailable(url:reason:)``.
+final class MediaSource: FrameSource {
+    let configuration: SourceConfiguration
+    let description: MediaSourceDescription
+    var isRealTime: Bool { description.realTime }
+    private let pool: BufferPool
+    private let slot = InputSlot()
+    private var pending: [SourceEvent] = []
+    /// A decoded frame waiting for its moment (paced files).
+    private var held: SampleBuffer?
+    private var index: UInt64 = 0
+    private var firstTime: Double?
+    private var lastTime: Double?
+    private var startInstant = Timestamp.now()
+
+    /// The open input, shared with the thread that stops the session (which interrupts it).
+    final class InputSlot: Sendable {
+        // MediaInput is Sendable; the slot is swapped on reconnects.
+        let input = Mutex<MediaInput?>(nil)
+        let stopping = Atomic<Bool>(false)
+        func interrupt() {
+            stopping.store(true, ordering: .relaxed)
+            input.withLock { $0?.interrupt() }
+        }
+    }
+
+    init(description: MediaSourceDescription, configuration: SourceConfiguration) throws(CaptureError) {
+        self.description = description
+        self.configuration = configuration
+        do {
+            pool = try BufferPool(
+                width: description.size.width, height: description.size.height, format: configuration.pixelFormat,
+                capacity: configuration.bufferCount)
+        } catch { throw .pixelBuffer(error) }
+    }
+
+    func usageReporter() -> @Sendable () -> BufferPool.Usage { { [pool] in pool.usage } }
+    func interrupter() -> (@Sendable () -> Void)? { { [slot] in slot.interrupt() } }
+
+    func start() throws(CaptureError) {
+        slot.stopping.store(false, ordering: .relaxed)
+        let input: MediaInput
+        if let probed = description.probed.take() { input = probed } else { input = try open() }
+        slot.input.withLock { $0 = input }
+        index = 0
+        firstTime = nil
+        lastTime = nil
+        held = nil
+        pending = []
+        startInstant = Timestamp.now()
+    }
+
+    private func open() throws(CaptureError) -> MediaInput {
+        do { return try MediaInput(description.location, threads: description.decoderThreads, timeout: description.timeout) } catch {
+            switch error {
+            case .interrupted(let reason), .failed(let reason):
+                throw description.isLive
+                    ? .streamUnavailable(url: description.location, reason: reason)
+                    : .unreadableFile(path: description.location, reason: reason)
+            }
+        }
+    }
+
+    func next() throws(CaptureError) -> SourceEvent {
+        if !pending.isEmpty { return pending.removeFirst() }
+        if let frame = held { return release(frame) }
+        guard let input = slot.input.withLock({ $0 }) else { return .endOfStream }
+        switch input.next() {
+        case .frame(let decoded):
+            return try deliver(decoded)
+        case .corrupt:
+            return drop(.corrupt)
+        case .end:
+            return description.isLive ? try reconnect(after: "the stream ended") : .endOfStream
+        case .interrupted(let reason):
+            if slot.stopping.load(ordering: .relaxed) { return .endOfStream }
+            guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
+            return try reconnect(after: reason)
+        case .failed(let reason):
+            guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
+            return try reconnect(after: reason)
+        }
+    }
+
+    private func drop(_ reason: DropReason, at time: Double? = nil) -> SourceEvent {
+        defer { index += 1 }
+        let t = time ?? lastTime ?? Double(index) / description.frameRate
+        return .dropped(DroppedFrame(sequenceNumber: index, presentationTime: t, reason: reason))
+    }
+
+    private func deliver(_ decoded: MediaInput.DecodedFrame) throws(CaptureError) -> SourceEvent {
+        let time = decoded.time >= 0 ? decoded.time : (lastTime.map { $0 + 1 / description.frameRate } ?? 0)
+        // A jump forward in the timestamps: the frames between were lost upstream.
+        if let last = lastTime, time - last > 2.5 / description.frameRate {
+            let missing = min(10_000, Int(((time - last) * description.frameRate).rounded()) - 1)
+            for k in 0..<max(0, missing) {
+                pending.append(drop(.discontinuity, at: last + Double(k + 1) / description.frameRate))
+            }
+        }
+        lastTime = max(lastTime ?? time, time)
+        if firstTime == nil { firstTime = time }
+        // A damaged (concealed) frame, or one whose size changed mid-stream, is not delivered.
+        guard !decoded.damaged, decoded.width & ~1 == description.size.width, decoded.height & ~1 == description.size.height else {
+            pending.append(drop(.corrupt, at: time))
+            return pending.removeFirst()
+        }
+        guard var buffer = isRealTime ? pool.makeBuffer() : pool.makeBuffer(waitingUpTo: 60) else {
+            pending.append(isRealTime ? drop(.outOfBuffers, at: time) : .endOfStream)
+            return pending.removeFirst()
+        }
+        guard decoded.copy(into: &buffer) else {
+            pending.append(drop(.corrupt, at: time))
+            return pending.removeFirst()
+        }
+        let sequence = index
+        index += 1
+        let frame = SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: sequence, captureInstant: .now())
+        if !pending.isEmpty {
+            held = frame
+            return pending.removeFirst()
+        }
+        return release(frame)
+    }
+
+    /// Paced files: a frame waits for its moment on the media timeline (in short steps, so a
+    /// stop is seen). Live streams and unpaced files: at once.
+    private func release(_ frame: SampleBuffer) -> SourceEvent {
+        guard isRealTime, !description.isLive, let first = firstTime else {
+            held = nil
+            return .frame(frame)
+        }
+        let due = startInstant.adding(seconds: frame.presentationTime - first)
+        let now = Timestamp.now()
+        if due.seconds(since: now) > 0.05 {
+            held = frame
+            Timestamp.sleep(until: now.adding(seconds: 0.05))
+            return .idle
+        }
+        Timestamp.sleep(until: due)
+        held = nil
+        var paced = frame
+        paced.captureInstant = .now()
+        return .frame(paced)
+    }
+
+    /// A live stream dropped: reopen with back-off until it is back or the attempts run out.
+    private func reconnect(after reason: String) throws(CaptureError) -> SourceEvent {
+        slot.input.withLock { $0 = nil }
+        pending.append(.notice(.wasInterrupted(.streamDisconnected)))
+        let policy = description.reconnect
+        var delay = policy.initialDelay
+        var lastReason = reason
+        for _ in 0..<policy.attempts {
+            // Wait out the delay in short steps: a stop ends the wait.
+            let until = Timestamp.now().adding(seconds: delay)
+            while Timestamp.now().seconds(since: until) < 0 {
+                if slot.stopping.load(ordering: .relaxed) { return pending.removeFirst() }
+                Timestamp.sleep(until: min(until, Timestamp.now().adding(seconds: 0.05)))
+            }
+            do {
+                let input = try open()
+                slot.input.withLock { $0 = input }
+                lastTime = nil // a new connection starts a new timeline
+                firstTime = nil
+                pending.append(.notice(.interruptionEnded))
+                return pending.removeFirst()
+            } catch {
+                lastReason = "\(error)"
+            }
+            delay = min(policy.maxDelay, delay * 2)
+        }
+        throw .streamUnavailable(url: description.location, reason: "gave up after \(policy.attempts) attempts: \(lastReason)")
+    }
+
+    func stop() {
+        slot.input.withLock { $0 = nil }
+        pending = []
+        held = nil
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import FrameCore
+import Synchronization
+
+/// A video file (MP4, MKV, WebM, MOV, AVI…) or a network stream (rtsp://, tcp://, udp://,
+/// http(s)://, srt://…) read through libavformat and libavcodec, probed when the device is made:
+/// an unreadable input is an error naming it before any session starts.
+struct MediaSourceDescription: Sendable {
+    /// A path, or a URL's absolute string.
+    let location: String
+    /// A network stream: real time, late frames dropped like a camera's, reconnected when it drops.
+    let isLive: Bool
+    /// Paced at the media's timestamps (always for a live stream).
+    let realTime: Bool
+    let info: MediaInput.Info
+    /// The size frames are delivered at: the stream's, cut to even numbers (Y'CbCr pairs).
+    let size: FrameSize
+    let frameRate: Double
+    let reconnect: CaptureDevice.ReconnectPolicy
+    /// The input opened to probe, kept for the first start: a server that takes one
+    /// connection (`ffmpeg … -f mpegts tcp://…?listen=1`) would refuse a second.
+    let probed: ProbedInput
+
+    final class ProbedInput: Sendable {
+        private let input: Mutex<MediaInput?>
+        init(_ input: MediaInput) { self.input = Mutex(input) }
+        /// The probed input, once; nil afterwards (later starts open their own).
+        func take() -> MediaInput? {
+            input.withLock { i in
+                defer { i = nil }
+                return i
+            }
+        }
+    }
+
+    /// Decoder threads. Files: up to 4 (the cores FrameKit's detection does not need at 2; more
+    /// than 4 gains little at 1080p and frame threading adds a frame of latency per thread).
+    /// Live streams: 1, for the lowest latency — a live frame waits for no other.
+    var decoderThreads: Int { Self.decoderThreads(isLive: isLive) }
+    static func decoderThreads(isLive: Bool) -> Int { isLive ? 1 : min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// How long one open or read may block: a live stream silent this long has dropped.
+    var timeout: Double { isLive ? 10 : 30 }
+
+    var deviceFormat: CaptureDeviceFormat {
+        CaptureDeviceFormat(
+            fourCC: String(info.codec.uppercased().prefix(4)), pixelFormat: info.pixelFormat, isCompressed: false, size: size,
+            frameRates: [frameRate])
+    }
+
+    init(location: String, isLive: Bool, realTime: Bool, frameRate: Double?, reconnect: CaptureDevice.ReconnectPolicy) throws(CaptureError)
+    {
+        self.location = location
+        self.isLive = isLive
+        self.realTime = realTime || isLive
+        self.reconnect = reconnect
+        let probe: MediaInput
+        do { probe = try MediaInput(location, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30) } catch {
+            switch error {
+            case .interrupted(let reason), .failed(let reason):
+                throw isLive ? .streamUnavailable(url: location, reason: reason) : .unreadableFile(path: location, reason: reason)
+            }
+        }
+        info = probe.info
+        probed = ProbedInput(probe)
+        size = FrameSize(width: info.width & ~1, height: info.height & ~1)
+        // A forged or absurd header (a GIF claiming 11822x11822) is refused here, naming the
+        // input, before any buffer of that size is made.
+        guard size.width >= 2, size.height >= 2, size.width * size.height <= PixelBuffer.pixelBudget else {
+            let reason =
+                "its video is \(info.width)x\(info.height): "
+                + (size.width < 2 || size.height < 2 ? "too small" : "over the pixel budget (PixelBuffer.pixelBudget)")
+            throw isLive ? .streamUnavailable(url: location, reason: reason) : .unreadableFile(path: location, reason: reason)
+        }
+        self.frameRate = frameRate ?? (info.frameRate > 0 && info.frameRate <= 1000 ? info.frameRate : 30)
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Synchronization
+import Testing
+
+/// Video files and live streams through libavformat/libavcodec (#16), with fixtures and servers
+/// made by Debian's ffmpeg at test time.
+@Suite("Video files and network streams through FFmpeg's libraries", .serialized)
+struct MediaSourceTests {
+    /// Runs a session on `device` until the source ends (or `timeout`).
+    func capture(_ device: CaptureDevice, recorder: Recorder, timeout: Double = 30) throws -> (VideoDataOutput, NotificationLog) {
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        _ = log.wait(timeout: timeout) { if case .sourceEnded = $0 { true } else { false } }
+        session.stopRunning()
+        return (output, log)
+    }
+
+    /// The Y plane of frame `index` as ffmpeg itself decodes it (8-bit 4:2:0).
+    func referenceLuma(_ url: URL, width: Int, height: Int) throws -> [UInt8] {
+        let raw = url.deletingPathExtension().appendingPathExtension("yuv")
+        try FFmpegTool.run(["-i", url.path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p", raw.path])
+        return Array(try Data(contentsOf: raw).prefix(width * height))
+    }
+
+    static let codecs: [(String, [String])] = [
+        ("mp4", ["-c:v", "libx264", "-pix_fmt", "yuv420p"]),
+        ("mkv", ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-x265-params", "log-level=none"]),
+        ("webm", ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8"])
+    ]
+
+    @Test("every frame of an H.264 MP4, an H.265 10-bit MKV and a VP9 WebM, in order, as ffmpeg decodes them", arguments: 0..<3)
+    func files(which: Int) throws {
+        try #require(FFmpegTool.isInstalled, "scripts/bootstrap installs ffmpeg")
+        let (container, codec) = Self.codecs[which]
+        let url = Fixtures.temporaryFolder().appendingPathComponent("clip.\(container)")
+        try FFmpegTool.clip(url, frames: 45, codec: codec)
+        let device = try CaptureDevice.file(url)
+        #expect(device.deviceType == .file && device.formats.first?.size == FrameSize(width: 320, height: 240))
+        let recorder = Recorder(keepPixels: true)
+        let (output, _) = try capture(device, recorder: recorder)
+        let frames = recorder.frames
+        #expect(frames.count == 45 && output.counts.isBalanced && output.counts.droppedTotal == 0, "\(output.counts)")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.presentationTime < $1.presentationTime })
+        #expect(abs((frames.last?.presentationTime ?? 0) - 44.0 / 30) < 0.01)
+        // The pixels are libavcodec's: exactly ffmpeg's own for 8-bit, within rounding for 10-bit.
+        let reference = try referenceLuma(url, width: 320, height: 240)
+        let first = try #require(frames.first).pixelBuffer
+        #expect(first.format == .i420)
+        var worst = 0
+        first.withUnsafeBytes(ofPlane: 0) { bytes, plane in
+            for y in 0..<240 {
+                for x in 0..<320 { worst = max(worst, abs(Int(bytes[y * plane.bytesPerRow + x]) - Int(reference[y * 320 + x]))) }
+            }
+        }
+        #expect(worst <= (container == "mkv" ? 2 : 0), "luma differs from ffmpeg's by up to \(worst)")
+    }
+
+    @Test("damaged packets: capture goes on after them; the frames they cost are reported (corrupt, or lost: discontinuity)")
+    func damagedPackets() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("damaged.ts")
+        try FFmpegTool.clip(url, frames: 90, codec: ["-c:v", "libx264", "-g", "15", "-f", "mpegts"])
+        var bytes = try [UInt8](Data(contentsOf: url))
+        var random = SeededGenerator(seed: 16)
+        for i in (bytes.count * 4 / 10)..<(bytes.count * 4 / 10 + 6000) { bytes[i] = UInt8.random(in: 0...255, using: &random) }
+        try Data(bytes).write(to: url)
+        let recorder = Recorder()
+        let (output, log) = try capture(try CaptureDevice.file(url), recorder: recorder)
+        #expect(log.all.contains { if case .sourceEnded = $0 { true } else { false } })
+        #expect(output.counts.isBalanced)
+        #expect(recorder.frames.count >= 50 && recorder.frames.count < 90, "\(output.counts)")
+        // The damaged stretch is not silent: its frames are dropped as corrupt or, where whole
+        // packets were lost, as the timestamp gap they leave; nearly all 90 are accounted for.
+        #expect(recorder.drops(.corrupt) + recorder.drops(.discontinuity) >= 1 && output.counts.captured >= 80, "\(output.counts)")
+        // Frames after the damage still arrive.
+        #expect((recorder.frames.last?.presentationTime ?? 0) > 2.5)
+    }
+
+    @Test("a truncated file: without its index it is refused with the reason; with the index first it plays up to the cut")
+    func truncated() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        for faststart in [false, true] {
+            let url = folder.appendingPathComponent("cut-\(faststart).mp4")
+            try FFmpegTool.clip(url, frames: 90, codec: ["-c:v", "libx264"], extra: faststart ? ["-movflags", "+faststart"] : [])
+            let bytes = try Data(contentsOf: url)
+            try bytes.prefix(bytes.count * 6 / 10).write(to: url)
+            if !faststart {
+                #expect(throws: CaptureError.self) { try CaptureDevice.file(url) }
+                continue
+            }
+            let recorder = Recorder()
+            let (output, log) = try capture(try CaptureDevice.file(url), recorder: recorder)
+            #expect(log.all.contains { if case .sourceEnded = $0 { true } else { false } })
+            #expect(output.counts.isBalanced && recorder.frames.count > 20 && recorder.frames.count < 90, "\(output.counts)")
+        }
+    }
+
+    @Test("a 2 s jump in the timestamps is one discontinuity drop per missing frame")
+    func timestampJump() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("jump.mkv")
+        try FFmpegTool.clip(
+            url, frames: 60, codec: ["-c:v", "libx264"], filter: "setpts=PTS+if(gte(N\\,30)\\,2/TB\\,0)",
+            extra: ["-fps_mode", "passthrough"])
+        let recorder = Recorder()
+        let (output, _) = try capture(try CaptureDevice.file(url), recorder: recorder)
+        #expect(recorder.frames.count == 60)
+        let gaps = recorder.drops(.discontinuity)
+        #expect((58...61).contains(gaps), "\(gaps) discontinuity drops for 2 s at 30 fps")
+        #expect(output.counts.isBalanced)
+    }
+
+    @Test("a live TCP stream: real time; when the server goes the session says so, reconnects when it is back, counts balance")
+    func liveReconnect() throws {
+        try #require(FFmpegTool.isInstalled)
+        let port = Int.random(in: 20_000...40_000)
+        let first = try FFmpegTool.serveTCP(port: port, seconds: 2.5)
+        Thread.sleep(forTimeInterval: 0.7) // the listener is up
+        let url = try #require(URL(string: "tcp://127.0.0.1:\(port)"))
+        let device = try CaptureDevice.stream(url, reconnect: .init(attempts: 20, initialDelay: 0.2, maxDelay: 0.5))
+        #expect(device.deviceType == .stream && device.isPaced)
+        let recorder = Recorder()
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        first.waitUntilExit()
+        let second = try FFmpegTool.serveTCP(port: port, seconds: 2)
+        defer { second.terminate() }
+        let back = log.wait(timeout: 15) { if case .interruptionEnded = $0 { true } else { false } }
+        #expect(back != nil, "\(log.all)")
+        #expect(session.isRunning)
+        let before = recorder.frames.count
+        #expect(recorder.wait(timeout: 5) { $0.frames.count > before + 10 }, "frames after the reconnection")
+        session.stopRunning()
+        let notes = log.all
+        let lost = notes.firstIndex { if case .wasInterrupted(.streamDisconnected) = $0 { true } else { false } }
+        let regained = notes.firstIndex { if case .interruptionEnded = $0 { true } else { false } }
+        #expect(lost != nil && regained != nil && lost! < regained!, "\(notes)")
+        #expect(
+            !notes.contains { if case .didStopRunning = $0 { true } else { false } }
+                || notes.last.map { if case .didStopRunning = $0 { true } else { false } } == true)
+        #expect(output.counts.isBalanced && recorder.frames.count > 40, "\(output.counts)")
+    }
+
+    @Test("a stream that does not come back: the reconnection gives up with streamUnavailable and the session stops")
+    func liveGivesUp() throws {
+        try #require(FFmpegTool.isInstalled)
+        let port = Int.random(in: 40_001...60_000)
+        let server = try FFmpegTool.serveTCP(port: port, seconds: 1)
+        Thread.sleep(forTimeInterval: 0.7)
+        let device = try CaptureDevice.stream(
+            try #require(URL(string: "tcp://127.0.0.1:\(port)")), reconnect: .init(attempts: 2, initialDelay: 0.1))
+        let (session, output) = try makeSession(device, preset: .high, recorder: Recorder())
+        let log = NotificationLog(session)
+        try session.startRunning()
+        server.waitUntilExit()
+        let failure = log.wait(timeout: 15) { if case .runtimeError(.streamUnavailable) = $0 { true } else { false } }
+        #expect(failure != nil, "\(log.all)")
+        #expect(log.wait(timeout: 5) { if case .didStopRunning = $0 { true } else { false } } != nil)
+        session.stopRunning()
+        #expect(output.counts.isBalanced)
+    }
+
+    @Test("inputs that are not video, and streams that are not there, are typed errors naming them")
+    func refusals() throws {
+        let junk = Fixtures.temporaryFolder().appendingPathComponent("junk.mp4")
+        var random = SeededGenerator(seed: 7)
+        try Data((0..<50_000).map { _ in UInt8.random(in: 0...255, using: &random) }).write(to: junk)
+        let notVideo = try #require(throws: CaptureError.self) { try CaptureDevice.file(junk) }
+        #expect(notVideo.description.contains(junk.path))
+        let closed = try #require(throws: CaptureError.self) { try CaptureDevice.stream(URL(string: "tcp://127.0.0.1:1")!) }
+        guard case .streamUnavailable(let url, _) = closed else { throw closed }
+        #expect(url == "tcp://127.0.0.1:1")
+        let unknown = try #require(throws: CaptureError.self) { try CaptureDevice.stream(URL(string: "gopher://example.org/x")!) }
+        #expect(unknown.description.contains("gopher"))
+        #expect(throws: CaptureError.self) { try CaptureDeviceInput(url: URL(fileURLWithPath: "/nonexistent/clip.mp4")) }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Debian's `ffmpeg` command (installed by scripts/bootstrap): makes the video fixtures at test
+/// time, serves live streams, and decodes reference frames.
+public enum FFmpegTool {
+    public static let path = "/usr/bin/ffmpeg"
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: path) }
+
+    /// Runs `ffmpeg -loglevel error -y ARGS…` to completion; throws with its stderr on failure.
+    @discardableResult
+    public static func run(_ arguments: [String], timeout: Double = 120) throws -> BinaryRun {
+        let run = try BinaryRunner.runTool(path, ["-nostdin", "-loglevel", "error", "-y"] + arguments, timeout: timeout)
+        guard run.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "ffmpeg: \(run.stderr)"]) }
+        return run
+    }
+
+    /// A synthetic clip (`testsrc2`, moving patterns) of `frames` frames, encoded with `codec`
+    /// (`-c:v` and its options) into `url`'s container.
+    public static func clip(
+        _ url: URL, size: String = "320x240", rate: Int = 30, frames: Int, codec: [String], filter: String? = nil, extra: [String] = []
+    ) throws {
+        var arguments = ["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=\(rate)", "-frames:v", "\(frames)"]
+        if let filter { arguments += ["-vf", filter] }
+        try run(arguments + codec + extra + [url.path])
+    }
+
+    /// Starts `ffmpeg -re` serving a clip as MPEG-TS to the first client of
+    /// tcp://127.0.0.1:PORT (it listens, serves one connection for `seconds`, and exits).
+    public static func serveTCP(port: Int, seconds: Double, rate: Int = 30) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = [
+            "-nostdin", "-loglevel", "quiet", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=\(rate)", "-t", "\(seconds)",
+            "-c:v", "libx264", "-tune", "zerolatency", "-g", "\(rate)", "-f", "mpegts", "tcp://127.0.0.1:\(port)?listen=1"
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+}
