@@ -217,10 +217,167 @@ cffm_status cffm_seek(cffm_media *m, double seconds, char *message, size_t messa
 }
 
 int32_t cffm_has_protocol(const char *scheme) {
+    // RTSP is a demuxer in libavformat (over the tcp/udp protocols), not a protocol of its own.
+    if (strcmp(scheme, "rtsp") == 0 || strcmp(scheme, "rtsps") == 0) return av_find_input_format("rtsp") != NULL;
     void *opaque = NULL;
     const char *name;
     while ((name = avio_enum_protocols(&opaque, 0))) {
         if (strcmp(name, scheme) == 0) return 1;
     }
     return 0;
+}
+
+// MARK: Writing
+
+struct cffm_writer {
+    AVFormatContext *format;
+    AVCodecContext *codec;
+    AVStream *stream;
+    AVFrame *frame;  // the encoder's input (yuv420p), owned
+    AVPacket *packet;
+    struct SwsContext *sws;
+    int finished;
+    // For the size a finished file would have now: fragments hold packets in memory until the
+    // next key frame, so the file's own size lags behind.
+    int64_t header_bytes, packet_bytes, packets, key_packets, frames;
+};
+
+static enum AVPixelFormat input_format(cffm_input_layout layout) {
+    switch (layout) {
+    case CFFM_INPUT_I420: return AV_PIX_FMT_YUV420P;
+    case CFFM_INPUT_NV12: return AV_PIX_FMT_NV12;
+    case CFFM_INPUT_GRAY8: return AV_PIX_FMT_GRAY8;
+    case CFFM_INPUT_YUYV: return AV_PIX_FMT_YUYV422;
+    case CFFM_INPUT_BGRA: return AV_PIX_FMT_BGRA;
+    case CFFM_INPUT_RGB24: return AV_PIX_FMT_RGB24;
+    }
+    return AV_PIX_FMT_NONE;
+}
+
+void cffm_writer_free(cffm_writer *w) {
+    if (!w) return;
+    if (w->format && w->format->pb) avio_closep(&w->format->pb);
+    avformat_free_context(w->format);
+    avcodec_free_context(&w->codec);
+    av_frame_free(&w->frame);
+    av_packet_free(&w->packet);
+    sws_freeContext(w->sws);
+    free(w);
+}
+
+int64_t cffm_writer_bytes(const cffm_writer *w) {
+    if (!w || !w->format || !w->format->pb) return 0;
+    // Generous per-sample (trun entry), per-fragment (moof, traf, mdat headers) and trailer
+    // (mfra) allowances: the projection errs high, so a size limit is never passed.
+    // Frames the encoder still holds (look-ahead, B-frames) count at the average packet's size.
+    int64_t held = w->frames > w->packets ? w->frames - w->packets : 0;
+    int64_t average = w->packets > 0 ? w->packet_bytes / w->packets : 0;
+    int64_t projected = w->header_bytes + w->packet_bytes + held * average + 24 * w->frames + 320 * (w->key_packets + 1) + 1024;
+    int64_t written = avio_tell(w->format->pb);
+    return projected > written ? projected : written;
+}
+
+cffm_status cffm_writer_open(const char *path, const char *format, const cffm_writer_settings *s, cffm_writer **out,
+                             char *message, size_t message_size) {
+    pthread_once(&quiet_once, make_quiet);
+    *out = NULL;
+    if (s->width < 2 || s->height < 2 || (s->width & 1) || (s->height & 1) || !(s->frame_rate > 0)) {
+        say("the frame size must be even and the frame rate positive", message, message_size);
+        return CFFM_ERROR;
+    }
+    const AVCodec *encoder = avcodec_find_encoder_by_name("libx264");
+    if (!encoder) { say("this libavcodec has no libx264 encoder", message, message_size); return CFFM_ERROR; }
+    cffm_writer *w = calloc(1, sizeof *w);
+    if (!w) { say("out of memory", message, message_size); return CFFM_ERROR; }
+    int error = avformat_alloc_output_context2(&w->format, NULL, format, path);
+    if (error < 0 || !w->format) { describe(error, "no muxer", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    w->codec = avcodec_alloc_context3(encoder);
+    w->frame = av_frame_alloc();
+    w->packet = av_packet_alloc();
+    w->stream = avformat_new_stream(w->format, NULL);
+    if (!w->codec || !w->frame || !w->packet || !w->stream) { say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    AVRational rate = av_d2q(s->frame_rate, 100000);
+    w->codec->width = s->width;
+    w->codec->height = s->height;
+    w->codec->pix_fmt = AV_PIX_FMT_YUV420P;
+    w->codec->time_base = av_inv_q(rate);
+    w->codec->framerate = rate;
+    w->codec->gop_size = s->keyframe_interval > 0 ? s->keyframe_interval : 60;
+    w->codec->thread_count = 2;
+    if (w->format->oformat->flags & AVFMT_GLOBALHEADER) w->codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    AVDictionary *options = NULL;
+    av_dict_set(&options, "preset", s->preset && *s->preset ? s->preset : "veryfast", 0);
+    av_dict_set_int(&options, "crf", s->crf >= 0 && s->crf <= 51 ? s->crf : 23, 0);
+    error = avcodec_open2(w->codec, encoder, &options);
+    av_dict_free(&options);
+    if (error < 0) { describe(error, "cannot open libx264", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    avcodec_parameters_from_context(w->stream->codecpar, w->codec);
+    w->stream->time_base = w->codec->time_base;
+    w->frame->format = AV_PIX_FMT_YUV420P;
+    w->frame->width = s->width;
+    w->frame->height = s->height;
+    if (av_frame_get_buffer(w->frame, 32) < 0) { say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    error = avio_open(&w->format->pb, path, AVIO_FLAG_WRITE);
+    if (error < 0) { describe(error, "cannot open the file", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    // Fragmented: a moov up front, then one fragment per key frame. A recording cut by a crash
+    // or a full disk plays up to its last complete fragment.
+    // Each fragment goes to the file when complete (flush_packets), not when AVIO's buffer fills.
+    av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
+    w->format->flush_packets = 1;
+    error = avformat_write_header(w->format, &options);
+    av_dict_free(&options);
+    if (error < 0) { describe(error, "cannot write the header", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    avio_flush(w->format->pb);
+    w->header_bytes = avio_tell(w->format->pb);
+    *out = w;
+    return CFFM_OK;
+}
+
+// Sends `frame` (NULL: flush) and writes every packet the encoder has ready.
+static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t message_size) {
+    int error = avcodec_send_frame(w->codec, frame);
+    if (error < 0) { describe(error, "encoding", message, message_size); return CFFM_ERROR; }
+    for (;;) {
+        error = avcodec_receive_packet(w->codec, w->packet);
+        if (error == AVERROR(EAGAIN) || error == AVERROR_EOF) return CFFM_OK;
+        if (error < 0) { describe(error, "encoding", message, message_size); return CFFM_ERROR; }
+        w->packet_bytes += w->packet->size;
+        w->packets += 1;
+        if (w->packet->flags & AV_PKT_FLAG_KEY) w->key_packets += 1;
+        av_packet_rescale_ts(w->packet, w->codec->time_base, w->stream->time_base);
+        w->packet->stream_index = w->stream->index;
+        error = av_interleaved_write_frame(w->format, w->packet);  // takes the packet's reference
+        if (error < 0) { describe(error, "writing", message, message_size); return CFFM_ERROR; }
+        if (w->format->pb && w->format->pb->error < 0) { describe(w->format->pb->error, "writing", message, message_size); return CFFM_ERROR; }
+    }
+}
+
+cffm_status cffm_writer_write(cffm_writer *w, const uint8_t *const planes[3], const int32_t strides[3], cffm_input_layout layout,
+                              int64_t frame_index, char *message, size_t message_size) {
+    if (w->finished) { say("the recording is finished", message, message_size); return CFFM_ERROR; }
+    if (av_frame_make_writable(w->frame) < 0) { say("out of memory", message, message_size); return CFFM_ERROR; }
+    enum AVPixelFormat source = input_format(layout);
+    w->sws = sws_getCachedContext(w->sws, w->codec->width, w->codec->height, source, w->codec->width, w->codec->height,
+                                  AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
+    if (!w->sws) { say("no conversion from this pixel layout", message, message_size); return CFFM_ERROR; }
+    const int source_strides[4] = {strides[0], strides[1], strides[2], 0};
+    const uint8_t *source_planes[4] = {planes[0], planes[1], planes[2], NULL};
+    sws_scale(w->sws, source_planes, source_strides, 0, w->codec->height, w->frame->data, w->frame->linesize);
+    w->frame->pts = frame_index;
+    w->frames += 1;
+    return encode(w, w->frame, message, message_size);
+}
+
+cffm_status cffm_writer_finish(cffm_writer *w, char *message, size_t message_size) {
+    if (w->finished) return CFFM_OK;
+    w->finished = 1;
+    cffm_status status = encode(w, NULL, message, message_size);
+    int error = av_write_trailer(w->format);
+    if (status == CFFM_OK && error < 0) { describe(error, "writing the trailer", message, message_size); status = CFFM_ERROR; }
+    if (w->format->pb) {
+        avio_flush(w->format->pb);
+        if (status == CFFM_OK && w->format->pb->error < 0) { describe(w->format->pb->error, "writing", message, message_size); status = CFFM_ERROR; }
+        avio_closep(&w->format->pb);
+    }
+    return status;
 }

@@ -6,9 +6,13 @@ import Synchronization
 /// `framekit record`: Motion-JPEG AVI of the camera.
 enum RecordCommand: Command {
     static let name = "record"
-    static let abstract = "Record video to a Motion-JPEG AVI file."
-    static let usage = "framekit record --output FILE.avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
-    static let output = Option.text("output", "FILE.avi", help: "Where to record (never overwritten). Required.")
+    static let abstract = "Record video: H.264 in MP4 or MOV, or Motion-JPEG in AVI (by the file's extension)."
+    static let usage = "framekit record --output FILE.mp4|mov|avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
+    static let output = Option.text(
+        "output", "FILE.mp4|mov|avi",
+        help:
+            "Where to record (never overwritten). Required. .mp4/.mov: H.264, fragmented (plays up to the last 2 s even after a crash); .avi: Motion-JPEG."
+    )
     static let frames = Option.integer("frames", "N", 1...10_000_000, help: "Stop after N frames are written.")
     static let duration = Option.number("duration", "SECONDS", 0.01...86_400, help: "Stop after this much video.")
     static let preset = DeviceChoice.preset(help: "Session preset (default hd1280x720).")
@@ -26,7 +30,7 @@ enum RecordCommand: Command {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit record")
-        guard let path = options[Self.output] else { throw UsageError("--output FILE.avi is required") }
+        guard let path = options[Self.output] else { throw UsageError("--output FILE.mp4|mov|avi is required") }
         let frames = options[Self.frames]
         let duration = options[Self.duration]
         guard (frames == nil) != (duration == nil) else { throw UsageError("give exactly one of --frames N or --duration S") }

@@ -38,4 +38,30 @@ struct MediaCommandTests {
         let missing = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:1"])
         #expect(missing.status == 1 && missing.stderr.contains("tcp://127.0.0.1:1"), "\(missing.stderr)")
     }
+
+    @Test("record --output clip.mp4 killed with SIGKILL mid-recording still plays up to its last fragment")
+    func killedRecording() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("killed.mp4")
+        let process = Process()
+        process.executableURL = BinaryRunner.productsFolder.appendingPathComponent("framekit")
+        process.arguments = ["record", "--output", url.path, "--duration", "30", "--device", "virtual", "--preset", "cif352x288"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 4.5)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let probe = try BinaryRunner.runTool(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=codec_name,nb_read_frames", "-of",
+                "csv=p=0", url.path
+            ])
+        let fields = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        #expect(probe.status == 0 && fields.first == "h264", "\(probe.stdout) \(probe.stderr)")
+        // Key frames every 2 s: after 4.5 s at 30 fps, at least the first fragment (60 frames).
+        #expect((fields.last.flatMap { Int($0) } ?? 0) >= 55, "\(probe.stdout)")
+    }
 }

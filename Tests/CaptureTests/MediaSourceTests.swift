@@ -146,6 +146,31 @@ struct MediaSourceTests {
         #expect(output.counts.isBalanced && recorder.frames.count > 40, "\(output.counts)")
     }
 
+    @Test("RTSP from a real server (GStreamer's): frames in real time; the server killed and restarted, capture resumes")
+    func rtsp() throws {
+        try #require(FFmpegTool.isInstalled)
+        let port = Int.random(in: 20_000...60_000)
+        var server = try FFmpegTool.serveRTSP(port: port)
+        defer { server.terminate() }
+        let url = try #require(URL(string: "rtsp://127.0.0.1:\(port)/test"))
+        let device = try CaptureDevice.stream(url, reconnect: .init(attempts: 30, initialDelay: 0.2, maxDelay: 0.5))
+        #expect(device.formats.first?.size == FrameSize(width: 320, height: 240) && device.modelID == "h264")
+        let recorder = Recorder()
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(recorder.wait(timeout: 10) { $0.frames.count >= 30 }, "\(output.counts)")
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+        #expect(log.wait(timeout: 15) { if case .wasInterrupted(.streamDisconnected) = $0 { true } else { false } } != nil, "\(log.all)")
+        server = try FFmpegTool.serveRTSP(port: port)
+        #expect(log.wait(timeout: 15) { if case .interruptionEnded = $0 { true } else { false } } != nil, "\(log.all)")
+        let before = recorder.frames.count
+        #expect(recorder.wait(timeout: 10) { $0.frames.count >= before + 30 }, "frames after the server came back")
+        session.stopRunning()
+        #expect(output.counts.isBalanced, "\(output.counts)")
+    }
+
     @Test("a stream that does not come back: the reconnection gives up with streamUnavailable and the session stops")
     func liveGivesUp() throws {
         try #require(FFmpegTool.isInstalled)

@@ -39,4 +39,24 @@ public enum FFmpegTool {
         try process.run()
         return process
     }
+
+    /// Starts GStreamer's RTSP server (Fixtures/rtsp_server.py) on `port`; returns once it
+    /// says it is ready. rtsp://127.0.0.1:PORT/test is a live H.264 test pattern.
+    public static func serveRTSP(port: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Fixtures.folder.appendingPathComponent("rtsp_server.py").path, "\(port)"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let ready = out.fileHandleForReading.availableData
+        guard String(decoding: ready, as: UTF8.self).contains("ready") else {
+            process.terminate()
+            throw CocoaError(
+                .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the RTSP server did not start (scripts/bootstrap installs it)"])
+        }
+        return process
+    }
 }

@@ -80,6 +80,52 @@ void cffm_close(cffm_media *media);
 /// Whether the linked libavformat can open this URL scheme ("rtsp", "srt", "file"…).
 int32_t cffm_has_protocol(const char *scheme);
 
+// MARK: Writing (H.264 in MP4 or MOV)
+
+typedef struct cffm_writer cffm_writer;
+
+/// The pixel layouts a frame to encode may come in (FrameKit's formats).
+typedef enum {
+    CFFM_INPUT_I420 = 0,
+    CFFM_INPUT_NV12 = 1,
+    CFFM_INPUT_GRAY8 = 2,
+    CFFM_INPUT_YUYV = 3,
+    CFFM_INPUT_BGRA = 4,
+    CFFM_INPUT_RGB24 = 5,
+} cffm_input_layout;
+
+typedef struct {
+    int32_t width;
+    int32_t height;
+    double frame_rate;
+    /// libx264's constant rate factor (0–51, lower is better) and preset ("veryfast"…).
+    int32_t crf;
+    const char *preset;
+    /// Frames between key frames: each starts a fragment, the most a crash can lose.
+    int32_t keyframe_interval;
+} cffm_writer_settings;
+
+/// Creates the encoder (libx264, yuv420p) and the muxer for `format` ("mp4" or "mov") writing
+/// to `path`, which must exist (FrameKit creates it first, exclusively). The file is
+/// fragmented: playable up to its last complete fragment if the process dies.
+cffm_status cffm_writer_open(const char *path, const char *format, const cffm_writer_settings *settings, cffm_writer **out,
+                             char *message, size_t message_size);
+
+/// Encodes one frame (index `frame_index` on the frame-rate timeline) and writes what the
+/// encoder has ready.
+cffm_status cffm_writer_write(cffm_writer *writer, const uint8_t *const planes[3], const int32_t strides[3], cffm_input_layout layout,
+                              int64_t frame_index, char *message, size_t message_size);
+
+/// Flushes the encoder, writes the trailer and closes the file.
+cffm_status cffm_writer_finish(cffm_writer *writer, char *message, size_t message_size);
+
+/// The size the file would have if it were finished now (at least what is on disk): packets
+/// wait in memory until their fragment is complete, so the file itself lags behind.
+int64_t cffm_writer_bytes(const cffm_writer *writer);
+
+/// Frees the writer (closing the file if `cffm_writer_finish` was not called).
+void cffm_writer_free(cffm_writer *writer);
+
 #ifdef __cplusplus
 }
 #endif

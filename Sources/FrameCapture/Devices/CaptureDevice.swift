@@ -152,8 +152,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// late ones drop like a camera's; a stream that drops is reconnected as `reconnect` says.
     public static func stream(_ url: URL, reconnect: ReconnectPolicy = ReconnectPolicy()) throws(CaptureError) -> CaptureDevice {
         let scheme = url.scheme?.lowercased() ?? ""
-        let protocolName = scheme == "rtsps" ? "rtsp" : scheme // libavformat's rtsp demuxer speaks both
-        guard !scheme.isEmpty, MediaInput.hasProtocol(protocolName) else {
+        guard !scheme.isEmpty, MediaInput.hasProtocol(scheme) else {
             throw .streamUnavailable(url: url.absoluteString, reason: "this libavformat has no '\(scheme)' protocol")
         }
         let media = try MediaSourceDescription(

@@ -61,6 +61,7 @@ final class MediaSource: FrameSource {
         lastTime = nil
         held = nil
         pending = []
+        reconnection = nil
         startInstant = Timestamp.now()
     }
 
@@ -78,6 +79,11 @@ final class MediaSource: FrameSource {
     func next() throws(CaptureError) -> SourceEvent {
         if !pending.isEmpty { return pending.removeFirst() }
         if let frame = held { return release(frame) }
+        if var r = reconnection {
+            if slot.stopping.load(ordering: .relaxed) { return .endOfStream }
+            defer { if reconnection != nil { reconnection = r } }
+            return try tryToReconnect(&r)
+        }
         guard let input = slot.input.withLock({ $0 }) else { return .endOfStream }
         switch input.next() {
         case .frame(let decoded):
@@ -157,33 +163,48 @@ final class MediaSource: FrameSource {
         return .frame(paced)
     }
 
-    /// A live stream dropped: reopen with back-off until it is back or the attempts run out.
+    /// A live stream that dropped, between reconnection attempts.
+    private struct Reconnection {
+        var attempt = 0
+        var delay: Double
+        var nextTry: Timestamp
+        var reason: String
+    }
+    private var reconnection: Reconnection?
+
+    /// A live stream dropped: say so at once, then try to reopen it on the following calls,
+    /// with back-off (each call waits at most 50 ms, so a stop is seen).
     private func reconnect(after reason: String) throws(CaptureError) -> SourceEvent {
         slot.input.withLock { $0 = nil }
-        pending.append(.notice(.wasInterrupted(.streamDisconnected)))
+        let delay = description.reconnect.initialDelay
+        reconnection = Reconnection(delay: delay, nextTry: Timestamp.now().adding(seconds: delay), reason: reason)
+        return .notice(.wasInterrupted(.streamDisconnected))
+    }
+
+    private func tryToReconnect(_ r: inout Reconnection) throws(CaptureError) -> SourceEvent {
         let policy = description.reconnect
-        var delay = policy.initialDelay
-        var lastReason = reason
-        for _ in 0..<policy.attempts {
-            // Wait out the delay in short steps: a stop ends the wait.
-            let until = Timestamp.now().adding(seconds: delay)
-            while Timestamp.now().seconds(since: until) < 0 {
-                if slot.stopping.load(ordering: .relaxed) { return pending.removeFirst() }
-                Timestamp.sleep(until: min(until, Timestamp.now().adding(seconds: 0.05)))
-            }
-            do {
-                let input = try open()
-                slot.input.withLock { $0 = input }
-                lastTime = nil // a new connection starts a new timeline
-                firstTime = nil
-                pending.append(.notice(.interruptionEnded))
-                return pending.removeFirst()
-            } catch {
-                lastReason = "\(error)"
-            }
-            delay = min(policy.maxDelay, delay * 2)
+        guard r.attempt < policy.attempts else {
+            throw .streamUnavailable(url: description.location, reason: "gave up after \(policy.attempts) attempts: \(r.reason)")
         }
-        throw .streamUnavailable(url: description.location, reason: "gave up after \(policy.attempts) attempts: \(lastReason)")
+        let now = Timestamp.now()
+        if r.nextTry.seconds(since: now) > 0 {
+            Timestamp.sleep(until: min(r.nextTry, now.adding(seconds: 0.05)))
+            return .idle
+        }
+        r.attempt += 1
+        do {
+            let input = try open()
+            slot.input.withLock { $0 = input }
+            lastTime = nil // a new connection starts a new timeline
+            firstTime = nil
+            reconnection = nil
+            return .notice(.interruptionEnded)
+        } catch {
+            r.reason = "\(error)"
+            r.delay = min(policy.maxDelay, r.delay * 2)
+            r.nextTry = Timestamp.now().adding(seconds: r.delay)
+            return .idle
+        }
     }
 
     func stop() {

@@ -5,12 +5,6 @@ import FrameCore
 import Glibc
 #endif
 
-/// Why a recording file could not be created.
-struct AVIWriterError: Error, CustomStringConvertible {
-    let path: String, reason: String
-    var description: String { "cannot write \(path): \(reason)" }
-}
-
 /// Writes Motion-JPEG in an AVI (RIFF) container with an idx1 index: what ffmpeg, VLC and
 /// OpenCV play. Sizes and counts in the headers are patched when the file is closed.
 ///
@@ -27,31 +21,10 @@ final class AVIWriter {
     private var moviStart = 0 // offset of the "movi" fourcc
     private var riffSizeAt = 0, moviSizeAt = 0, totalFramesAt = 0, lengthAt = 0
 
-    /// Creates `url` (failing if it exists); the headers are written by ``open(width:height:frameRate:)``
-    /// once the first frame's size is known.
-    init(deferredAt url: URL) throws {
-        // O_EXCL: the name is taken atomically, so a file created meanwhile is never replaced.
-        // Through the one syscall door, which retries EINTR (an open on NFS can be interrupted).
-        let fd: Int
-        do {
-            fd = try retryingSystemCall("open(\(url.path))") {
-                let result = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-                return (Int(result), errno)
-            }
-        } catch {
-            let reason =
-                switch error.errno {
-                case EEXIST: "it exists; FrameKit does not overwrite recordings"
-                case ENOENT: "its folder does not exist"
-                case ENOTDIR: "a part of its folder path is not a folder"
-                case EACCES, EPERM: "permission denied"
-                case EROFS: "the file system is read-only"
-                case ENOSPC: "the disk is full"
-                default: String(cString: strerror(error.errno))
-                }
-            throw AVIWriterError(path: url.path, reason: reason)
-        }
-        handle = FileHandle(fileDescriptor: Int32(fd), closeOnDealloc: true)
+    /// Writes to `fd`, a new empty file (``MovieFile/reserve(_:)``); the headers are written by
+    /// ``open(width:height:frameRate:)`` once the first frame's size is known.
+    init(fileDescriptor fd: Int32) {
+        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     func open(width: Int, height: Int, frameRate: Double) throws {

@@ -4,14 +4,21 @@ import FrameCore
 import FrameImageIO
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Receives the end of each recording.
 public protocol RecordingDelegate: AnyObject, Sendable {
     /// The recording ended: by ``MovieFileOutput/stopRecording()``, by a limit, or by a failure
-    /// (then `error` says which). The file at `url` is a valid AVI in every case.
+    /// (then `error` says which). The file at `url` is complete and plays in every case.
     func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?)
 }
 
-/// Records the session's video to a Motion-JPEG AVI file (as AVCaptureMovieFileOutput).
+/// Records the session's video to a file (as AVCaptureMovieFileOutput), the container chosen
+/// by the URL's extension: `.mp4` and `.mov` get H.264 (libx264 through libavcodec, in a
+/// fragmented file that plays up to its last fragment even after a crash), `.avi` gets
+/// Motion-JPEG (libjpeg-turbo).
 ///
 /// Frames are encoded on the output's own queue; while it is busy, late frames are dropped
 /// (counted in ``counts``), so recording never stalls capture.
@@ -20,7 +27,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     /// there, on the output's queue, never under ``state``).
     private struct Recording {
         let url: URL
-        var writer: AVIWriter
+        let writer: any MovieWriter
         let delegate: any RecordingDelegate
         var firstTime: Double?
     }
@@ -32,12 +39,12 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         var maxFileSize: Int?
         var minFreeDisk: Int?
         var quality = 85
+        var h264 = H264Settings()
         var beforeWrite: (@Sendable () -> Void)?
     }
     private let state = Mutex(State())
-    // AVIWriter and the JPEG encoder are not Sendable; they are used only under this lock.
+    // The writers are not Sendable; they are used only under this lock.
     private let file = Mutex(SendableBox<Recording?>(nil))
-    private let encoder = Mutex(SendableBox<JPEG.Encoder?>(nil))
     private let frames = VideoDataOutput()
     /// Where frames are encoded and every ``RecordingDelegate`` call is made.
     private let queue = DispatchQueue(label: "framekit.movie-file-output", qos: .userInitiated)
@@ -61,7 +68,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         get { state.withLock { $0.minFreeDisk } }
         set { state.withLock { $0.minFreeDisk = newValue } }
     }
-    /// JPEG quality of the frames, 1…100 (set with ``setQuality(_:)``).
+    /// JPEG quality of an `.avi` recording's frames, 1…100 (set with ``setQuality(_:)``).
     public var quality: Int { state.withLock { $0.quality } }
 
     /// Sets the frames' JPEG quality; outside 1…100 is ``CaptureError/invalidArgument(_:)``.
@@ -80,26 +87,61 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     /// Frames received, written and dropped while recording.
     public var counts: OutputCounts { frames.counts }
 
-    /// Starts recording the next frames to `url`, a Motion-JPEG AVI. Throws if a recording is
-    /// under way, if `url` names another container (`.mov`, `.mp4`: not written yet), if `url`
-    /// exists (FrameKit never overwrites) or its folder does not.
+    /// Starts recording the next frames to `url`: `.mp4`/`.mov` as H.264 (``h264Settings``),
+    /// `.avi` as Motion-JPEG (``quality``). Throws if a recording is under way, if `url` has
+    /// another extension, if `url` exists (FrameKit never overwrites) or its folder does not.
     public func startRecording(to url: URL, recordingDelegate: any RecordingDelegate) throws(CaptureError) {
-        guard url.pathExtension.lowercased() == "avi" else {
-            throw .invalidArgument("\(url.lastPathComponent): MovieFileOutput writes Motion-JPEG AVI only; name the file .avi")
+        guard let container = MovieFile.Container(url: url) else {
+            throw .invalidArgument("\(url.lastPathComponent): MovieFileOutput writes .mp4 and .mov (H.264) or .avi (Motion-JPEG)")
         }
+        let (quality, h264) = state.withLock { ($0.quality, $0.h264) }
         try file.withLock { (f) throws(CaptureError) in
             guard f.value == nil else { throw .recordingInProgress }
-            f.value = Recording(url: url, writer: try Self.reserveFile(url), delegate: recordingDelegate)
+            // The file is created now (so a name taken meanwhile fails here); the headers follow
+            // with the first frame, whose size they record.
+            let fd = try MovieFile.reserve(url)
+            let writer: any MovieWriter
+            switch container {
+            case .avi:
+                do { writer = try MJPEGMovieWriter(fileDescriptor: fd, quality: quality) } catch {
+                    _ = Glibc.close(fd)
+                    throw .encodingFailed("\(error)")
+                }
+            case .mp4, .mov:
+                writer = H264MovieWriter(path: url.path, fileDescriptor: fd, container: container, settings: h264)
+            }
+            f.value = Recording(url: url, writer: writer, delegate: recordingDelegate)
             state.withLock { $0.recording = true }
         }
     }
 
-    // Creates the file now (so a name taken meanwhile fails here); the headers follow with the
-    // first frame, whose size they record.
-    private static func reserveFile(_ url: URL) throws(CaptureError) -> AVIWriter {
-        do { return try AVIWriter(deferredAt: url) } catch let error as AVIWriterError {
-            throw .cannotWrite(path: error.path, reason: error.reason)
-        } catch { throw .cannotWrite(path: url.path, reason: "\(error)") }
+    /// H.264 encoding for `.mp4` and `.mov` recordings (libx264's settings).
+    public struct H264Settings: Sendable, Equatable {
+        /// libx264's preset: "ultrafast" … "veryslow" (faster: bigger files, less CPU).
+        public var preset: String = "veryfast"
+        /// Constant rate factor, 0…51: lower is better quality and bigger files (18 looks lossless).
+        public var crf: Int = 23
+        /// Seconds between key frames: each starts a fragment, the most a crash can lose.
+        public var keyframeInterval: Double = 2
+        public init() {}
+    }
+
+    /// The H.264 settings for the next `.mp4`/`.mov` recording.
+    public var h264Settings: H264Settings { state.withLock { $0.h264 } }
+
+    /// Sets ``h264Settings``; a preset libx264 does not have is found when recording starts
+    /// (the delegate gets the error), a CRF outside 0…51 or a non-positive key-frame interval
+    /// is ``CaptureError/invalidArgument(_:)`` now.
+    public func setH264Settings(_ settings: H264Settings) throws(CaptureError) {
+        guard (0...51).contains(settings.crf) else { throw .invalidArgument("CRF must be 0…51, got \(settings.crf)") }
+        guard settings.keyframeInterval > 0, settings.keyframeInterval.isFinite else {
+            throw .invalidArgument("the key-frame interval must be a positive number of seconds, got \(settings.keyframeInterval)")
+        }
+        let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+        guard presets.contains(settings.preset) else {
+            throw .invalidArgument("unknown x264 preset '\(settings.preset)'; one of \(presets.joined(separator: ", "))")
+        }
+        state.withLock { $0.h264 = settings }
     }
 
     /// Ends the recording. When it returns the file is complete (closed and indexed); the
@@ -132,9 +174,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             guard var r = f.value else { return nil }
             defer { f.value = r }
             do {
-                if !r.writer.isOpen {
-                    try r.writer.open(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height, frameRate: settings.frameRate)
-                }
+                try r.writer.prepare(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height, frameRate: settings.frameRate)
                 let first = r.firstTime ?? frame.presentationTime
                 r.firstTime = first
                 if let max = settings.maxDuration, frame.presentationTime - first >= max {
@@ -143,15 +183,10 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 if let minFree = settings.minFreeDisk, Self.freeBytes(at: r.url) < minFree {
                     return .freeDiskSpaceBelowLimit(bytes: minFree)
                 }
-                let jpeg = try encoder.withLock { box in
-                    if box.value == nil { box.value = try JPEG.Encoder() }
-                    return try box.value!.encode(frame.pixelBuffer, quality: settings.quality)
-                }
-                if let max = settings.maxFileSize, r.writer.bytesWritten + jpeg.count + 8 + 16 * (r.writer.frameCount + 1) + 8 > max {
-                    return .maximumFileSizeReached(bytes: max)
-                }
                 settings.beforeWrite?()
-                try r.writer.append(jpeg: jpeg)
+                guard try r.writer.write(frame.pixelBuffer, maxBytes: settings.maxFileSize) else {
+                    return .maximumFileSizeReached(bytes: settings.maxFileSize ?? 0)
+                }
                 return nil
             } catch {
                 return .cannotWrite(path: r.url.path, reason: "\(error)")

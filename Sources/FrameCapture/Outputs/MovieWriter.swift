@@ -1,0 +1,167 @@
+import CFFmpeg
+import Foundation
+import FrameCore
+import FrameImageIO
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a ``MovieFileOutput`` writes its frames: one writer per container, chosen by the URL's
+/// extension. Used on the output's queue, under its file lock, by one thread at a time.
+protocol MovieWriter: AnyObject {
+    var frameCount: Int { get }
+    var bytesWritten: Int { get }
+    /// Writes the headers for frames of this size and rate (once, at the first frame, before
+    /// any limit is checked: a recording a limit ends at once is still a valid, empty file).
+    func prepare(width: Int, height: Int, frameRate: Double) throws
+    /// Writes one frame; false, with nothing written, when the file would pass `maxBytes`.
+    func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool
+    /// Completes the file (index, trailer) and closes it.
+    func close() throws
+}
+
+enum MovieFile {
+    /// The containers and what goes in them.
+    enum Container: String {
+        case avi, mp4, mov
+        init?(url: URL) { self.init(rawValue: url.pathExtension.lowercased()) }
+    }
+
+    /// Creates `url` for writing, atomically refusing a name that exists (`O_EXCL`), so a file
+    /// created meanwhile is never replaced. Through the one syscall door (EINTR retried).
+    static func reserve(_ url: URL) throws(CaptureError) -> Int32 {
+        do {
+            let fd = try retryingSystemCall("open(\(url.path))") {
+                let result = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                return (Int(result), errno)
+            }
+            return Int32(fd)
+        } catch {
+            let reason =
+                switch error.errno {
+                case EEXIST: "it exists; FrameKit does not overwrite recordings"
+                case ENOENT: "its folder does not exist"
+                case ENOTDIR: "a part of its folder path is not a folder"
+                case EACCES, EPERM: "permission denied"
+                case EROFS: "the file system is read-only"
+                case ENOSPC: "the disk is full"
+                default: String(cString: strerror(error.errno))
+                }
+            throw .cannotWrite(path: url.path, reason: reason)
+        }
+    }
+}
+
+/// Motion-JPEG in AVI: each frame a JPEG (libjpeg-turbo, at `quality`).
+final class MJPEGMovieWriter: MovieWriter {
+    private let avi: AVIWriter
+    private let encoder: JPEG.Encoder
+    private let quality: Int
+
+    init(fileDescriptor: Int32, quality: Int) throws {
+        avi = AVIWriter(fileDescriptor: fileDescriptor)
+        encoder = try JPEG.Encoder()
+        self.quality = quality
+    }
+
+    var frameCount: Int { avi.frameCount }
+    var bytesWritten: Int { avi.bytesWritten }
+
+    func prepare(width: Int, height: Int, frameRate: Double) throws {
+        if !avi.isOpen { try avi.open(width: width, height: height, frameRate: frameRate) }
+    }
+
+    func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
+        let jpeg = try encoder.encode(frame, quality: quality)
+        // The chunk header (8), its index entry (16) and the index list header (8).
+        if let maxBytes, avi.bytesWritten + jpeg.count + 8 + 16 * (avi.frameCount + 1) + 8 > maxBytes { return false }
+        try avi.append(jpeg: jpeg)
+        return true
+    }
+
+    func close() throws { try avi.close() }
+}
+
+/// H.264 (libx264 through libavcodec) in a fragmented MP4 or MOV: playable up to its last
+/// fragment (one per key frame) even if the process is killed or the disk fills.
+final class H264MovieWriter: MovieWriter {
+    private let path: String
+    private let container: MovieFile.Container
+    private let settings: MovieFileOutput.H264Settings
+    private var writer: OpaquePointer?
+    private var lastFrameBytes = 0
+    private(set) var frameCount = 0
+
+    /// `fileDescriptor`: the reserved file, closed here; libavformat reopens it by name.
+    init(path: String, fileDescriptor: Int32, container: MovieFile.Container, settings: MovieFileOutput.H264Settings) {
+        _ = Glibc.close(fileDescriptor)
+        self.path = path
+        self.container = container
+        self.settings = settings
+    }
+
+    deinit { cffm_writer_free(writer) }
+
+    var bytesWritten: Int { Int(cffm_writer_bytes(writer)) }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func prepare(width: Int, height: Int, frameRate: Double) throws {
+        guard writer == nil else { return }
+        var message = [CChar](repeating: 0, count: 512)
+        var raw: OpaquePointer?
+        let status = settings.preset.withCString { preset in
+            var s = cffm_writer_settings(
+                width: Int32(width), height: Int32(height), frame_rate: frameRate, crf: Int32(settings.crf), preset: preset,
+                keyframe_interval: Int32(max(1, (settings.keyframeInterval * frameRate).rounded())))
+            return cffm_writer_open(path, container.rawValue, &s, &raw, &message, message.count)
+        }
+        guard status == CFFM_OK, let raw else { throw Failure(description: Self.text(message)) }
+        writer = raw
+    }
+
+    func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
+        var message = [CChar](repeating: 0, count: 512)
+        guard writer != nil else { throw Failure(description: "prepare(width:height:frameRate:) was not called") }
+        // The next frame is estimated at twice the last one's bytes (a key frame is larger).
+        if let maxBytes, bytesWritten + max(2 * lastFrameBytes, 4096) > maxBytes { return false }
+        let layout: cffm_input_layout
+        switch frame.format {
+        case .i420: layout = CFFM_INPUT_I420
+        case .nv12VideoRange, .nv12FullRange: layout = CFFM_INPUT_NV12
+        case .gray8: layout = CFFM_INPUT_GRAY8
+        case .yuyv: layout = CFFM_INPUT_YUYV
+        case .bgra32: layout = CFFM_INPUT_BGRA
+        case .rgb24: layout = CFFM_INPUT_RGB24
+        }
+        let before = bytesWritten
+        let status = frame.withUnsafeBytes(ofPlane: 0) { p0, plane0 in
+            frame.withUnsafeBytes(ofPlane: 1) { p1, plane1 in
+                frame.withUnsafeBytes(ofPlane: 2) { p2, plane2 in
+                    let planes: [UnsafePointer<UInt8>?] = [p0, p1, p2].map {
+                        $0.isEmpty ? nil : $0.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    }
+                    let strides = [Int32(plane0.bytesPerRow), Int32(plane1.bytesPerRow), Int32(plane2.bytesPerRow)]
+                    return cffm_writer_write(writer, planes, strides, layout, Int64(frameCount), &message, message.count)
+                }
+            }
+        }
+        guard status == CFFM_OK else { throw Failure(description: Self.text(message)) }
+        frameCount += 1
+        lastFrameBytes = max(lastFrameBytes / 2, bytesWritten - before)
+        return true
+    }
+
+    func close() throws {
+        guard let writer else { return }
+        var message = [CChar](repeating: 0, count: 512)
+        guard cffm_writer_finish(writer, &message, message.count) == CFFM_OK else { throw Failure(description: Self.text(message)) }
+    }
+}

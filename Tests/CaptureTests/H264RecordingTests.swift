@@ -1,0 +1,85 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import OpenCVReference
+import Testing
+
+/// H.264 recordings in MP4 and MOV (#16), read back by ffprobe, OpenCV and FrameKit itself.
+@Suite("H.264 recordings (MP4, MOV)", .serialized)
+struct H264RecordingTests {
+    /// ffprobe's codec, size and decoded frame count of `url`'s video.
+    func probe(_ url: URL) throws -> (codec: String, width: Int, height: Int, frames: Int) {
+        let run = try BinaryRunner.runTool(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
+                "-of", "csv=p=0", url.path
+            ])
+        let fields = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init)
+        guard run.status == 0, fields.count == 4 else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: run.stderr])
+        }
+        return (fields[0], Int(fields[1]) ?? 0, Int(fields[2]) ?? 0, Int(fields[3]) ?? 0)
+    }
+
+    @Test("a recording to .mp4 or .mov is H.264 that ffprobe, OpenCV and FrameKit read back frame for frame", arguments: ["mp4", "mov"])
+    func roundTrip(container: String) throws {
+        try #require(FFmpegTool.isInstalled, "scripts/bootstrap installs ffmpeg (ffprobe)")
+        let url = Fixtures.temporaryFolder().appendingPathComponent("clip.\(container)")
+        let movie = MovieFileOutput()
+        let session = try virtualSession(outputs: [movie])
+        try session.startRunning()
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        while movie.counts.delivered < 45 { Thread.sleep(forTimeInterval: 0.01) }
+        movie.stopRecording()
+        let (done, frames, error) = try #require(waiter.wait())
+        session.stopRunning()
+        #expect(done == url && error == nil && frames >= 45, "\(String(describing: error))")
+        let probed = try probe(url)
+        #expect(probed.codec == "h264" && probed.width == 352 && probed.height == 288 && probed.frames == frames, "\(probed)")
+        let opencv = try OpenCV.probeVideo(url.path)
+        #expect(opencv.decodedFrames == frames && opencv.width == 352, "\(opencv)")
+        let recorder = Recorder()
+        let (back, output) = try makeSession(try CaptureDevice.file(url), preset: .high, recorder: recorder)
+        let log = NotificationLog(back)
+        try back.startRunning()
+        _ = log.wait(timeout: 20) { if case .sourceEnded = $0 { true } else { false } }
+        back.stopRunning()
+        #expect(recorder.frames.count == frames && output.counts.droppedTotal == 0)
+        // The timeline starts where the container says (B-frames delay it); frames are 1/30 s apart.
+        let span = (recorder.frames.last?.presentationTime ?? 0) - (recorder.frames.first?.presentationTime ?? 0)
+        #expect(abs(span - Double(frames - 1) / 30) < 0.01, "\(span) s for \(frames) frames")
+    }
+
+    @Test("H.264 settings out of range are typed errors; the file-size limit ends an MP4 below it, still playable")
+    func settingsAndLimit() throws {
+        try #require(FFmpegTool.isInstalled)
+        let movie = MovieFileOutput()
+        var bad = MovieFileOutput.H264Settings()
+        bad.crf = 60
+        #expect(throws: CaptureError.self) { try movie.setH264Settings(bad) }
+        bad = .init()
+        bad.preset = "warp9"
+        #expect(throws: CaptureError.self) { try movie.setH264Settings(bad) }
+        var fine = MovieFileOutput.H264Settings()
+        fine.crf = 18
+        fine.keyframeInterval = 0.5
+        try movie.setH264Settings(fine)
+        movie.maxRecordedFileSize = 150_000
+        let url = Fixtures.temporaryFolder().appendingPathComponent("limited.mp4")
+        let session = try virtualSession(outputs: [movie])
+        try session.startRunning()
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        let (_, frames, error) = try #require(waiter.wait())
+        session.stopRunning()
+        guard case .maximumFileSizeReached(150_000)? = error else {
+            Issue.record("ended with \(String(describing: error))")
+            return
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+        #expect(size <= 150_000 && frames > 0, "\(size) bytes, \(frames) frames")
+        #expect(try probe(url).frames == frames)
+    }
+}
