@@ -13,9 +13,12 @@ enum DeviceChoice {
             "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops."
     )
     static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
+    static let start = Option.number(
+        "start", "SECONDS", 0...1e7,
+        help: "With --input, a video file: start this far into it (from the key frame before, frames up to it skipped).")
 
     /// `--device`, `--input`, `--realtime`: where a command that can read files takes frames from.
-    static let specs = [device.spec, input.spec, realtime.spec]
+    static let specs = [device.spec, input.spec, realtime.spec, start.spec]
 
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
         if options[device] != nil && options[input] != nil {
@@ -24,12 +27,15 @@ enum DeviceChoice {
         if options[realtime] && options[input] == nil {
             throw UsageError("--realtime applies to --input only")
         }
+        if options[start] != nil && options[input] == nil {
+            throw UsageError("--start applies to --input only")
+        }
         if let input = options[input] {
             // A URL (rtsp://, tcp://…) is a live stream; anything else a path.
             guard let url = input.contains("://") ? URL(string: input) : URL(fileURLWithPath: input) else {
                 throw UsageError("--input '\(input)' is not a valid URL")
             }
-            do { return try CaptureDevice.file(url, realTime: options[realtime]) } catch {
+            do { return try CaptureDevice.file(url, realTime: options[realtime], start: options[start] ?? 0) } catch {
                 throw RuntimeFailure("\(error)")
             }
         }

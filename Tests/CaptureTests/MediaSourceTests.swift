@@ -79,6 +79,21 @@ struct MediaSourceTests {
         #expect((recorder.frames.last?.presentationTime ?? 0) > 2.5)
     }
 
+    @Test("start: a seek on the media timeline delivers the frames from there on, not the key frame's predecessors")
+    func start() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("seek.mp4")
+        try FFmpegTool.clip(url, frames: 90, codec: ["-c:v", "libx264", "-g", "25", "-bf", "0"])
+        let recorder = Recorder()
+        let (output, _) = try capture(try CaptureDevice.file(url, start: 2.0), recorder: recorder)
+        #expect(recorder.frames.count == 30 && output.counts.droppedTotal == 0, "\(output.counts)")
+        #expect(abs((recorder.frames.first?.presentationTime ?? 0) - 2.0) < 0.02)
+        let y4m = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
+        try Y4MWriter.write(frames: 2, width: 32, height: 32, to: y4m)
+        #expect(throws: CaptureError.self) { try CaptureDevice.file(y4m, start: 1) }
+        #expect(throws: CaptureError.self) { try CaptureDevice.file(url, start: -1) }
+    }
+
     @Test("a truncated file: without its index it is refused with the reason; with the index first it plays up to the cut")
     func truncated() throws {
         try #require(FFmpegTool.isInstalled)

@@ -129,17 +129,27 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     ///     otherwise every frame is delivered as fast as the consumer takes it.
     ///   - frameRate: the rate to assume where the file has none (images, MJPEG) or to use
     ///     instead of the file's own; nil: the file's rate, else 30.
-    public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil) throws(CaptureError) -> CaptureDevice {
+    ///   - start: where to start on the media timeline, in seconds (video files read through
+    ///     libavformat: the seek lands on the key frame before, the frames up to `start` are
+    ///     skipped); other files refuse it with ``CaptureError/invalidArgument(_:)``.
+    public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil, start: Double = 0) throws(CaptureError)
+        -> CaptureDevice
+    {
         guard url.isFileURL else { return try stream(url) }
+        guard start >= 0, start.isFinite else { throw .invalidArgument("a start time must be 0 or more seconds, got \(start)") }
         let description: FileSourceDescription
         do { description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate) } catch {
             // Content FrameKit's own readers do not know: a video file for libavformat.
             guard case .unreadableFile(_, FileSourceDescription.notOurs) = error else { throw error }
             let media = try MediaSourceDescription(
-                location: url.path, isLive: false, realTime: realTime, frameRate: frameRate, reconnect: ReconnectPolicy(attempts: 0))
+                location: url.path, isLive: false, realTime: realTime, frameRate: frameRate, reconnect: ReconnectPolicy(attempts: 0),
+                start: start)
             return CaptureDevice(
                 uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
                 modelID: media.info.codec, formats: [media.deviceFormat], backend: .media(media))
+        }
+        guard start == 0 else {
+            throw .invalidArgument("\(url.lastPathComponent): a start time applies to video files (MP4, MKV…), not Y4M, MJPEG or images")
         }
         return CaptureDevice(
             uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,

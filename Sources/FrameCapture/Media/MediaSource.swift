@@ -55,6 +55,13 @@ final class MediaSource: FrameSource {
         slot.stopping.store(false, ordering: .relaxed)
         let input: MediaInput
         if let probed = description.probed.take() { input = probed } else { input = try open() }
+        if description.start > 0 {
+            do { try input.seek(to: description.start) } catch {
+                switch error {
+                case .failed(let reason), .interrupted(let reason): throw .unreadableFile(path: description.location, reason: reason)
+                }
+            }
+        }
         slot.input.withLock { $0 = input }
         index = 0
         firstTime = nil
@@ -87,6 +94,10 @@ final class MediaSource: FrameSource {
         guard let input = slot.input.withLock({ $0 }) else { return .endOfStream }
         switch input.next() {
         case .frame(let decoded):
+            // A seek lands on the key frame before `start`: the frames up to it are skipped.
+            if description.start > 0 && decoded.time >= 0 && decoded.time < description.start - 0.5 / description.frameRate {
+                return .idle
+            }
             return try deliver(decoded)
         case .corrupt:
             return drop(.corrupt)

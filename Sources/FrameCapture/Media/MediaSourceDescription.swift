@@ -17,6 +17,8 @@ struct MediaSourceDescription: Sendable {
     let size: FrameSize
     let frameRate: Double
     let reconnect: CaptureDevice.ReconnectPolicy
+    /// Where reading starts on the media timeline (files; seconds).
+    let start: Double
     /// The input opened to probe, kept for the first start: a server that takes one
     /// connection (`ffmpeg … -f mpegts tcp://…?listen=1`) would refuse a second.
     let probed: ProbedInput
@@ -48,12 +50,14 @@ struct MediaSourceDescription: Sendable {
             frameRates: [frameRate])
     }
 
-    init(location: String, isLive: Bool, realTime: Bool, frameRate: Double?, reconnect: CaptureDevice.ReconnectPolicy) throws(CaptureError)
-    {
+    init(
+        location: String, isLive: Bool, realTime: Bool, frameRate: Double?, reconnect: CaptureDevice.ReconnectPolicy, start: Double = 0
+    ) throws(CaptureError) {
         self.location = location
         self.isLive = isLive
         self.realTime = realTime || isLive
         self.reconnect = reconnect
+        self.start = start
         let probe: MediaInput
         do { probe = try MediaInput(location, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30) } catch {
             switch error {

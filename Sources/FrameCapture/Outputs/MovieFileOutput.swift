@@ -58,7 +58,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         get { state.withLock { $0.maxDuration } }
         set { state.withLock { $0.maxDuration = newValue } }
     }
-    /// Stop before the file grows beyond this many bytes.
+    /// Stop before the file grows beyond this many bytes. An `.avi` also stops at 4 GiB (RIFF's
+    /// 32-bit sizes) with `maximumFileSizeReached`; `.mp4`/`.mov` have no such bound.
     public var maxRecordedFileSize: Int? {
         get { state.withLock { $0.maxFileSize } }
         set { state.withLock { $0.maxFileSize = newValue } }
@@ -184,8 +185,10 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                     return .freeDiskSpaceBelowLimit(bytes: minFree)
                 }
                 settings.beforeWrite?()
-                guard try r.writer.write(frame.pixelBuffer, maxBytes: settings.maxFileSize) else {
-                    return .maximumFileSizeReached(bytes: settings.maxFileSize ?? 0)
+                // An AVI ends at 4 GiB (its 32-bit sizes) even without a limit: for longer, .mp4.
+                let limit = min(settings.maxFileSize ?? Int.max, r.writer.maximumBytes)
+                guard try r.writer.write(frame.pixelBuffer, maxBytes: limit == Int.max ? nil : limit) else {
+                    return .maximumFileSizeReached(bytes: limit)
                 }
                 return nil
             } catch {

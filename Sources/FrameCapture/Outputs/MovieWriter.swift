@@ -12,6 +12,8 @@ import Glibc
 protocol MovieWriter: AnyObject {
     var frameCount: Int { get }
     var bytesWritten: Int { get }
+    /// The largest file the container can hold: AVI (RIFF) offsets and sizes are 32-bit.
+    var maximumBytes: Int { get }
     /// Writes the headers for frames of this size and rate (once, at the first frame, before
     /// any limit is checked: a recording a limit ends at once is still a valid, empty file).
     func prepare(width: Int, height: Int, frameRate: Double) throws
@@ -67,6 +69,7 @@ final class MJPEGMovieWriter: MovieWriter {
 
     var frameCount: Int { avi.frameCount }
     var bytesWritten: Int { avi.bytesWritten }
+    var maximumBytes: Int { Int(UInt32.max) }
 
     func prepare(width: Int, height: Int, frameRate: Double) throws {
         if !avi.isOpen { try avi.open(width: width, height: height, frameRate: frameRate) }
@@ -104,6 +107,7 @@ final class H264MovieWriter: MovieWriter {
     deinit { cffm_writer_free(writer) }
 
     var bytesWritten: Int { Int(cffm_writer_bytes(writer)) }
+    var maximumBytes: Int { Int.max }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
