@@ -1,3 +1,5 @@
+import FrameKit
+
 /// A hand-written parser in swift-argument-parser's shape: each command declares its options,
 /// the parser validates before anything runs, and a usage error is one line and exit 64.
 package struct UsageError: Error, CustomStringConvertible {
@@ -5,16 +7,40 @@ package struct UsageError: Error, CustomStringConvertible {
     package init(_ description: String) { self.description = description }
 }
 
-/// A runtime failure: message on stderr, exit 1.
+/// A runtime failure: message on stderr, and an exit code that says whether a retry can help.
 struct RuntimeFailure: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    var exitCode: Int32
+    init(_ description: String, exitCode: Int32 = ExitCode.failure) {
+        self.description = description
+        self.exitCode = exitCode
+    }
+    /// A capture error before capture starts (a file, device or stream that cannot be used).
+    init(_ error: CaptureError) { self.init("\(error)", exitCode: ExitCode.code(for: error, whileRunning: false)) }
+    init(_ error: any Error) {
+        if let capture = error as? CaptureError { self.init(capture) } else { self.init("\(error)") }
+    }
 }
 
 enum ExitCode {
+    /// What a capture error means to a scheduler (Slurm, Kubernetes): bad data will fail again,
+    /// an absent device or stream is unavailable, one lost mid-run may come back.
+    static func code(for error: CaptureError, whileRunning: Bool) -> Int32 {
+        switch error {
+        case .unreadableFile, .pixelBuffer, .formatRejected, .unsupportedPreset, .unsupportedFrameRate: dataError
+        case .deviceLost, .streamUnavailable: whileRunning ? temporaryFailure : unavailable
+        case .deviceBusy: temporaryFailure
+        case .notACaptureDevice, .permissionDenied, .systemCall: whileRunning ? temporaryFailure : unavailable
+        default: failure
+        }
+    }
+
     static let success: Int32 = 0
     static let failure: Int32 = 1
     static let usage: Int32 = 64 // EX_USAGE, swift-argument-parser's validationFailure
+    static let dataError: Int32 = 65 // EX_DATAERR: the input is not data FrameKit can read
+    static let unavailable: Int32 = 69 // EX_UNAVAILABLE: no such device or stream, or not a camera
+    static let temporaryFailure: Int32 = 75 // EX_TEMPFAIL: lost while running; a retry may help
     static let cannotCreate: Int32 = 73 // EX_CANTCREAT: an output file could not be created (or exists)
     static let ioError: Int32 = 74 // EX_IOERR: stdout or an output file could not be written
 }

@@ -44,9 +44,9 @@ enum DetectCommand: Command {
             try OutputFile.write(StatsReport.html(for: [result.snapshot], title: "framekit detect"), to: path, replacing: true)
         }
         if let failure = result.annotationFailure { throw failure }
-        if case .failed(let message) = result.end {
+        if case .failed(let message, let code) = result.end {
             Console.err("framekit: \(message)")
-            return ExitCode.failure
+            return code
         }
         return ExitCode.success
     }

@@ -84,12 +84,12 @@ struct DetectorSettings {
     /// come at the source's pace (a camera, `--realtime`), so passes run on their own thread.
     func stage(frameWidth: Int, frameHeight: Int, live: Bool) throws -> any Processor {
         let detector = try self.detector(frameHeight: frameHeight)
-        do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure("\(error)") }
+        do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure(error) }
         guard tracking else { return FaceDetectionProcessor(detector: detector) }
         do {
             let options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
             return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options))
-        } catch { throw RuntimeFailure("\(error)") }
+        } catch { throw RuntimeFailure(error) }
     }
 
     func detector(frameHeight: Int) throws -> any FaceDetecting {
@@ -106,7 +106,7 @@ struct DetectorSettings {
                         scaleFactor: scaleFactor, minNeighbors: minNeighbors, minFaceSize: minFace ?? frameHeight / 10,
                         maxFaceSize: maxFace, detectionScale: detectionScale ?? min(1, 480 / Double(frameHeight))))
             }
-        } catch { throw RuntimeFailure("\(error)") }
+        } catch { throw RuntimeFailure(error) }
     }
 }
 
@@ -133,7 +133,7 @@ enum DetectPipeline {
         do {
             session = try DeviceChoice.session(device: device, preset: preset, output: output)
         } catch {
-            throw RuntimeFailure("\(error)")
+            throw RuntimeFailure(error)
         }
         let size = try DetectCommand.activeSize(device: device, preset: preset)
         let detection = try settings.stage(frameWidth: size.width, frameHeight: size.height, live: device.isPaced)
@@ -152,7 +152,7 @@ enum DetectPipeline {
 
         let interrupt = SignalWatch.onInterrupt { runner.finish(reason: .interrupted) }
         defer { interrupt.cancel() }
-        do { try session.startRunning() } catch { throw RuntimeFailure("\(error)") }
+        do { try session.startRunning() } catch { throw RuntimeFailure(error) }
         let started = Date()
         let progress = Console.stderrIsTerminal ? Progress(output: output, stats: runner.stats) : nil
         let end = runner.wait(until: limits.duration.map { started.addingTimeInterval($0) })

@@ -7,7 +7,7 @@ import Synchronization
 final class DetectRun: VideoDataOutputSampleBufferDelegate {
     enum End: Sendable {
         case frames, duration, endOfInput, interrupted, outputClosed
-        case failed(String)
+        case failed(String, exitCode: Int32)
     }
 
     let stats = StatsRecorder()
@@ -77,10 +77,11 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     func notify(_ notification: SessionNotification) {
         switch notification {
         case .sourceEnded: finish(reason: .endOfInput)
-        case .runtimeError(let error): finish(reason: .failed("\(error)"))
+        case .runtimeError(let error): finish(reason: .failed("\(error)", exitCode: ExitCode.code(for: error, whileRunning: true)))
         case .wasInterrupted(.streamDisconnected): Console.err("framekit: the stream dropped; reconnecting")
         case .interruptionEnded: Console.err("framekit: the stream is back")
-        case .wasInterrupted(let reason): finish(reason: .failed("capture interrupted: \(reason.rawValue)"))
+        case .wasInterrupted(let reason):
+            finish(reason: .failed("capture interrupted: \(reason.rawValue)", exitCode: ExitCode.temporaryFailure))
         default: break
         }
     }

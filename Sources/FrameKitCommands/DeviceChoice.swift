@@ -17,8 +17,14 @@ enum DeviceChoice {
         "start", "SECONDS", 0...1e7,
         help: "With --input, a video file: start this far into it (from the key frame before, frames up to it skipped).")
 
-    /// `--device`, `--input`, `--realtime`: where a command that can read files takes frames from.
-    static let specs = [device.spec, input.spec, realtime.spec, start.spec]
+    static let reconnect = Option.integer(
+        "reconnect", "N", 0...1000,
+        help:
+            "With --input, a live stream: reconnection attempts when it drops (default 5, from 0.5 s doubling to 8 s); 0: end at once (exit 75)."
+    )
+
+    /// `--device`, `--input`, `--realtime`…: where a command that can read files takes frames from.
+    static let specs = [device.spec, input.spec, realtime.spec, start.spec, reconnect.spec]
 
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
         if options[device] != nil && options[input] != nil {
@@ -35,8 +41,11 @@ enum DeviceChoice {
             guard let url = input.contains("://") ? URL(string: input) : URL(fileURLWithPath: input) else {
                 throw UsageError("--input '\(input)' is not a valid URL")
             }
-            do { return try CaptureDevice.file(url, realTime: options[realtime], start: options[start] ?? 0) } catch {
-                throw RuntimeFailure("\(error)")
+            do {
+                if !url.isFileURL { return try CaptureDevice.stream(url, reconnect: .init(attempts: options[reconnect] ?? 5)) }
+                return try CaptureDevice.file(url, realTime: options[realtime], start: options[start] ?? 0)
+            } catch {
+                throw RuntimeFailure(error)
             }
         }
         switch options[device] {
@@ -44,7 +53,7 @@ enum DeviceChoice {
             return CaptureDevice.virtualCamera
         case let id?:
             let path = id.hasPrefix("/") ? id : (Int(id).map { "/dev/video\($0)" } ?? id)
-            do { return try CaptureDevice.v4l2(path: path) } catch { throw RuntimeFailure("\(error)") }
+            do { return try CaptureDevice.v4l2(path: path) } catch { throw RuntimeFailure(error) }
         case nil:
             let discovery = DiscoverySession(deviceTypes: [.external])
             if let camera = discovery.devices.first { return camera }

@@ -88,6 +88,9 @@ public enum FrameKitCommandLine {
         } catch let error as UsageError {
             Console.err("framekit \(command.name): \(error)")
             return ExitCode.usage
+        } catch let error as RuntimeFailure {
+            Console.err("framekit \(command.name): \(error)")
+            return error.exitCode
         } catch {
             Console.err("framekit \(command.name): \(error)")
             return ExitCode.failure

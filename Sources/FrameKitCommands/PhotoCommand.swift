@@ -39,7 +39,7 @@ enum PhotoCommand: Command {
         do {
             session = try DeviceChoice.session(device: device, preset: preset, output: photoOutput)
             try session.startRunning()
-        } catch { throw RuntimeFailure("\(error)") }
+        } catch { throw RuntimeFailure(error) }
         defer { session.stopRunning() }
         let waiter = Waiter()
         photoOutput.capturePhoto(with: try PhotoSettings(quality: quality), delegate: waiter)

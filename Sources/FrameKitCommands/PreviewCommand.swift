@@ -45,7 +45,7 @@ enum PreviewCommand: Command {
             try detector.prepare(width: size.width, height: size.height)
             let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
             output.processors = ProcessorChain([FaceTrackingProcessor(tracker: tracker), AnnotationStage()])
-        } catch { throw RuntimeFailure("\(error)") }
+        } catch { throw RuntimeFailure(error) }
         output.setSampleBufferDelegate(feed)
         do {
             session = try DeviceChoice.session(device: first, preset: preset, output: output)
@@ -53,7 +53,7 @@ enum PreviewCommand: Command {
             try session.startRunning()
         } catch {
             server.stop()
-            throw RuntimeFailure("\(error)")
+            throw RuntimeFailure(error)
         }
         // Camera switching: swap the input inside one configuration block.
         server.offerDevices(all.map(\.localizedName)) { index in

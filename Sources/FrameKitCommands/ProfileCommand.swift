@@ -34,14 +34,14 @@ enum ProfileCommand: Command {
             )
         }
         var snapshots: [StatsSnapshot] = []
-        var failure: String?
+        var failure: (message: String, code: Int32)?
         for preset in presets {
             let result = try DetectPipeline.run(
                 device: device, preset: preset, settings: settings,
                 limits: .init(frames: nil, duration: duration), printFrames: false)
             snapshots.append(result.snapshot)
-            if case .failed(let message) = result.end {
-                failure = message
+            if case .failed(let message, let code) = result.end {
+                failure = (message, code)
                 break
             }
             if case .interrupted = result.end { break }
@@ -53,8 +53,8 @@ enum ProfileCommand: Command {
             try OutputFile.write(StatsReport.html(for: snapshots, title: "framekit profile"), to: path, replacing: true)
         }
         if let failure {
-            Console.err("framekit: \(failure)")
-            return ExitCode.failure
+            Console.err("framekit: \(failure.message)")
+            return failure.code
         }
         return ExitCode.success
     }

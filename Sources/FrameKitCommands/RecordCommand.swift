@@ -45,14 +45,14 @@ enum RecordCommand: Command {
         output.maxRecordedFileSize = maxSize
         let finish = Finish()
         do { session = try DeviceChoice.session(device: device, preset: preset, output: output) } catch {
-            throw RuntimeFailure("\(error)")
+            throw RuntimeFailure(error)
         }
         do {
             try session.startRunning()
             try output.startRecording(to: url, recordingDelegate: finish)
         } catch {
             session.stopRunning()
-            throw RuntimeFailure("\(error)")
+            throw RuntimeFailure(error)
         }
         let interrupt = SignalWatch.onInterrupt { output.stopRecording() }
         defer { interrupt.cancel() }

@@ -104,14 +104,14 @@ struct CommandLineTests {
         #expect(saved?["frames_captured"] as? Int == 4)
     }
 
-    @Test("a missing input or device is a runtime failure (exit 1) with the path named")
+    @Test("a missing or unreadable input is exit 65, a missing device or one that is not a camera 69, each naming the path")
     func runtimeFailures() throws {
         let missing = try BinaryRunner.run("framekit", ["detect", "--input", "/nonexistent/clip.y4m"])
-        #expect(missing.status == 1 && missing.stderr.contains("/nonexistent/clip.y4m"))
+        #expect(missing.status == 65 && missing.stderr.contains("/nonexistent/clip.y4m"))
         let device = try BinaryRunner.run("framekit", ["detect", "--device", "/dev/video97"])
-        #expect(device.status == 1 && device.stderr.contains("/dev/video97"))
+        #expect(device.status == 69 && device.stderr.contains("/dev/video97"))
         let notCamera = try BinaryRunner.run("framekit", ["detect", "--device", "/dev/null"])
-        #expect(notCamera.status == 1 && notCamera.stderr.contains("VIDIOC_QUERYCAP"))
+        #expect(notCamera.status == 69 && notCamera.stderr.contains("VIDIOC_QUERYCAP"))
     }
 
     @Test("devices lists the virtual camera with its presets, as text and JSON")

@@ -35,8 +35,18 @@ struct MediaCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
         #expect((summary["frames_captured"] as? Int ?? 0) >= 40 && summary["source"] as? String == "tcp://127.0.0.1:\(port)")
+        // A stream that is not there is unavailable (69); one that drops and does not come back
+        // is a temporary failure (75): a scheduler may retry.
         let missing = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:1"])
-        #expect(missing.status == 1 && missing.stderr.contains("tcp://127.0.0.1:1"), "\(missing.stderr)")
+        #expect(missing.status == 69 && missing.stderr.contains("tcp://127.0.0.1:1"), "\(missing.stderr)")
+        let shortPort = Int.random(in: 20_000...60_000)
+        let short = try FFmpegTool.serveTCP(port: shortPort, seconds: 1.5)
+        defer { short.terminate() }
+        Thread.sleep(forTimeInterval: 0.7)
+        let dropped = try BinaryRunner.run(
+            "framekit", ["detect", "--input", "tcp://127.0.0.1:\(shortPort)", "--reconnect", "1"], timeout: 60)
+        #expect(dropped.status == 75 && dropped.stderr.contains("reconnecting"), "\(dropped.status) \(dropped.stderr)")
+        #expect((try dropped.jsonLines().last?["summary"]) != nil, "the summary is printed before the failure")
     }
 
     @Test("record --output clip.mp4 killed with SIGKILL mid-recording still plays up to its last fragment")
