@@ -1,6 +1,7 @@
 #include "CV4L2.h"
 #include <libv4l2.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 
 int cv4l2_fd_open(int fd) { return v4l2_fd_open(fd, 0); }
@@ -12,3 +13,4 @@ void *cv4l2_mmap(size_t length, int fd, int64_t offset) {
 int cv4l2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
 int cv4l2_close(int fd) { return v4l2_close(fd); }
 void *cv4l2_map_failed(void) { return MAP_FAILED; }
+int cv4l2_flock(int fd, int lock) { return flock(fd, lock ? LOCK_EX | LOCK_NB : LOCK_UN); }

@@ -48,6 +48,19 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     /// A value or call the API does not accept (a JPEG quality of 0, a frame duration of 0):
     /// refused with this error, never a trap.
     case invalidArgument(String)
+    /// The device has no control by that name; `available` lists the ones it has.
+    case unknownControl(String, device: String, available: [String])
+    /// A control value refused before or by the driver: out of range, off its step, not a menu
+    /// item, read-only, or grabbed by a running stream.
+    case controlRejected(control: String, reason: String)
+    /// A device setting changed without ``CaptureDevice/lockForConfiguration()`` first.
+    case notLockedForConfiguration(device: String)
+    /// ``CaptureDevice/lockForConfiguration()`` while another owner (this process or another)
+    /// holds the lock.
+    case lockedForConfiguration(device: String)
+    /// An exposure, focus, white-balance or flash mode the device does not have (as
+    /// AVFoundation refuses one that `isExposureModeSupported` and friends deny).
+    case unsupportedMode(String, device: String)
 
     public var description: String {
         switch self {
@@ -78,6 +91,13 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case .encodingFailed(let message): "JPEG encoding failed: \(message)"
         case .pixelBuffer(let error): error.description
         case .invalidArgument(let message): message
+        case .unknownControl(let name, let device, let available):
+            "\(device) has no control '\(name)'; it has: \(available.isEmpty ? "none" : available.joined(separator: ", "))"
+        case .controlRejected(let control, let reason): "cannot set \(control): \(reason)"
+        case .notLockedForConfiguration(let device):
+            "\(device) is not locked for configuration: call lockForConfiguration() before changing its settings"
+        case .lockedForConfiguration(let device): "\(device) is locked for configuration by another owner"
+        case .unsupportedMode(let mode, let device): "\(device) does not support \(mode)"
         }
     }
 }

@@ -29,7 +29,7 @@ enum ExitCode {
         switch error {
         case .unreadableFile, .pixelBuffer, .formatRejected, .unsupportedPreset, .unsupportedFrameRate: dataError
         case .deviceLost, .streamUnavailable: whileRunning ? temporaryFailure : unavailable
-        case .deviceBusy: temporaryFailure
+        case .deviceBusy, .lockedForConfiguration: temporaryFailure
         case .notACaptureDevice, .permissionDenied, .systemCall: whileRunning ? temporaryFailure : unavailable
         default: failure
         }
@@ -61,6 +61,8 @@ package struct OptionSpec: Sendable {
     package var valueName: String? // nil: a flag
     package var help: String
     package var kind: ValueKind
+    /// May be given more than once (each value kept, in order); other options may not.
+    package var repeatable = false
 
     /// Why `raw` is not a value of this option, or nil when it is.
     package func problem(with raw: String) -> String? {
@@ -107,6 +109,12 @@ extension Option where Value == String {
     package static func text(_ name: String, _ valueName: String, help: String) -> Self {
         Self(spec: OptionSpec(name: name, valueName: valueName, help: help, kind: .text)) { $0 }
     }
+    /// A text option that may be repeated; read every value with ``ParsedOptions/all(_:)``.
+    package static func repeatable(_ name: String, _ valueName: String, help: String) -> Self {
+        var spec = OptionSpec(name: name, valueName: valueName, help: help, kind: .text)
+        spec.repeatable = true
+        return Self(spec: spec) { $0 }
+    }
     package static func choice(_ name: String, _ values: [String], help: String) -> Self {
         Self(spec: OptionSpec(name: name, valueName: values.joined(separator: "|"), help: help, kind: .choice(values))) { $0 }
     }
@@ -133,6 +141,7 @@ package struct Flag: Sendable {
 /// The parsed options of one command.
 package struct ParsedOptions {
     private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
     private var flags: Set<String> = []
 
     /// Parses `arguments` against `specs`. Messages name no program (the caller prefixes it);
@@ -152,7 +161,7 @@ package struct ParsedOptions {
                 throw UsageError("unknown option '--\(name)' (see \(command) --help)")
             }
             // A repeated option is refused rather than silently keeping one of the values.
-            guard values[name] == nil, !flags.contains(name) else {
+            guard spec.repeatable || (values[name] == nil && !flags.contains(name)) else {
                 throw UsageError("--\(name) is given more than once")
             }
             if spec.kind == .flag {
@@ -171,6 +180,7 @@ package struct ParsedOptions {
                 }
                 if let problem = spec.problem(with: value) { throw UsageError(problem) }
                 values[name] = value
+                repeated[name, default: []].append(value)
             }
             i += 1
         }
@@ -178,6 +188,8 @@ package struct ParsedOptions {
 
     package subscript<Value>(_ option: Option<Value>) -> Value? { values[option.name].flatMap(option.convert) }
     package subscript(_ flag: Flag) -> Bool { flags.contains(flag.spec.name) }
+    /// Every value of a repeatable option, in the order given.
+    package func all<Value>(_ option: Option<Value>) -> [Value] { (repeated[option.name] ?? []).compactMap(option.convert) }
     /// Whether the option was given at all (for options that apply only with others).
     package func has(_ spec: OptionSpec) -> Bool { values[spec.name] != nil || flags.contains(spec.name) }
 }

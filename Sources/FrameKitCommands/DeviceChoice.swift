@@ -24,9 +24,17 @@ enum DeviceChoice {
     )
 
     /// `--device`, `--input`, `--realtime`…: where a command that can read files takes frames from.
-    static let specs = [device.spec, input.spec, realtime.spec, start.spec, reconnect.spec]
+    static let specs = [device.spec, input.spec, realtime.spec, start.spec, reconnect.spec, ControlSettings.control.spec]
 
+    /// The device the options name, with their `--control` settings applied.
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
+        try ControlSettings.validate(options)
+        let device = try choose(options)
+        try ControlSettings.apply(options, to: device)
+        return device
+    }
+
+    private static func choose(_ options: ParsedOptions) throws -> CaptureDevice {
         if options[device] != nil && options[input] != nil {
             throw UsageError("--device and --input cannot be used together")
         }

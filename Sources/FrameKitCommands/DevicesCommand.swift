@@ -5,18 +5,36 @@ import FrameKit
 enum DevicesCommand: Command {
     static let name = "devices"
     static let abstract = "List capture devices with their formats, sizes, frame rates and supported presets."
-    static let usage = "framekit devices [--json]"
+    static let usage = "framekit devices [--controls] [--json]"
     static let json = Flag("json", help: "Print JSON instead of text.")
-    static let specs = [json.spec]
+    static let controls = Flag(
+        "controls", help: "List each device's controls too, with ranges, values, flags and menu items (as v4l2-ctl --list-ctrls-menus).")
+    static let specs = [json.spec, controls.spec]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit devices")
         let discovery = DiscoverySession(deviceTypes: [.external, .virtual])
         let devices = discovery.devices
+        let withControls = options[controls]
+        // A device whose controls cannot be read (it went away since discovery) is listed without them.
+        func controlsOf(_ device: CaptureDevice) -> [DeviceControl] { (try? device.controls()) ?? [] }
         if options[json] {
             Console.out(
                 JSON.object([
-                    ("devices", .array(devices.map(json))),
+                    (
+                        "devices",
+                        .array(
+                            devices.map { device in
+                                guard withControls, case .object(let fields) = json(device) else { return json(device) }
+                                return .object(
+                                    fields + [
+                                        (
+                                            "controls",
+                                            .array(controlsOf(device).filter { $0.kind != .controlClass }.map(ControlSettings.json))
+                                        )
+                                    ])
+                            })
+                    ),
                     (
                         "skipped",
                         .array(discovery.problems.map { .object([("path", .string($0.path)), ("reason", .string("\($0.error)"))]) })
@@ -27,6 +45,17 @@ enum DevicesCommand: Command {
                 Console.out("\(device.localizedName)  [\(device.uniqueID)]  \(device.deviceType.rawValue), driver \(device.modelID)")
                 Console.out("  presets: \(device.supportedPresets.map(\.rawValue).joined(separator: ", "))")
                 for format in device.formats { Console.out("  \(format)") }
+                if withControls {
+                    let list = controlsOf(device)
+                    Console.out(list.isEmpty ? "  controls: none" : "  controls:")
+                    for control in list {
+                        // v4l2-ctl's layout: a blank line and the class name, then indented controls.
+                        for line in control.description.split(separator: "\n", omittingEmptySubsequences: false)
+                        where !(control.kind == .controlClass && line.isEmpty) {
+                            Console.out(control.kind == .controlClass ? "\n  \(line)\n" : "    \(line)")
+                        }
+                    }
+                }
             }
             for problem in discovery.problems { Console.err("skipped \(problem.path): \(problem.error)") }
         }

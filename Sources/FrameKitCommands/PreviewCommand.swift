@@ -18,7 +18,9 @@ enum PreviewCommand: Command {
         "max-clients", "N", 1...256, help: "Video streams served at once (default 4); pages and stats are served beside them.")
     static let allowHost = Option.text(
         "allow-host", "NAME,...", help: "Host names the browser may use besides the bound address and localhost (DNS-rebinding guard).")
-    static let specs = [port.spec, host.spec, duration.spec, device.spec, preset.spec, maxClients.spec, allowHost.spec]
+    static let specs = [
+        port.spec, host.spec, duration.spec, device.spec, ControlSettings.control.spec, preset.spec, maxClients.spec, allowHost.spec
+    ]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit preview")
@@ -69,6 +71,7 @@ enum PreviewCommand: Command {
                 return false
             }
         }
+        ControlSettings.offer(current: { session.inputs.first?.device }, on: server)
         Console.err("framekit: preview at http://\(configuration.host):\(server.port)/ (Ctrl-C to stop)")
         Console.out(JSON.object([("preview", .string("http://\(configuration.host):\(server.port)/")), ("port", .int(server.port))]).text)
         let ended = DispatchSemaphore(value: 0)

@@ -17,7 +17,9 @@ enum RecordCommand: Command {
     static let duration = Option.number("duration", "SECONDS", 0.01...86_400, help: "Stop after this much video.")
     static let preset = DeviceChoice.preset(help: "Session preset (default hd1280x720).")
     static let maxSize = Option.integer("max-size", "BYTES", 1024...Int.max, help: "End the recording before the file exceeds this size.")
-    static let specs = [output.spec, frames.spec, duration.spec, preset.spec, DeviceChoice.device.spec, maxSize.spec]
+    static let specs = [
+        output.spec, frames.spec, duration.spec, preset.spec, DeviceChoice.device.spec, ControlSettings.control.spec, maxSize.spec
+    ]
 
     final class Finish: RecordingDelegate {
         let result = Mutex<(Int, CaptureError?)?>(nil)

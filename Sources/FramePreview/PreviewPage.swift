@@ -1,10 +1,13 @@
 import FrameStats
 
 /// The preview's page: the live video, the live figures (polled from `/stats.json` once a
-/// second) and, with several cameras, a button per camera (a same-origin POST to `/switch/N`).
-/// Self-contained: nothing fetched from elsewhere.
+/// second), with several cameras a button per camera (a same-origin POST to `/switch/N`) and,
+/// when the controls are offered, an input per settable control (built from `/controls.json`;
+/// a change is a POST to `/control/KEY/VALUE`). Self-contained: nothing fetched from elsewhere.
 enum PreviewPage {
-    static func html(title: String, devices names: [String]) -> String {
+    static func html(title: String, devices names: [String], controls: Bool = false) -> String {
+        let panel = controls ? #"<fieldset id="controls"><legend>Camera controls</legend></fieldset><div id="control-status"></div>"# : ""
+        let script = controls ? controlsScript : ""
         let buttons =
             names.count > 1
             ? "<p id=\"devices\">Camera: "
@@ -16,8 +19,9 @@ enum PreviewPage {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
             <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img{max-width:100%;display:block;background:#000}
-            #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}</style></head>
-            <body><h1>\(escape(title))</h1>\(buttons)
+            #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}
+            fieldset label{display:inline-block;margin:.2em 1em .2em 0}</style></head>
+            <body><h1>\(escape(title))</h1>\(buttons)\(panel)
             <img id="video" src="/stream.mjpeg" alt="live video">
             <div id="stats">waiting for stats…</div>
             <script>
@@ -27,9 +31,50 @@ enum PreviewPage {
               catch (e) {}
             }
             setInterval(refresh, 1000); refresh();
+            \(script)
             </script></body></html>
             """
     }
+
+    /// Builds the controls panel from `/controls.json` and POSTs each change.
+    static let controlsScript = #"""
+        async function loadControls() {
+          const box = document.getElementById('controls');
+          let list = [];
+          try { list = await (await fetch('/controls.json', {cache: 'no-store'})).json(); } catch (e) { return; }
+          box.querySelectorAll('label').forEach(l => l.remove());
+          for (const c of list) {
+            if (!c.settable) continue;
+            const label = document.createElement('label');
+            label.textContent = c.name + ' ';
+            let input;
+            if (c.type === 'menu' || c.type === 'intmenu') {
+              input = document.createElement('select');
+              for (const m of c.menu) { const o = document.createElement('option'); o.value = m.index; o.textContent = m.name; input.appendChild(o); }
+            } else if (c.type === 'bool') {
+              input = document.createElement('input'); input.type = 'checkbox'; input.checked = c.value === 1;
+            } else if (c.type === 'button') {
+              input = document.createElement('button'); input.textContent = 'run'; input.type = 'button';
+            } else {
+              input = document.createElement('input'); input.type = 'number'; input.min = c.min; input.max = c.max; input.step = c.step;
+            }
+            if (c.value !== null && input.type !== 'checkbox') input.value = c.value;
+            input.id = 'control-' + c.key;
+            input.disabled = c.flags.includes('inactive');
+            const send = async () => {
+              const v = input.type === 'checkbox' ? (input.checked ? 1 : 0) : (c.type === 'button' ? 1 : input.value);
+              const r = await fetch('/control/' + c.key + '/' + v, {method: 'POST'});
+              const answer = await r.json();
+              document.getElementById('control-status').textContent = r.ok ? c.key + ' = ' + answer.value : answer.error;
+              loadControls();
+            };
+            input.addEventListener(c.type === 'button' ? 'click' : 'change', send);
+            label.appendChild(input);
+            box.appendChild(label);
+          }
+        }
+        loadControls();
+        """#
 
     private static func escape(_ s: String) -> String { StatsReport.escape(s) }
 }

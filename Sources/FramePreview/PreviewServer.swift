@@ -72,6 +72,14 @@ public final class PreviewServer: Sendable {
     private let boundPort = Atomic<Int>(0)
     private let devices = Mutex<[String]>([])
     private let switcher = Mutex<(@Sendable (Int) -> Bool)?>(nil)
+    private let controlHandlers = Mutex<ControlHandlers?>(nil)
+
+    /// What the page's controls panel calls: the list as JSON, and a setter answering with
+    /// the JSON to send and whether it worked.
+    private struct ControlHandlers {
+        var list: @Sendable () -> String
+        var set: @Sendable (_ key: String, _ value: String) -> (ok: Bool, json: String)
+    }
     private let acceptDone = DispatchSemaphore(value: 0)
 
     public init(configuration: Configuration = Configuration()) {
@@ -87,6 +95,15 @@ public final class PreviewServer: Sendable {
     public func offerDevices(_ names: [String], switchTo handler: @escaping @Sendable (Int) -> Bool) {
         devices.withLock { $0 = names }
         switcher.withLock { $0 = handler }
+    }
+
+    /// Offers the camera's controls on the page: `GET /controls.json` answers `list()`;
+    /// `POST /control/KEY/VALUE` (same origin, from a loopback peer only, whatever address the
+    /// server is bound to) calls `set(key, value)`.
+    public func offerControls(
+        list: @escaping @Sendable () -> String, set: @escaping @Sendable (_ key: String, _ value: String) -> (ok: Bool, json: String)
+    ) {
+        controlHandlers.withLock { $0 = ControlHandlers(list: list, set: set) }
     }
 
     /// Publishes a frame (JPEG bytes) to every client. Never blocks on clients. The condition's
@@ -220,6 +237,22 @@ public final class PreviewServer: Sendable {
         }
         // Fixed routes only: the target is compared as it is, never mapped to a file.
         let path = request.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.target
+        if path.hasPrefix("/control/") {
+            let parts = path.dropFirst("/control/".count).split(separator: "/", omittingEmptySubsequences: false)
+            guard let handlers = controlHandlers.withLock({ $0 }), parts.count == 2,
+                parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } })
+            else {
+                _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
+                return
+            }
+            guard statePOSTAllowed(fd, request, head: head, loopbackOnly: true) else { return }
+            let (ok, json) = handlers.set(String(parts[0]), String(parts[1]))
+            _ = send(
+                fd,
+                HTTPResponse.make(
+                    ok ? 200 : 422, ok ? "OK" : "Unprocessable Content", "application/json", Array((json + "\n").utf8), head: false))
+            return
+        }
         if path.hasPrefix("/switch/") {
             // The one state change: POST only, same origin only, and only with a choice to make.
             guard devices.withLock({ $0.count }) > 1, let index = Int(path.dropFirst("/switch/".count)),
@@ -228,17 +261,7 @@ public final class PreviewServer: Sendable {
                 _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
                 return
             }
-            guard request.method == "POST" else {
-                _ = send(
-                    fd,
-                    HTTPResponse.make(
-                        405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
-                return
-            }
-            if let origin = request.header("origin"), origin != "http://" + (request.header("host") ?? "") {
-                _ = send(fd, HTTPResponse.make(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
-                return
-            }
+            guard statePOSTAllowed(fd, request, head: head, loopbackOnly: false) else { return }
             let ok = handler(index)
             _ = send(
                 fd,
@@ -261,6 +284,9 @@ public final class PreviewServer: Sendable {
         case "/stats.json":
             let body = statsJSON.withLock { $0 } + "\n"
             _ = send(fd, HTTPResponse.make(200, "OK", "application/json", Array(body.utf8), head: head))
+        case "/controls.json" where controlHandlers.withLock({ $0 }) != nil:
+            let body = (controlHandlers.withLock { $0 }?.list() ?? "[]") + "\n"
+            _ = send(fd, HTTPResponse.make(200, "OK", "application/json", Array(body.utf8), head: head))
         case "/stream.mjpeg":
             guard clients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
                 clients.subtract(1, ordering: .relaxed)
@@ -272,6 +298,41 @@ public final class PreviewServer: Sendable {
         default:
             _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
         }
+    }
+
+    /// The rules for a request that changes state: POST only, no cross-origin `Origin`, and
+    /// (`loopbackOnly`) a peer on this machine. Sends the refusal and returns false otherwise.
+    private func statePOSTAllowed(_ fd: Int32, _ request: HTTPRequest, head: Bool, loopbackOnly: Bool) -> Bool {
+        guard request.method == "POST" else {
+            _ = send(
+                fd,
+                HTTPResponse.make(
+                    405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
+            return false
+        }
+        if let origin = request.header("origin"), origin != "http://" + (request.header("host") ?? "") {
+            _ = send(fd, HTTPResponse.make(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
+            return false
+        }
+        if loopbackOnly && !Self.peerIsLoopback(fd) {
+            _ = send(
+                fd,
+                HTTPResponse.make(
+                    403, "Forbidden", "text/plain", Array("device controls are changed from this machine only\n".utf8), head: false))
+            return false
+        }
+        return true
+    }
+
+    /// Whether the connection comes from 127.0.0.0/8.
+    static func peerIsLoopback(_ fd: Int32) -> Bool {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let r = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard r == 0, address.sin_family == sa_family_t(AF_INET) else { return false }
+        return UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
     }
 
     /// Whether `Host` names this server: its bound address or `localhost` (any port), or an
@@ -363,5 +424,7 @@ public final class PreviewServer: Sendable {
         return true
     }
 
-    private func page() -> String { PreviewPage.html(title: configuration.title, devices: devices.withLock { $0 }) }
+    private func page() -> String {
+        PreviewPage.html(title: configuration.title, devices: devices.withLock { $0 }, controls: controlHandlers.withLock { $0 } != nil)
+    }
 }

@@ -297,20 +297,10 @@ struct OutputCommandTests {
     func previewInChromium() throws {
         let chromium = "/usr/bin/chromium"
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "Debian's chromium is needed (scripts/bootstrap installs it)")
-        let process = Process()
-        process.executableURL = BinaryRunner.productsFolder.appendingPathComponent("framekit")
-        process.arguments = ["preview", "--port", "0", "--duration", "20", "--device", "virtual", "--preset", "vga640x480"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            process.interrupt()
-            process.waitUntilExit()
-        }
-        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-        let announced = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        let port = try #require(announced["port"] as? Int)
+        let preview = try RunningPreview.start(
+            ["preview", "--port", "0", "--duration", "20", "--device", "virtual", "--preset", "vga640x480"])
+        defer { preview.stop() }
+        let port = preview.port
         Thread.sleep(forTimeInterval: 1)
         let shot = Fixtures.temporaryFolder().appendingPathComponent("preview.jpeg")
         let browser = try BinaryRunner.runTool(

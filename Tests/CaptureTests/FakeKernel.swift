@@ -40,6 +40,27 @@ final class FakeKernel: V4L2Kernel {
         var rowPadding = 0 // extra bytes per row, to test strides
         var adjustSizeTo: (Int, Int)? // S_FMT answers with another size
         var jpegFrame: [UInt8]? // what MJPEG modes deliver
+        var subscriptions: [Int32: Set<UInt32>] = [:]
+        var events: [Int32: [(id: UInt32, changes: UInt32, value: Int64, flags: UInt32, type: UInt32)]] = [:]
+        var locks: [String: Int32] = [:] // flock holders by node
+    }
+
+    /// A control as a driver declares it; `clampTo` plays a driver that keeps less than its
+    /// declared maximum (a real UVC quirk), `busyWhileStreaming` one grabbed by the stream.
+    struct Control {
+        var id: UInt32
+        var name: String
+        var type: UInt32 = V4L2_CTRL_TYPE_INTEGER.rawValue
+        var minimum: Int64 = 0
+        var maximum: Int64 = 255
+        var step: UInt64 = 1
+        var defaultValue: Int64 = 0
+        var value: Int64 = 0
+        var flags: UInt32 = 0
+        var menu: [UInt32: String] = [:]
+        var intMenu: [UInt32: Int64] = [:]
+        var clampTo: Int64?
+        var busyWhileStreaming = false
     }
 
     struct Node {
@@ -47,11 +68,45 @@ final class FakeKernel: V4L2Kernel {
         var denied = false
         var modes: [Mode] = []
         var rates: [Double] = [30, 15]
+        var controls: [Control] = []
     }
+
+    /// A UVC-like webcam's controls: user and camera classes, menus with a gap, an integer
+    /// menu, a read-only and a 64-bit control.
+    static let webcamControls: [Control] = [
+        Control(id: 0x0098_0001, name: "User Controls", type: V4L2_CTRL_TYPE_CTRL_CLASS.rawValue, maximum: 0, step: 0, flags: 0x44),
+        Control(id: cv4l2_CID_BRIGHTNESS, name: "Brightness", minimum: -64, maximum: 64, defaultValue: 0, value: 0, flags: 0x20),
+        Control(id: cv4l2_CID_CONTRAST, name: "Contrast", minimum: 0, maximum: 95, defaultValue: 32, value: 32),
+        Control(
+            id: cv4l2_CID_AUTO_WHITE_BALANCE, name: "White Balance, Automatic", type: V4L2_CTRL_TYPE_BOOLEAN.rawValue, maximum: 1,
+            defaultValue: 1, value: 1),
+        Control(id: cv4l2_CID_GAIN, name: "Gain", minimum: 0, maximum: 100, defaultValue: 10, value: 10),
+        Control(
+            id: cv4l2_CID_WHITE_BALANCE_TEMPERATURE, name: "White Balance Temperature", minimum: 2800, maximum: 6500, step: 10,
+            defaultValue: 4600, value: 4600, flags: 0x10),
+        Control(id: 0x0098_0000 | 0x1001, name: "Frame Counter", minimum: 0, maximum: 1 << 40, flags: 0x84),
+        Control(
+            id: 0x0098_0000 | 0x1002, name: "Sensor Mode", type: V4L2_CTRL_TYPE_INTEGER_MENU.rawValue, maximum: 2, value: 0,
+            intMenu: [0: 720, 1: 1080, 2: 2160], busyWhileStreaming: true),
+        Control(id: 0x009a_0001, name: "Camera Controls", type: V4L2_CTRL_TYPE_CTRL_CLASS.rawValue, maximum: 0, step: 0, flags: 0x44),
+        Control(
+            id: cv4l2_CID_EXPOSURE_AUTO, name: "Auto Exposure", type: V4L2_CTRL_TYPE_MENU.rawValue, maximum: 3, defaultValue: 3,
+            value: 3, menu: [1: "Manual Mode", 3: "Aperture Priority Mode"]),
+        Control(
+            id: cv4l2_CID_EXPOSURE_ABSOLUTE, name: "Exposure Time, Absolute", minimum: 3, maximum: 2047, defaultValue: 250,
+            value: 250, flags: 0x10, clampTo: 1250),
+        Control(
+            id: cv4l2_CID_FOCUS_ABSOLUTE, name: "Focus, Absolute", minimum: 0, maximum: 250, step: 5, defaultValue: 0, value: 0,
+            flags: 0x10),
+        Control(
+            id: cv4l2_CID_FOCUS_AUTO, name: "Focus, Automatic Continuous", type: V4L2_CTRL_TYPE_BOOLEAN.rawValue, maximum: 1,
+            defaultValue: 1, value: 1),
+        Control(id: cv4l2_CID_ZOOM_ABSOLUTE, name: "Zoom, Absolute", minimum: 100, maximum: 500, defaultValue: 100, value: 100)
+    ]
 
     let state = Mutex(SendableBox(State()))
 
-    init(nodes: [String: Node] = ["/dev/video0": Node(modes: FakeKernel.webcamModes)]) {
+    init(nodes: [String: Node] = ["/dev/video0": Node(modes: FakeKernel.webcamModes, controls: FakeKernel.webcamControls)]) {
         state.withLock { $0.value.nodes = nodes }
     }
 
@@ -198,10 +253,123 @@ final class FakeKernel: V4L2Kernel {
                 return (0, 0)
             case cv4l2_VIDIOC_DQBUF:
                 return dequeue(&s, argument.assumingMemoryBound(to: v4l2_buffer.self))
+            case cv4l2_VIDIOC_QUERY_EXT_CTRL:
+                let q = argument.assumingMemoryBound(to: v4l2_query_ext_ctrl.self)
+                let asked = q.pointee.id
+                let next = asked & (cv4l2_CTRL_FLAG_NEXT_CTRL | cv4l2_CTRL_FLAG_NEXT_COMPOUND) != 0
+                let id = asked & cv4l2_CTRL_ID_MASK
+                let sorted = node.controls.sorted { $0.id < $1.id }
+                guard let c = next ? sorted.first(where: { $0.id > id }) : sorted.first(where: { $0.id == id }) else { return (-1, EINVAL) }
+                q.pointee = v4l2_query_ext_ctrl()
+                q.pointee.id = c.id
+                q.pointee.type = c.type
+                withUnsafeMutableBytes(of: &q.pointee.name) { copy(c.name, into: $0) }
+                q.pointee.minimum = c.minimum
+                q.pointee.maximum = c.maximum
+                q.pointee.step = c.step
+                q.pointee.default_value = c.defaultValue
+                q.pointee.flags = c.flags | (s.streaming && c.busyWhileStreaming ? 0x2 : 0)
+                return (0, 0)
+            case cv4l2_VIDIOC_QUERYMENU:
+                guard let c = node.controls.first(where: { $0.id == cv4l2_querymenu_id(argument) }) else { return (-1, EINVAL) }
+                let index = cv4l2_querymenu_index(argument)
+                if let name = c.menu[index] {
+                    name.withCString { cv4l2_querymenu_answer(argument, $0, 0) }
+                } else if let number = c.intMenu[index] {
+                    cv4l2_querymenu_answer(argument, nil, number)
+                } else {
+                    return (-1, EINVAL)
+                }
+                return (0, 0)
+            case cv4l2_VIDIOC_G_EXT_CTRLS, cv4l2_VIDIOC_S_EXT_CTRLS:
+                return extControls(&s, fd: fd, path: path, request: argument, set: request == cv4l2_VIDIOC_S_EXT_CTRLS)
+            case cv4l2_VIDIOC_SUBSCRIBE_EVENT:
+                let sub = argument.assumingMemoryBound(to: v4l2_event_subscription.self)
+                guard sub.pointee.type == cv4l2_EVENT_CTRL, node.controls.contains(where: { $0.id == sub.pointee.id }) else {
+                    return (-1, EINVAL)
+                }
+                s.subscriptions[fd, default: []].insert(sub.pointee.id)
+                return (0, 0)
+            case cv4l2_VIDIOC_DQEVENT:
+                guard var queue = s.events[fd], !queue.isEmpty else { return (-1, ENOENT) }
+                let e = queue.removeFirst()
+                s.events[fd] = queue
+                let event = argument.assumingMemoryBound(to: v4l2_event.self)
+                event.pointee = v4l2_event()
+                event.pointee.type = cv4l2_EVENT_CTRL
+                event.pointee.id = e.id
+                event.pointee.u.ctrl.changes = e.changes
+                event.pointee.u.ctrl.type = e.type
+                if e.type == V4L2_CTRL_TYPE_INTEGER64.rawValue {
+                    event.pointee.u.ctrl.value64 = e.value
+                } else {
+                    event.pointee.u.ctrl.value = Int32(truncatingIfNeeded: e.value)
+                }
+                event.pointee.u.ctrl.flags = e.flags
+                event.pointee.pending = UInt32(queue.count)
+                return (0, 0)
             default:
                 return (-1, ENOTTY)
             }
         }
+    }
+
+    /// G/S_EXT_CTRLS of one control, as the kernel's control framework answers: EACCES for
+    /// read-only, EBUSY for grabbed, values clamped to the range and rounded to the step; a set
+    /// queues an event for every other descriptor subscribed to the control.
+    private func extControls(
+        _ s: inout State, fd: Int32, path: String, request: UnsafeMutableRawPointer, set: Bool
+    ) -> (result: Int, errno: Int32) {
+        guard cv4l2_ext_controls_count(request) == 1, let item = cv4l2_ext_controls_controls(request) else { return (-1, EINVAL) }
+        let id = cv4l2_ext_control_id(item)
+        guard var node = s.nodes[path], let index = node.controls.firstIndex(where: { $0.id == id }) else { return (-1, EINVAL) }
+        var c = node.controls[index]
+        let is64: Int32 = c.type == V4L2_CTRL_TYPE_INTEGER64.rawValue ? 1 : 0
+        if !set {
+            if c.flags & 0x40 != 0 { return (-1, EACCES) }
+            cv4l2_ext_control_set_value(item, c.value, is64)
+            return (0, 0)
+        }
+        if c.flags & 0x4 != 0 { return (-1, EACCES) }
+        if c.busyWhileStreaming && s.streaming { return (-1, EBUSY) }
+        var value = cv4l2_ext_control_value(item, is64)
+        if c.type == V4L2_CTRL_TYPE_MENU.rawValue && c.menu[UInt32(clamping: value)] == nil { return (-1, EINVAL) }
+        value = min(max(value, c.minimum), c.clampTo ?? c.maximum)
+        if c.step > 1 { value = c.minimum + (value - c.minimum) / Int64(c.step) * Int64(c.step) }
+        c.value = value
+        node.controls[index] = c
+        // Auto clusters: a manual value is inactive while its automatic mode is on.
+        func setInactive(_ target: UInt32, _ inactive: Bool) {
+            guard let i = node.controls.firstIndex(where: { $0.id == target }) else { return }
+            node.controls[i].flags = inactive ? node.controls[i].flags | 0x10 : node.controls[i].flags & ~0x10
+        }
+        if id == cv4l2_CID_EXPOSURE_AUTO { setInactive(cv4l2_CID_EXPOSURE_ABSOLUTE, value != 1) }
+        if id == cv4l2_CID_AUTO_WHITE_BALANCE { setInactive(cv4l2_CID_WHITE_BALANCE_TEMPERATURE, value != 0) }
+        if id == cv4l2_CID_FOCUS_AUTO { setInactive(cv4l2_CID_FOCUS_ABSOLUTE, value != 0) }
+        s.nodes[path] = node
+        cv4l2_ext_control_set_value(item, value, is64)
+        post(&s, path: path, id: id, except: fd)
+        return (0, 0)
+    }
+
+    private func post(_ s: inout State, path: String, id: UInt32, except: Int32?) {
+        guard let c = s.nodes[path]?.controls.first(where: { $0.id == id }) else { return }
+        for (other, ids) in s.subscriptions where other != except && ids.contains(id) && s.fds[other] == path {
+            s.events[other, default: []].append((id, cv4l2_EVENT_CTRL_CH_VALUE, c.value, c.flags, c.type))
+        }
+    }
+
+    /// The driver changes a control by itself (an automatic gain moving): subscribers hear of it.
+    func driverChanges(_ id: UInt32, to value: Int64, on path: String = "/dev/video0") {
+        with { s in
+            guard let i = s.nodes[path]?.controls.firstIndex(where: { $0.id == id }) else { return }
+            s.nodes[path]!.controls[i].value = value
+            post(&s, path: path, id: id, except: nil)
+        }
+    }
+
+    func controlValue(_ id: UInt32, on path: String = "/dev/video0") -> Int64? {
+        with { $0.nodes[path]?.controls.first(where: { $0.id == id })?.value }
     }
 
     private func dequeue(_ s: inout State, _ buf: UnsafeMutablePointer<v4l2_buffer>) -> (result: Int, errno: Int32) {
@@ -241,12 +409,14 @@ final class FakeKernel: V4L2Kernel {
     func munmap(_ pointer: UnsafeMutableRawPointer, length: Int) { with { _ = count(&$0, "munmap") } }
 
     func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) -> (result: Int, revents: Int16, errno: Int32) {
-        let ready: Bool? = with { s in
+        let ready: (frame: Bool, event: Bool)? = with { s in
             if count(&s, "poll") { return nil }
-            return s.streaming && !s.script.isEmpty && !s.queued.isEmpty
+            return (s.streaming && !s.script.isEmpty && !s.queued.isEmpty, !(s.events[fd]?.isEmpty ?? true))
         }
         guard let ready else { return (-1, 0, EINTR) }
-        if ready { return (1, Int16(POLLIN), 0) }
+        if ready.frame || ready.event {
+            return (1, (ready.frame ? Int16(POLLIN) : 0) | (ready.event && events & Int16(POLLPRI) != 0 ? Int16(POLLPRI) : 0), 0)
+        }
         usleep(UInt32(min(Int(timeoutMilliseconds), 5)) * 1000) // nothing scripted yet: a short timeout
         return (0, 0, 0)
     }
@@ -254,11 +424,27 @@ final class FakeKernel: V4L2Kernel {
     func close(_ fd: Int32) {
         with { s in
             _ = count(&s, "close")
+            if let path = s.fds[fd], s.locks[path] == fd { s.locks[path] = nil } // a lock ends with its descriptor
             s.fds[fd] = nil
+            s.subscriptions[fd] = nil
+            s.events[fd] = nil
         }
     }
     func deviceNodes() -> [String] { with { $0.nodes.keys.sorted() } }
     func isAccessible(_ path: String) -> Bool { with { !($0.nodes[path]?.denied ?? true) } }
+    func flock(_ fd: Int32, lock: Bool) -> (result: Int, errno: Int32) {
+        with { s in
+            _ = count(&s, "flock")
+            guard let path = s.fds[fd] else { return (-1, EBADF) }
+            if !lock {
+                if s.locks[path] == fd { s.locks[path] = nil }
+                return (0, 0)
+            }
+            if let holder = s.locks[path], holder != fd { return (-1, EWOULDBLOCK) }
+            s.locks[path] = fd
+            return (0, 0)
+        }
+    }
 
     static func name(_ request: UInt) -> String {
         switch request {
@@ -272,6 +458,12 @@ final class FakeKernel: V4L2Kernel {
         case cv4l2_VIDIOC_DQBUF: "DQBUF"
         case cv4l2_VIDIOC_STREAMON: "STREAMON"
         case cv4l2_VIDIOC_STREAMOFF: "STREAMOFF"
+        case cv4l2_VIDIOC_QUERY_EXT_CTRL: "QUERY_EXT_CTRL"
+        case cv4l2_VIDIOC_QUERYMENU: "QUERYMENU"
+        case cv4l2_VIDIOC_G_EXT_CTRLS: "G_EXT_CTRLS"
+        case cv4l2_VIDIOC_S_EXT_CTRLS: "S_EXT_CTRLS"
+        case cv4l2_VIDIOC_SUBSCRIBE_EVENT: "SUBSCRIBE_EVENT"
+        case cv4l2_VIDIOC_DQEVENT: "DQEVENT"
         default: "other"
         }
     }

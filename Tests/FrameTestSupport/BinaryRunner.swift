@@ -59,6 +59,38 @@ public enum BinaryRunner {
     }
 }
 
+/// A running `framekit preview`: the process and the port it announced on stdout.
+public struct RunningPreview {
+    public let process: Process
+    public let port: Int
+
+    /// Starts `framekit` with `arguments` (a preview with `--port 0`) and reads the port it announces.
+    public static func start(_ arguments: [String]) throws -> RunningPreview {
+        let process = Process()
+        process.executableURL = BinaryRunner.productsFolder.appendingPathComponent("framekit")
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        guard let announced = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let port = announced["port"] as? Int
+        else {
+            process.interrupt()
+            process.waitUntilExit()
+            throw CocoaError(.coderReadCorrupt, userInfo: [NSDebugDescriptionErrorKey: "no port announced: \(line)"])
+        }
+        return RunningPreview(process: process, port: port)
+    }
+
+    /// Ends it as Ctrl-C would and waits.
+    public func stop() {
+        process.interrupt()
+        process.waitUntilExit()
+    }
+}
+
 /// Reads a pipe to its end on a background thread.
 public final class ReadAll: @unchecked Sendable {
     // @unchecked: `data` is written once by the reader thread before `done` is signalled and

@@ -8,12 +8,13 @@ import Glibc
 public final class RawHTTP {
     public private(set) var fd: Int32
 
-    public init(port: Int) throws {
+    public init(port: Int, address: String = "127.0.0.1") throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let peer = address
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(peer)
         let r = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -55,13 +56,28 @@ public final class RawHTTP {
     }
 
     /// One request on a fresh connection: status code, header text and body.
-    public static func request(port: Int, _ method: String, _ path: String, headers: String = "Host: 127.0.0.1\r\n") throws
-        -> (status: Int, headers: String, body: [UInt8])
-    {
-        let client = try RawHTTP(port: port)
+    public static func request(
+        port: Int, _ method: String, _ path: String, headers: String = "Host: 127.0.0.1\r\n", address: String = "127.0.0.1"
+    ) throws -> (status: Int, headers: String, body: [UInt8]) {
+        let client = try RawHTTP(port: port, address: address)
         client.send("\(method) \(path) HTTP/1.1\r\n\(headers)\r\n")
         let raw = client.read()
         return split(raw)
+    }
+
+    /// This machine's first IPv4 address that is not loopback, if it has one.
+    public static func nonLoopbackAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return nil }
+        defer { freeifaddrs(list) }
+        var cursor = list
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let a = entry.pointee.ifa_addr, a.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            let ip = a.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            if ip >> 24 != 127 { return "\(ip >> 24).\(ip >> 16 & 255).\(ip >> 8 & 255).\(ip & 255)" }
+        }
+        return nil
     }
 
     public static func split(_ raw: [UInt8]) -> (status: Int, headers: String, body: [UInt8]) {

@@ -425,6 +425,113 @@ cases.append(
         }
     ))
 
+/// The luma of vivid's eight bars low in the picture (see checkColourBars).
+func barLumas(_ buffer: PixelBuffer) throws -> [Int] {
+    let gray = try PixelFormatConversion.convert(buffer, to: .gray8)
+    let row = gray.height * 7 / 8
+    return (0..<8).map { bar in
+        let x = (bar * 2 + 1) * gray.width / 16
+        return gray.withUnsafeBytes(ofPlane: 0) { b, p in Int(b[row * p.bytesPerRow + x]) }
+    }
+}
+
+/// The bars of a frame captured after now (frames in flight when a control changes may not show it yet).
+func barsAfterChange(_ collector: Collector) throws -> [Int] {
+    let seen = collector.frames.count
+    try check(collector.wait(5 * timeScale) { $0.frames.count >= seen + 4 }, "no frames after the change")
+    return try barLumas(collector.frames.last!.pixelBuffer)
+}
+
+cases.append(
+    (
+        "controls: vivid's real controls enumerated; brightness and contrast change the pixels; gain set and read back",
+        {
+            let camera = try CaptureDevice.v4l2(path: device)
+            let controls = try camera.controls()
+            let keys = Set(controls.map(\.key))
+            say(
+                "  vivid controls: \(controls.filter { $0.kind != .controlClass }.map { "\($0.key)(\($0.kind.rawValue))" }.joined(separator: " "))"
+            )
+            try check(keys.isSuperset(of: ["brightness", "contrast", "saturation", "hue", "gain"]), "controls: \(keys.sorted())")
+            try check(controls.contains { $0.kind == .controlClass }, "no control classes")
+            let pattern = try camera.control(named: "test_pattern")
+            try check(pattern.kind == .menu && pattern.menu.contains { $0.name.contains("Colorbar") }, "test_pattern: \(pattern)")
+            let collector = Collector(keep: 400)
+            let (session, output, running) = try session(preset: .vga640x480, format: .yuyv, collector: collector)
+            try session.startRunning()
+            defer { session.stopRunning() }
+            let plain = try barsAfterChange(collector)
+            try running.lockForConfiguration()
+            defer { running.unlockForConfiguration() }
+            try check(try running.setValue(200, forControl: "brightness") == 200, "brightness not kept")
+            let brighter = try barsAfterChange(collector)
+            say("  bars: plain \(plain), brightness 200 \(brighter)")
+            let lift = zip(plain, brighter).map { $1 - $0 }
+            try check(lift.allSatisfy { $0 >= 0 } && lift.reduce(0, +) / 8 > 30, "brightness 200 lifted the bars by \(lift)")
+            try running.setValue(128, forControl: "brightness")
+            try running.setValue(64, forControl: "contrast")
+            let flat = try barsAfterChange(collector)
+            say("  bars: contrast 64 \(flat)")
+            try check(
+                Double(flat[0] - flat[7]) < 0.75 * Double(plain[0] - plain[7]),
+                "contrast 64: white-black \(flat[0] - flat[7]), was \(plain[0] - plain[7])")
+            if keys.contains("gain_automatic") { try running.setValue(0, forControl: "gain_automatic") }
+            let gain = try running.setValue(42, forControl: "gain")
+            try check(gain == 42 && (try running.control(named: "gain").value) == 42, "gain read back \(String(describing: gain))")
+            try check(output.counts.captured > 0, "nothing captured")
+        }
+    ))
+
+cases.append(
+    (
+        "controls: a change by another program (v4l2-ctl) during capture arrives as a notification",
+        {
+            let collector = Collector()
+            let (session, _, _) = try session(preset: .vga640x480, format: .yuyv, collector: collector)
+            let notes = Notes(session)
+            try session.startRunning()
+            defer { session.stopRunning() }
+            try check(collector.wait(5 * timeScale) { $0.frames.count >= 2 }, "no frames")
+            try setControl("brightness", 150)
+            let note = notes.wait(5 * timeScale) {
+                if case .deviceControlChanged(let c) = $0 { return c.key == "brightness" && c.value == 150 && c.valueChanged }
+                return false
+            }
+            try check(note != nil, "no brightness event: \(notes.log.withLock { $0 })")
+            let seen = collector.frames.count
+            try check(collector.wait(5 * timeScale) { $0.frames.count > seen + 2 }, "capture stopped after the event")
+        }
+    ))
+
+cases.append(
+    (
+        "controls: framekit devices --controls, detect --control, and the lock held against another process",
+        {
+            try check(!framekitBinary.isEmpty, "FRAMEKIT_BIN not set")
+            let listing = shell(framekitBinary, ["devices", "--controls", "--json"])
+            try check(
+                listing.status == 0 && listing.output.contains("\"brightness\"") && listing.output.contains("\"menu\""),
+                "devices --controls: \(listing.output.prefix(300))")
+            let detect = shell(
+                framekitBinary,
+                [
+                    "detect", "--device", device, "--preset", "vga640x480", "--frames", "5", "--control", "brightness=90",
+                    "--control", "contrast=100"
+                ])
+            try check(detect.status == 0, "detect --control exit \(detect.status): \(detect.output.suffix(300))")
+            let camera = try CaptureDevice.v4l2(path: device)
+            try check(try camera.control(named: "brightness").value == 90, "brightness after detect --control")
+            let bad = shell(framekitBinary, ["detect", "--device", device, "--frames", "1", "--control", "brightness=999"])
+            try check(bad.status == 64 && bad.output.contains("0…255"), "brightness=999: \(bad.status) \(bad.output.suffix(200))")
+            // While this process holds the configuration lock, another FrameKit process cannot take it.
+            try camera.lockForConfiguration()
+            let locked = shell(framekitBinary, ["detect", "--device", device, "--frames", "1", "--control", "brightness=100"])
+            camera.unlockForConfiguration()
+            try check(
+                locked.status == 75 && locked.output.contains("locked"), "second owner: \(locked.status) \(locked.output.suffix(200))")
+        }
+    ))
+
 var passed = 0
 var failed = 0
 let only = ProcessInfo.processInfo.environment["VIVID_ONLY"].flatMap { $0.isEmpty ? nil : $0 }

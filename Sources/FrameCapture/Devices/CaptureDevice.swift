@@ -37,7 +37,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     enum Backend: Sendable {
         case v4l2(path: String, kernel: any V4L2Kernel)
-        case virtual
+        case virtual(VirtualCameraControls)
         case file(FileSourceDescription)
         case media(MediaSourceDescription)
     }
@@ -52,6 +52,19 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     public let formats: [CaptureDeviceFormat]
     let backend: Backend
     private let frameDuration = Mutex<Double?>(nil)
+    private let chosenFormat = Mutex<CaptureDeviceFormat?>(nil)
+    /// Who holds ``lockForConfiguration()``: nobody, or this object (with the descriptor that
+    /// holds the V4L2 node's `flock`, or the virtual camera's in-process lock).
+    let configurationLock = Mutex<ConfigurationLock>(.unlocked)
+    /// V4L2 has one manual exposure mode; whether it was entered as `.custom` (with a duration
+    /// or ISO) rather than `.locked` is remembered here.
+    let exposureIsCustom = Mutex(false)
+
+    enum ConfigurationLock: Sendable {
+        case unlocked
+        case v4l2(V4L2Handle)
+        case virtual
+    }
 
     init(
         uniqueID: String, localizedName: String, deviceType: DeviceType, position: Position = .unspecified,
@@ -78,6 +91,20 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
             throw .invalidArgument("a frame duration must be a positive number of seconds, got \(duration)")
         }
         frameDuration.withLock { $0 = duration }
+    }
+
+    /// The format the device is set to capture in, whatever the session's preset (as
+    /// AVFoundation's `activeFormat`, which puts the session in `inputPriority`); nil: the
+    /// session's preset chooses. Applies when a session next starts or commits a configuration.
+    public var activeFormat: CaptureDeviceFormat? { chosenFormat.withLock { $0 } }
+
+    /// Sets ``activeFormat``: one of ``formats``, or nil to let the session's preset choose.
+    /// A format the device does not offer is ``CaptureError/invalidArgument(_:)``.
+    public func setActiveFormat(_ format: CaptureDeviceFormat?) throws(CaptureError) {
+        if let format, !formats.contains(format) {
+            throw .invalidArgument("\(localizedName) has no format \(format); see its formats")
+        }
+        chosenFormat.withLock { $0 = format }
     }
 
     /// The distinct frame sizes the device offers, smallest first.
@@ -111,13 +138,19 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     }
 
     /// FrameKit's built-in virtual camera.
-    public static let virtualCamera = CaptureDevice(
-        uniqueID: "virtual", localizedName: "FrameKit Virtual Camera", deviceType: .virtual, modelID: "framekit-virtual",
-        formats: VirtualCameraSource.offeredSizes.map {
-            CaptureDeviceFormat(
-                fourCC: "NV12", pixelFormat: .nv12VideoRange, isCompressed: false, size: $0,
-                frameRates: VirtualCameraSource.offeredRates)
-        }, backend: .virtual)
+    public static let virtualCamera = makeVirtualCamera(uniqueID: "virtual")
+
+    /// Another instance of the virtual camera, with controls of its own (for a test, or one
+    /// camera of several); ``virtualCamera`` is the one discovery lists.
+    public static func makeVirtualCamera(uniqueID: String, name: String = "FrameKit Virtual Camera") -> CaptureDevice {
+        CaptureDevice(
+            uniqueID: uniqueID, localizedName: name, deviceType: .virtual, modelID: "framekit-virtual",
+            formats: VirtualCameraSource.offeredSizes.map {
+                CaptureDeviceFormat(
+                    fourCC: "NV12", pixelFormat: .nv12VideoRange, isCompressed: false, size: $0,
+                    frameRates: VirtualCameraSource.offeredRates)
+            }, backend: .virtual(VirtualCameraControls(deviceID: uniqueID)))
+    }
 
     /// A file source: a video file (MP4, MKV, WebM, MOV, AVI… through libavformat and
     /// libavcodec: H.264, H.265, VP9, AV1, MPEG-4…), a Y4M or MJPEG file, a JPEG/PGM/PPM image,

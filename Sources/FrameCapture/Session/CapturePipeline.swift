@@ -42,10 +42,9 @@ final class CapturePipeline: Sendable {
         let source: any FrameSource
         switch device.backend {
         case .v4l2(let path, let kernel):
-            let v4l2 = V4L2Source(path: path, kernel: kernel, configuration: configuration)
-            source = v4l2
-        case .virtual:
-            source = try VirtualCameraSource(configuration: configuration)
+            source = V4L2Source(path: path, deviceID: device.uniqueID, kernel: kernel, configuration: configuration)
+        case .virtual(let controls):
+            source = try VirtualCameraSource(configuration: configuration, controls: controls)
         case .file(let description):
             source = try FileSource(description: description, configuration: configuration)
         case .media(let description):
@@ -68,7 +67,10 @@ final class CapturePipeline: Sendable {
     static func configure(device: CaptureDevice, preset: SessionPreset, preferred: PixelFormat?) throws(CaptureError) -> SourceConfiguration
     {
         let size: FrameSize
-        if device.hasFixedSize {
+        if let chosen = device.activeFormat {
+            // The device's own activeFormat wins over the preset (AVFoundation's inputPriority).
+            size = chosen.size
+        } else if device.hasFixedSize {
             // A file has one size; presets that name another size are refused.
             let own = device.formats[0].size
             if let fixed = preset.fixedSize, fixed != (own.width, own.height) {
@@ -81,7 +83,7 @@ final class CapturePipeline: Sendable {
             }
             size = resolved
         }
-        let candidates = device.formats.filter { $0.size == size }
+        let candidates = device.activeFormat.map { [$0] } ?? device.formats.filter { $0.size == size }
         // Native formats first (the preferred one above all), then compressed (decoded on
         // capture), then libv4l2's software-emulated ones.
         func rank(_ f: CaptureDeviceFormat) -> Int {

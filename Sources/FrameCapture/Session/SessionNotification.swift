@@ -16,6 +16,9 @@ public enum SessionNotification: Sendable {
     case inputsChanged
     /// A file source has delivered its last frame (the session has stopped).
     case sourceEnded
+    /// A control of the running device changed — set through FrameKit, by another program
+    /// (v4l2-ctl), or by the driver itself (V4L2_EVENT_CTRL); capture goes on.
+    case deviceControlChanged(DeviceControl.Change)
 
     public enum InterruptionReason: String, Sendable {
         /// The device went away (unplugged, driver unbound).

@@ -23,6 +23,9 @@ package protocol V4L2Kernel: Sendable {
     func deviceNodes() -> [String]
     /// Whether this user may read and write `path` (`access(2)`).
     func isAccessible(_ path: String) -> Bool
+    /// `flock(2)` without waiting: an exclusive lock (`lock`) or its release, for
+    /// ``CaptureDevice/lockForConfiguration()`` across processes.
+    func flock(_ fd: Int32, lock: Bool) -> (result: Int, errno: Int32)
 }
 
 /// The real kernel, through libv4l2.
@@ -64,6 +67,10 @@ package struct SystemV4L2Kernel: V4L2Kernel {
         return nodes.sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }
     }
     package func isAccessible(_ path: String) -> Bool { access(path, R_OK | W_OK) == 0 }
+    package func flock(_ fd: Int32, lock: Bool) -> (result: Int, errno: Int32) {
+        let r = cv4l2_flock(fd, lock ? 1 : 0)
+        return (Int(r), Glibc.errno)
+    }
 }
 
 /// An open V4L2 descriptor: every ioctl through the one retrying door, named for errors.
@@ -112,6 +119,21 @@ final class V4L2Handle: Sendable {
     let capability: V4L2Capability
 
     deinit { kernel.close(fd) }
+
+    /// One ioctl on a byte buffer (V4L2's packed structs), failing with the raw errno, for
+    /// callers that give errnos their own meaning (the control calls).
+    func ioctl(_ request: UInt, _ name: String, bytes: UnsafeMutableRawPointer) throws(SystemCallError) {
+        _ = try retryingSystemCall("ioctl(\(name))") { kernel.ioctl(fd, request, bytes, raw: false) }
+    }
+
+    /// As ``ioctl(_:_:_:raw:)``, failing with the raw errno.
+    func rawErrnoIoctl<T>(_ request: UInt, _ name: String, _ argument: inout T) throws(SystemCallError) {
+        let kernel = self.kernel
+        let fd = self.fd
+        _ = try withUnsafeMutableBytes(of: &argument) { (bytes) throws(SystemCallError) -> Int in
+            try retryingSystemCall("ioctl(\(name))") { kernel.ioctl(fd, request, bytes.baseAddress!, raw: false) }
+        }
+    }
 
     /// One ioctl through ``retryingSystemCall(_:_:)``; a failure carries the request's name.
     func ioctl<T>(_ request: UInt, _ name: String, _ argument: inout T, raw: Bool = false) throws(CaptureError) {

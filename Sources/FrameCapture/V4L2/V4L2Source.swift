@@ -14,7 +14,10 @@ final class V4L2Source: FrameSource {
     let configuration: SourceConfiguration
     let isRealTime = true
     private let path: String
+    private let deviceID: String
     private let kernel: any V4L2Kernel
+    /// The controls subscribed to V4L2_EVENT_CTRL, by ID, for naming their changes.
+    private var subscribed: [UInt32: DeviceControl] = [:]
     private var stream: V4L2Stream?
     private var sequence = SequenceTracker()
     private var pending: [SourceEvent] = []
@@ -22,8 +25,9 @@ final class V4L2Source: FrameSource {
     private var decodePool: BufferPool?
     private var negotiated: (width: Int, height: Int, bytesPerRow: Int, sizeImage: Int) = (0, 0, 0, 0)
 
-    init(path: String, kernel: any V4L2Kernel, configuration: SourceConfiguration) {
+    init(path: String, deviceID: String, kernel: any V4L2Kernel, configuration: SourceConfiguration) {
         self.path = path
+        self.deviceID = deviceID
         self.kernel = kernel
         self.configuration = configuration
     }
@@ -83,12 +87,32 @@ final class V4L2Source: FrameSource {
                 format: configuration.pixelFormat, capacity: configuration.bufferCount)
         }
         stream = try V4L2Stream(handle: handle, count: configuration.bufferCount)
+        // Control changes by anyone (this process through another descriptor, v4l2-ctl, the
+        // driver itself) arrive on this descriptor as events, read when poll says POLLPRI.
+        let controls = (try? handle.queryControls()) ?? []
+        let wanted = controls.filter { $0.kind != .controlClass && $0.kind != .compound }
+        let accepted = Set(handle.subscribeControlEvents(wanted.map(\.id)))
+        subscribed = Dictionary(wanted.filter { accepted.contains($0.id) }.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     func next() throws(CaptureError) -> SourceEvent {
         if !pending.isEmpty { return pending.removeFirst() }
         guard let stream else { return .endOfStream }
-        guard let dequeued = try stream.dequeue(timeoutMilliseconds: 200) else { return .idle }
+        var events: [V4L2Stream.ControlEvent] = []
+        let dequeued = try stream.dequeue(timeoutMilliseconds: 200, events: &events)
+        for event in events {
+            let known = subscribed[event.id]
+            pending.append(
+                .notice(
+                    .deviceControlChanged(
+                        DeviceControl.Change(
+                            device: deviceID, id: event.id, key: known?.key ?? String(event.id), value: event.value,
+                            flags: DeviceControl.Flags(rawValue: event.flags),
+                            valueChanged: event.changes & cv4l2_EVENT_CTRL_CH_VALUE != 0,
+                            flagsChanged: event.changes & cv4l2_EVENT_CTRL_CH_FLAGS != 0,
+                            rangeChanged: event.changes & cv4l2_EVENT_CTRL_CH_RANGE != 0))))
+        }
+        guard let dequeued else { return pending.isEmpty ? .idle : pending.removeFirst() }
         let seq = dequeued.sequence
         let lost = sequence.gap(before: seq)
         let reason: DropReason = dequeued.starvedBefore ? .outOfBuffers : .discontinuity
@@ -257,9 +281,18 @@ final class V4L2Stream: Sendable {
 
     func address(of index: Int) -> UnsafeMutableRawPointer { mappings.value[index].address }
 
-    /// Waits up to `timeoutMilliseconds` for a filled buffer. Throws on EIO/POLLERR (runtime
-    /// error) and ENODEV (the device went away).
-    func dequeue(timeoutMilliseconds: Int32) throws(CaptureError) -> Dequeued? {
+    /// A V4L2_EVENT_CTRL read from the descriptor.
+    struct ControlEvent {
+        var id: UInt32
+        var changes: UInt32
+        var value: Int64
+        var flags: UInt32
+    }
+
+    /// Waits up to `timeoutMilliseconds` for a filled buffer; control events that are pending
+    /// (POLLPRI) are added to `events`. Throws on EIO/POLLERR (runtime error) and ENODEV (the
+    /// device went away).
+    func dequeue(timeoutMilliseconds: Int32, events: inout [ControlEvent]) throws(CaptureError) -> Dequeued? {
         let kernel = handle.kernel
         let fd = handle.fd
         // With every buffer held by consumers the kernel has nothing to fill, and poll would
@@ -272,13 +305,19 @@ final class V4L2Stream: Sendable {
         var revents: Int16 = 0
         do {
             polled = try retryingSystemCall("poll") {
-                let r = kernel.poll(fd, events: Int16(POLLIN), timeoutMilliseconds: timeoutMilliseconds)
+                let r = kernel.poll(fd, events: Int16(POLLIN | POLLPRI), timeoutMilliseconds: timeoutMilliseconds)
                 revents = r.revents
                 return (r.result, r.errno)
             }
         } catch { throw V4L2Handle.classify(error, path: handle.path) }
         if polled == 0 { return nil }
         if revents & Int16(POLLNVAL) != 0 { throw .deviceLost(path: handle.path) }
+        if revents & Int16(POLLPRI) != 0 {
+            while events.count < 64, let e = handle.dequeueControlEvent() {
+                events.append(ControlEvent(id: e.id, changes: e.changes, value: e.value, flags: e.flags))
+            }
+            if revents & Int16(POLLIN | POLLERR) == 0 { return nil }
+        }
         // POLLERR: DQBUF below says why (EIO, ENODEV); if it somehow succeeds, carry on.
         var buf = Self.buffer(0)
         do {

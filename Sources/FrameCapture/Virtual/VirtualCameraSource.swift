@@ -25,9 +25,17 @@ final class VirtualCameraSource: FrameSource {
     private var startInstant = Timestamp.now()
     private var tick: UInt64 = 0
     private var pending: [SourceEvent] = []
+    private let controls: VirtualCameraControls
+    private var changeCursor: Int
+    private var applied = VirtualCameraControls.Settings()
+    private var lumaTable = [UInt8](0...255)
+    private var chromaTable = (cb: [UInt8](0...255), cr: [UInt8](0...255))
+    private var zoomScratch: [UInt8] = []
 
-    init(configuration: SourceConfiguration) throws(CaptureError) {
+    init(configuration: SourceConfiguration, controls: VirtualCameraControls) throws(CaptureError) {
         self.configuration = configuration
+        self.controls = controls
+        changeCursor = controls.changeCursor
         width = configuration.format.size.width
         height = configuration.format.size.height
         frameDuration = 1 / configuration.frameRate
@@ -87,6 +95,9 @@ final class VirtualCameraSource: FrameSource {
     }
 
     func next() throws(CaptureError) -> SourceEvent {
+        let (changes, cursor) = controls.changes(since: changeCursor)
+        changeCursor = cursor
+        pending += changes.map { .notice(.deviceControlChanged($0)) }
         if !pending.isEmpty { return pending.removeFirst() }
         var due = startInstant.adding(seconds: Double(tick) * frameDuration)
         let now = Timestamp.now()
@@ -118,6 +129,7 @@ final class VirtualCameraSource: FrameSource {
             return .dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .outOfBuffers))
         }
         render(into: &buffer, time: time)
+        applyControls(to: &buffer)
         return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: sequence, captureInstant: due))
     }
 
@@ -155,6 +167,91 @@ final class VirtualCameraSource: FrameSource {
                     for row in 0..<fp.height {
                         (dst.baseAddress! + (origin.y / 2 + row) * p.bytesPerRow + origin.x)
                             .copyMemory(from: src.baseAddress! + row * fp.bytesPerRow, byteCount: fp.width * 2)
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the controls do to the picture: zoom (a centred crop, scaled up by nearest
+    /// neighbour), exposure × gain, brightness and contrast on luma, white balance on chroma.
+    private func applyControls(to buffer: inout PixelBuffer) {
+        let settings = controls.settings
+        if settings.isNeutral { return }
+        if settings != applied { makeTables(settings) }
+        if settings.zoom > 100 { zoom(&buffer, factor: Double(settings.zoom) / 100) }
+        let (width, height) = (self.width, self.height)
+        lumaTable.withUnsafeBufferPointer { table in
+            buffer.withUnsafeMutableBytes(ofPlane: 0) { dst, p in
+                for row in 0..<height {
+                    let line = dst.baseAddress!.advanced(by: row * p.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                    for x in 0..<width { line[x] = table[Int(line[x])] }
+                }
+            }
+        }
+        guard settings.chromaShift != 0 else { return }
+        chromaTable.cb.withUnsafeBufferPointer { cb in
+            chromaTable.cr.withUnsafeBufferPointer { cr in
+                buffer.withUnsafeMutableBytes(ofPlane: 1) { dst, p in
+                    for row in 0..<height / 2 {
+                        let line = dst.baseAddress!.advanced(by: row * p.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                        for x in stride(from: 0, to: width, by: 2) {
+                            line[x] = cb[Int(line[x])]
+                            line[x + 1] = cr[Int(line[x + 1])]
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func makeTables(_ s: VirtualCameraControls.Settings) {
+        applied = s
+        let k = s.exposureFactor
+        let contrast = Double(s.contrast) / 128
+        let offset = Double(s.brightness - 128)
+        lumaTable = (0...255).map { y in
+            let exposed = 16 + (Double(y) - 16) * k
+            return UInt8(max(0, min(255, ((exposed - 128) * contrast + 128 + offset).rounded())))
+        }
+        let shift = s.chromaShift
+        chromaTable = (
+            (0...255).map { UInt8(max(0, min(255, $0 + shift))) }, (0...255).map { UInt8(max(0, min(255, $0 - shift))) }
+        )
+    }
+
+    /// Digital zoom in place: the centre 1/factor of each plane, scaled back to full size.
+    private func zoom(_ buffer: inout PixelBuffer, factor: Double) {
+        for plane in 0..<2 {
+            let rows = plane == 0 ? height : height / 2
+            let units = plane == 0 ? width : width / 2 // pixels, or Cb/Cr pairs
+            let unitBytes = plane == 0 ? 1 : 2
+            buffer.withUnsafeMutableBytes(ofPlane: plane) { dst, p in
+                let rowBytes = units * unitBytes
+                if zoomScratch.count < rows * rowBytes { zoomScratch = [UInt8](repeating: 0, count: rows * rowBytes) }
+                zoomScratch.withUnsafeMutableBytes { scratch in
+                    for row in 0..<rows {
+                        (scratch.baseAddress! + row * rowBytes).copyMemory(
+                            from: dst.baseAddress! + row * p.bytesPerRow, byteCount: rowBytes)
+                    }
+                    let cropRows = Double(rows) / factor
+                    let cropUnits = Double(units) / factor
+                    let top = (Double(rows) - cropRows) / 2
+                    let left = (Double(units) - cropUnits) / 2
+                    let columns = (0..<units).map { min(units - 1, Int(left + (Double($0) + 0.5) * cropUnits / Double(units))) }
+                    let src = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for row in 0..<rows {
+                        let from = min(rows - 1, Int(top + (Double(row) + 0.5) * cropRows / Double(rows)))
+                        let line = dst.baseAddress!.advanced(by: row * p.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                        let source = src + from * rowBytes
+                        if unitBytes == 1 {
+                            for x in 0..<units { line[x] = source[columns[x]] }
+                        } else {
+                            for x in 0..<units {
+                                line[2 * x] = source[2 * columns[x]]
+                                line[2 * x + 1] = source[2 * columns[x] + 1]
+                            }
+                        }
                     }
                 }
             }
