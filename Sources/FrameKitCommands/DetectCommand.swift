@@ -28,32 +28,85 @@ enum DetectCommand: Command {
         let preset = options[preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
         let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
         let settings = try DetectorSettings(options)
-        let device = try DeviceChoice.resolve(options)
+        let devices = try DeviceChoice.resolveAll(options)
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
+        if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one camera; give one --device") }
         // Every output path is checked before capture starts, not found unwritable at the end.
         if let annotate { try OutputFile.check(annotate.path, replacing: false) }
         for option in [stats, report] { if let path = options[option] { try OutputFile.check(path, replacing: true) } }
-        let result = try DetectPipeline.run(
-            device: device, preset: preset, settings: settings, limits: limits,
-            printFrames: true, annotate: annotate)
-        Console.out(JSON.object([("summary", .object(StatsJSON.summaryFields(result.snapshot) + settings.summaryFields))]).text)
+        let results: [Result<DetectPipeline.Result, any Error>]
+        if devices.count == 1 {
+            results = [
+                Result {
+                    try DetectPipeline.run(
+                        device: devices[0], preset: preset, settings: settings, limits: limits, printFrames: true, annotate: annotate)
+                }
+            ]
+        } else {
+            results = runConcurrently(devices, preset: preset, settings: settings, limits: limits)
+        }
+        // One summary per source, in the order the devices were given.
+        for result in results {
+            guard case .success(let r) = result else { continue }
+            Console.out(JSON.object([("summary", .object(StatsJSON.summaryFields(r.snapshot) + settings.summaryFields))]).text)
+        }
+        if devices.count == 1, case .failure(let error) = results[0] { throw error }
+        let snapshots = results.compactMap { try? $0.get().snapshot }
         if let path = options[stats] {
-            try OutputFile.write(StatsJSON.document(result.snapshot).text + "\n", to: path, replacing: true)
+            let document =
+                devices.count == 1
+                ? StatsJSON.document(snapshots[0]) : JSON.object([("sources", .array(snapshots.map(StatsJSON.document)))])
+            try OutputFile.write(document.text + "\n", to: path, replacing: true)
         }
         if let path = options[report] {
-            try OutputFile.write(StatsReport.html(for: [result.snapshot], title: "framekit detect"), to: path, replacing: true)
+            try OutputFile.write(StatsReport.html(for: snapshots, title: "framekit detect"), to: path, replacing: true)
         }
-        if let failure = result.annotationFailure { throw failure }
-        if case .failed(let message, let code) = result.end {
-            Console.err("framekit: \(message)")
-            return code
+        var code = ExitCode.success
+        for (device, result) in zip(devices, results) {
+            switch result {
+            case .failure(let error):
+                let failure = error as? RuntimeFailure ?? RuntimeFailure(error)
+                Console.err("framekit: \(sourceName(device)): \(failure.description)")
+                if code == ExitCode.success { code = (error as? UsageError) != nil ? ExitCode.usage : failure.exitCode }
+            case .success(let r):
+                if let failure = r.annotationFailure { throw failure }
+                if case .failed(let message, let exit) = r.end {
+                    Console.err("framekit: \(devices.count > 1 ? "\(sourceName(device)): " : "")\(message)")
+                    if code == ExitCode.success { code = exit }
+                }
+            }
         }
-        return ExitCode.success
+        return code
+    }
+
+    /// Several cameras at once: one detect pipeline (session, capture thread, detector) per
+    /// camera, their frame lines tagged with the source; a camera that fails does not stop the others.
+    private static func runConcurrently(
+        _ devices: [CaptureDevice], preset: SessionPreset, settings: DetectorSettings, limits: DetectPipeline.Limits
+    ) -> [Result<DetectPipeline.Result, any Error>] {
+        let results = Mutex([Result<DetectPipeline.Result, any Error>?](repeating: nil, count: devices.count))
+        let group = DispatchGroup()
+        for (index, device) in devices.enumerated() {
+            group.enter()
+            let thread = Thread {
+                let result = Result {
+                    try DetectPipeline.run(
+                        device: device, preset: preset, settings: settings, limits: limits, printFrames: true,
+                        source: sourceName(device))
+                }
+                results.withLock { $0[index] = result }
+                group.leave()
+            }
+            thread.name = "framekit.detect.\(index)"
+            thread.start()
+        }
+        group.wait()
+        return results.withLock { $0.map { $0! } }
     }
 
     static func sourceName(_ device: CaptureDevice) -> String {
         switch device.deviceType {
-        case .virtual: "virtual"
+        case .virtual: device.uniqueID
         case .file: device.uniqueID.replacingOccurrences(of: "file:", with: "")
         case .external, .stream: device.uniqueID
         }

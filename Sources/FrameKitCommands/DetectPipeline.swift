@@ -126,7 +126,7 @@ enum DetectPipeline {
 
     static func run(
         device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
-        printFrames: Bool, annotate: URL? = nil
+        printFrames: Bool, annotate: URL? = nil, source: String? = nil
     ) throws -> Result {
         let session: CaptureSession
         let output = VideoDataOutput()
@@ -146,7 +146,7 @@ enum DetectPipeline {
             writer = nil
         }
         output.processors = ProcessorChain(stages)
-        let runner = DetectRun(frameLimit: limits.frames, printFrames: printFrames, writer: writer)
+        let runner = DetectRun(frameLimit: limits.frames, printFrames: printFrames, writer: writer, source: source)
         output.setSampleBufferDelegate(runner)
         session.addObserver { runner.notify($0) }
 

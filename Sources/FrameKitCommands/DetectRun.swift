@@ -20,7 +20,11 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     private let state = Mutex<(seen: Int, end: End?, counts: OutputCounts)>((0, nil, OutputCounts()))
     private let ended = DispatchSemaphore(value: 0)
 
-    init(frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil) {
+    /// Tags each line with the camera it came from (several cameras at once).
+    private let source: String?
+
+    init(frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil) {
+        self.source = source
         self.frameLimit = frameLimit
         self.printFrames = printFrames
         self.writer = writer
@@ -46,11 +50,13 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
                 ])
             })
         let written = Console.out(
-            JSON.object([
-                ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
-                ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
-                ("faces", faces), ("latency_ms", .number(latency, decimals: 3))
-            ]).text)
+            JSON.object(
+                (source.map { [("source", JSON.string($0))] } ?? []) + [
+                    ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),
+                    ("width", .int(frame.pixelBuffer.width)), ("height", .int(frame.pixelBuffer.height)),
+                    ("faces", faces), ("latency_ms", .number(latency, decimals: 3))
+                ]
+            ).text)
         // The reader went away (`| head`) or the disk is full: end the run; files still get written.
         if !written { finish(reason: .outputClosed) }
     }

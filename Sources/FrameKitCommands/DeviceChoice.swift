@@ -4,9 +4,11 @@ import FrameKit
 /// Turns `--device` / `--input` into a capture device, as every capturing command does.
 enum DeviceChoice {
     /// `--device`, shared by every command that captures.
-    static let device = Option.text(
+    static let device = Option.repeatable(
         "device", "PATH|ID|virtual",
-        help: "A V4L2 node (/dev/video0, or 0) or the virtual camera (default: the first V4L2 camera, else the virtual camera).")
+        help:
+            "A V4L2 node (/dev/video0, or 0) or the virtual camera (virtual; virtual:2, virtual:3… are more of them); default: the first V4L2 camera, else the virtual camera. detect takes several (--device A --device B): each camera on its own thread, lines tagged with their source."
+    )
     static let input = Option.text(
         "input", "FILE|DIR|URL",
         help:
@@ -28,10 +30,39 @@ enum DeviceChoice {
 
     /// The device the options name, with their `--control` settings applied.
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
+        guard options.all(device).count <= 1 else { throw UsageError("--device is given more than once; only detect takes several") }
         try ControlSettings.validate(options)
         let device = try choose(options)
         try ControlSettings.apply(options, to: device)
         return device
+    }
+
+    /// Every `--device` given (detect's several cameras), each with the `--control` settings
+    /// applied; one device as ``resolve(_:)`` chooses it otherwise.
+    static func resolveAll(_ options: ParsedOptions) throws -> [CaptureDevice] {
+        let ids = options.all(device)
+        guard ids.count > 1 else { return [try resolve(options)] }
+        guard options[input] == nil else { throw UsageError("--device and --input cannot be used together") }
+        guard Set(ids.map(nodePath)).count == ids.count else { throw UsageError("the same --device is given twice") }
+        try ControlSettings.validate(options)
+        return try ids.map { id in
+            let device = try open(id)
+            try ControlSettings.apply(options, to: device)
+            return device
+        }
+    }
+
+    /// A `--device` value as a node path (`0` → /dev/video0).
+    private static func nodePath(_ id: String) -> String {
+        id == "virtual" || id.hasPrefix("/") ? id : (Int(id).map { "/dev/video\($0)" } ?? id)
+    }
+
+    private static func open(_ id: String) throws -> CaptureDevice {
+        if id == "virtual" { return CaptureDevice.virtualCamera }
+        if id.hasPrefix("virtual:"), let n = Int(id.dropFirst("virtual:".count)), n > 0 {
+            return CaptureDevice.makeVirtualCamera(uniqueID: id, name: "FrameKit Virtual Camera \(n)")
+        }
+        do { return try CaptureDevice.v4l2(path: nodePath(id)) } catch { throw RuntimeFailure(error) }
     }
 
     private static func choose(_ options: ParsedOptions) throws -> CaptureDevice {
@@ -57,11 +88,8 @@ enum DeviceChoice {
             }
         }
         switch options[device] {
-        case "virtual":
-            return CaptureDevice.virtualCamera
         case let id?:
-            let path = id.hasPrefix("/") ? id : (Int(id).map { "/dev/video\($0)" } ?? id)
-            do { return try CaptureDevice.v4l2(path: path) } catch { throw RuntimeFailure(error) }
+            return try open(id)
         case nil:
             let discovery = DiscoverySession(deviceTypes: [.external])
             if let camera = discovery.devices.first { return camera }

@@ -7,6 +7,9 @@ import Synchronization
 /// it, still write their files, and exit 74.
 enum Console {
     private static let failure = Mutex<String?>(nil)
+    /// One line at a time: several cameras' threads print at once, and a long line may take
+    /// more than one write(2).
+    private static let stdoutLines = Mutex(())
 
     /// Why stdout failed, if it did.
     static var outputFailure: String? { failure.withLock { $0 } }
@@ -15,7 +18,7 @@ enum Console {
     @discardableResult
     static func out(_ line: String) -> Bool {
         guard outputFailure == nil else { return false }
-        if let error = write(1, line + "\n") {
+        if let error = stdoutLines.withLock({ _ in write(1, line + "\n") }) {
             failure.withLock { $0 = $0 ?? error }
             return false
         }

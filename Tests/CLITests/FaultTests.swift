@@ -44,19 +44,9 @@ struct FaultTests {
     @Test("SIGTERM ends detect like Ctrl-C: exit 0, the summary printed, the stats file written")
     func sigterm() throws {
         let stats = Fixtures.temporaryFolder().appendingPathComponent("s.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.framekit)
-        process.arguments = Self.quick + ["--stats", stats.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = ReadAll(out.fileHandleForReading)
-        Thread.sleep(forTimeInterval: 2)
-        process.terminate() // SIGTERM
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationStatus)")
-        let lines = reader.wait().split(separator: "\n")
+        let run = try BinaryRunner.runInterrupted(Self.quick + ["--stats", stats.path], after: 2)
+        #expect(run.reason == .exit && run.status == 0, "\(run.status)")
+        let lines = run.stdout.split(separator: "\n")
         let last = try #require(lines.last)
         #expect(last.hasPrefix("{\"summary\""), "\(last.prefix(80))")
         #expect(FileManager.default.fileExists(atPath: stats.path))

@@ -33,6 +33,25 @@ public enum BinaryRunner {
         try runTool(productsFolder.appendingPathComponent(product).path, arguments, environment: environment, timeout: timeout)
     }
 
+    /// Runs `framekit` with `arguments`, sends it `signal` (SIGTERM: what Kubernetes and Slurm
+    /// send) after `seconds`, and returns how it exited and what it printed.
+    public static func runInterrupted(
+        _ arguments: [String], after seconds: Double, signal: Int32 = SIGTERM
+    ) throws -> (reason: Process.TerminationReason, status: Int32, stdout: String) {
+        let process = Process()
+        process.executableURL = productsFolder.appendingPathComponent("framekit")
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = ReadAll(out.fileHandleForReading)
+        Thread.sleep(forTimeInterval: seconds)
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return (process.terminationReason, process.terminationStatus, reader.wait())
+    }
+
     /// Runs any executable by path.
     public static func runTool(
         _ path: String, _ arguments: [String], environment: [String: String]? = nil,

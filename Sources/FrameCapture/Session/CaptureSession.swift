@@ -80,14 +80,9 @@ public final class CaptureSession: Sendable {
     /// Runs `changes` between begin and commit, all or nothing: if `changes` throws, everything
     /// it changed is undone (the configuration is as before the call) and the error rethrown.
     public func configure(_ changes: () throws -> Void) throws {
-        beginConfiguration()
-        let before = state.withLock { $0.staged }
-        do { try changes() } catch {
-            state.withLock { $0.staged = before }
-            try? commitConfiguration()
-            throw error
-        }
-        try commitConfiguration()
+        try configureAllOrNothing(
+            begin: beginConfiguration, staged: { state.withLock { $0.staged } }, restore: { old in state.withLock { $0.staged = old } },
+            commit: commitConfiguration, changes)
     }
 
     private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {
