@@ -8,6 +8,9 @@ public enum DropReason: String, Sendable, CaseIterable, Codable {
     case discontinuity
     /// The frame's data was damaged (V4L2 error flag, undecodable or truncated JPEG/file data).
     case corrupt
+    /// The camera was switched to a photo's larger format and back (a full-size still while
+    /// video runs at a smaller preset): the frames it could not capture meanwhile.
+    case photoCapture = "photo_capture"
 }
 
 /// What a delegate learns about a frame that was dropped: when and why (no pixels).

@@ -28,7 +28,10 @@ enum ExitCode {
     static func code(for error: CaptureError, whileRunning: Bool) -> Int32 {
         switch error {
         case .unreadableFile, .pixelBuffer, .formatRejected, .unsupportedPreset, .unsupportedFrameRate: dataError
-        case .deviceLost, .streamUnavailable: whileRunning ? temporaryFailure : unavailable
+        // A stream that cannot be reached is EX_TEMPFAIL's own case ("a connection could not be
+        // created; try again later"), at the start as during the run.
+        case .streamUnavailable: temporaryFailure
+        case .deviceLost: whileRunning ? temporaryFailure : unavailable
         case .deviceBusy, .lockedForConfiguration: temporaryFailure
         case .notACaptureDevice, .permissionDenied, .systemCall: whileRunning ? temporaryFailure : unavailable
         default: failure

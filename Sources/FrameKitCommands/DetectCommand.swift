@@ -21,13 +21,19 @@ enum DetectCommand: Command {
         help: "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (refuses an existing file).")
     static let specs =
         [preset.spec] + DeviceChoice.specs + [frames.spec, duration.spec, stats.spec, report.spec, annotate.spec]
-        + DetectorSettings.specs
+        + BatchRun.specs + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit detect")
         let preset = options[preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
         let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
         let settings = try DetectorSettings(options)
+        if options.has(BatchRun.inputs.spec) || options.has(BatchRun.outputDir.spec) {
+            return try BatchRun.run(options, preset: options[Self.preset] ?? .high, settings: settings, limits: limits)
+        }
+        for spec in [BatchRun.shard.spec, BatchRun.shardCount.spec] where options.has(spec) {
+            throw UsageError("--\(spec.name) applies to a batch (--inputs)")
+        }
         let devices = try DeviceChoice.resolveAll(options)
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
         if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one camera; give one --device") }

@@ -126,7 +126,8 @@ enum DetectPipeline {
 
     static func run(
         device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
-        printFrames: Bool, annotate: URL? = nil, source: String? = nil
+        printFrames: Bool, annotate: URL? = nil, source: String? = nil,
+        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }
     ) throws -> Result {
         let session: CaptureSession
         let output = VideoDataOutput()
@@ -146,7 +147,7 @@ enum DetectPipeline {
             writer = nil
         }
         output.processors = ProcessorChain(stages)
-        let runner = DetectRun(frameLimit: limits.frames, printFrames: printFrames, writer: writer, source: source)
+        let runner = DetectRun(frameLimit: limits.frames, printFrames: printFrames, writer: writer, source: source, sink: sink)
         output.setSampleBufferDelegate(runner)
         session.addObserver { runner.notify($0) }
 
@@ -175,41 +176,25 @@ enum DetectPipeline {
 }
 
 /// Appends JPEG frames to a file: an MJPEG stream that `framekit detect --input` and most
-/// players read. The stream is written under a temporary name in the same folder and takes its
-/// name at ``close()`` (never over an existing file): complete, or absent if writing failed.
+/// players read, complete or absent (a ``PartialFile`` that never replaces an existing file).
 final class MJPEGWriter: @unchecked Sendable {
     // @unchecked: used only from the output's serial delegate queue, then closed by the main
     // thread after the session has stopped (the queue is idle by then).
-    private let path: String
-    private let temporary: String
-    private let fd: Int32
+    private let file: PartialFile
     private let encoder: JPEG.Encoder
-    private var failure: String?
 
     init(url: URL) throws {
-        path = url.path
-        temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial-\(getpid())").path
-        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw OutputFile.Failure(path: path, reason: String(cString: strerror(errno))) }
+        file = try PartialFile(path: url.path, replacing: false)
         encoder = try JPEG.Encoder()
     }
 
     func append(_ buffer: PixelBuffer) throws {
-        guard failure == nil else { return }
-        failure = writeAll(fd, try encoder.encode(buffer, quality: 85))
-        if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: ExitCode.ioError) }
+        guard file.failure == nil else { return }
+        if !file.append(try encoder.encode(buffer, quality: 85)) {
+            throw OutputFile.Failure(path: file.path, reason: file.failure ?? "write failed", exitCode: ExitCode.ioError)
+        }
     }
 
     /// Finishes the stream: it takes its name if every frame was written, else it is removed.
-    func close() throws {
-        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
-        Foundation.close(fd)
-        var code = ExitCode.ioError
-        if failure == nil, link(temporary, path) != 0 {
-            code = ExitCode.cannotCreate
-            failure = errno == EEXIST ? "it exists; not overwriting it" : String(cString: strerror(errno))
-        }
-        unlink(temporary)
-        if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: code) }
-    }
+    func close() throws { try file.commit() }
 }

@@ -22,9 +22,15 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
 
     /// Tags each line with the camera it came from (several cameras at once).
     private let source: String?
+    /// Where the lines go (stdout; a batch input's own file); false: it can take no more.
+    private let sink: @Sendable (String) -> Bool
 
-    init(frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil) {
+    init(
+        frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil,
+        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }
+    ) {
         self.source = source
+        self.sink = sink
         self.frameLimit = frameLimit
         self.printFrames = printFrames
         self.writer = writer
@@ -49,7 +55,7 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
                     ("landmarks", .array(f.landmarks.map { .array([.number($0.x, decimals: 1), .number($0.y, decimals: 1)]) }))
                 ])
             })
-        let written = Console.out(
+        let written = sink(
             JSON.object(
                 (source.map { [("source", JSON.string($0))] } ?? []) + [
                     ("frame", .int(Int(frame.sequenceNumber))), ("timestamp", .number(frame.presentationTime, decimals: 6)),

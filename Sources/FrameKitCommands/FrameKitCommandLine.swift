@@ -22,7 +22,8 @@ public enum FrameKitCommandLine {
     public static let version = "0.1.0"
 
     static let commands: [any Command.Type] = [
-        DetectCommand.self, DevicesCommand.self, PhotoCommand.self, RecordCommand.self, PreviewCommand.self, ProfileCommand.self
+        DetectCommand.self, DevicesCommand.self, PhotoCommand.self, RecordCommand.self, PreviewCommand.self, ProfileCommand.self,
+        MergeCommand.self
     ]
 
     static var rootHelp: String {

@@ -64,6 +64,63 @@ enum OutputFile {
     }
 }
 
+/// A file written as it goes — detect's annotated stream, a batch input's JSON lines — that
+/// takes its name only when complete: the bytes go to a hidden temporary name in the same
+/// folder and ``commit()`` flushes and renames (or links, never over an existing file);
+/// ``abandon()``, or a failed write, removes it. Used from one thread at a time.
+final class PartialFile {
+    let path: String
+    private let temporary: String
+    private let fd: Int32
+    private let replacing: Bool
+    private(set) var failure: String?
+
+    /// The hidden prefix of every temporary name for `path` (stale ones are found by it).
+    static func temporaryPrefix(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial-").path
+    }
+
+    init(path: String, replacing: Bool) throws(OutputFile.Failure) {
+        self.path = path
+        self.replacing = replacing
+        temporary = Self.temporaryPrefix(for: path) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputFile.Failure(path: path, reason: String(cString: strerror(errno))) }
+    }
+
+    /// Appends `bytes`; false once a write has failed (the file will not be committed).
+    @discardableResult
+    func append(_ bytes: [UInt8]) -> Bool {
+        guard failure == nil else { return false }
+        failure = writeAll(fd, bytes)
+        return failure == nil
+    }
+
+    /// Flushes and gives the file its name; throws (and removes it) if any write failed.
+    func commit() throws(OutputFile.Failure) {
+        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        close(fd)
+        var code = ExitCode.ioError
+        if failure == nil {
+            if replacing {
+                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+            } else if link(temporary, path) != 0 {
+                code = ExitCode.cannotCreate
+                failure = errno == EEXIST ? "it exists; not overwriting it" : String(cString: strerror(errno))
+            }
+        }
+        unlink(temporary)
+        if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: code) }
+    }
+
+    /// Removes the file: it never takes its name.
+    func abandon() {
+        close(fd)
+        unlink(temporary)
+    }
+}
+
 /// Writes every byte to `fd`, retrying EINTR and short writes: the CLI's one door for write(2)
 /// (stdout, stderr, output files). Returns the error's text, or nil when all was written.
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {

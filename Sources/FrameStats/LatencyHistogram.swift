@@ -70,6 +70,21 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
     public var meanMilliseconds: Double { count == 0 ? 0 : Double(sumMicroseconds) / Double(count) / 1000 }
     public var maxMilliseconds: Double { Double(maxMicroseconds) / 1000 }
 
+    /// Adds `count` samples of `microseconds` (a bucket read back from a stats file: its lower
+    /// bound lands in the same bucket). The sum grows by as much; the maximum by the value.
+    package mutating func add(microseconds value: UInt64, count n: Int) {
+        guard n > 0 else { return }
+        let clamped = min(value, (UInt64(1) << UInt64(Self.powers + Self.subBucketBits - 1)) - 1)
+        counts[Self.index(of: clamped)] &+= UInt32(clamping: n)
+        count += n
+        maxMicroseconds = max(maxMicroseconds, value)
+        minMicroseconds = min(minMicroseconds, value)
+        sumMicroseconds &+= value &* UInt64(n)
+    }
+
+    /// Raises the exact maximum (a stats file's `max`, which its buckets only bound).
+    package mutating func raiseMaximum(toMicroseconds value: UInt64) { maxMicroseconds = max(maxMicroseconds, value) }
+
     /// Adds another histogram's samples.
     public mutating func merge(_ other: LatencyHistogram) {
         for i in counts.indices { counts[i] &+= other.counts[i] }

@@ -57,8 +57,13 @@ package enum StatsJSON {
     /// The `--stats` file: the summary's fields, then the capture → delivery latency, the latency
     /// distribution and the per-frame timeline.
     package static func document(_ s: StatsSnapshot) -> JSON {
-        let buckets = s.latencyHistogram.map { b in
-            JSON.object([("low_ms", .number(b.lowMs, decimals: 3)), ("high_ms", .number(b.highMs, decimals: 3)), ("count", .int(b.count))])
+        func buckets(_ list: [StatsSnapshot.Bucket]) -> JSON {
+            .array(
+                list.map { b in
+                    .object([
+                        ("low_ms", .number(b.lowMs, decimals: 3)), ("high_ms", .number(b.highMs, decimals: 3)), ("count", .int(b.count))
+                    ])
+                })
         }
         let timeline = s.timeline.map { p in
             JSON.object([
@@ -68,7 +73,8 @@ package enum StatsJSON {
         }
         return .object(
             summaryFields(s) + [
-                ("delivery_latency_ms", percentiles(s.deliveryLatencyMilliseconds)), ("latency_histogram", .array(buckets)),
+                ("delivery_latency_ms", percentiles(s.deliveryLatencyMilliseconds)),
+                ("latency_histogram", buckets(s.latencyHistogram)), ("processing_histogram", buckets(s.processingHistogram)),
                 ("timeline", .array(timeline))
             ])
     }

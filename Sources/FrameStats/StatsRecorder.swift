@@ -119,9 +119,7 @@ public final class StatsRecorder: Sendable {
                     rssPeakMB: Double(max(s.peakRSS, rss?.peak ?? 0)) / 1_048_576,
                     rssCurrentMB: Double(rss?.current ?? 0) / 1_048_576,
                     poolPeakBytes: max(s.peakPoolBytes, poolPeakBytes ?? 0)),
-                latencyHistogram: s.result.buckets.map {
-                    .init(lowMs: Double($0.lowMicroseconds) / 1000, highMs: Double($0.highMicroseconds) / 1000, count: $0.count)
-                },
+                latencyHistogram: StatsSnapshot.buckets(s.result), processingHistogram: StatsSnapshot.buckets(s.processing),
                 timeline: s.timeline)
         }
     }
@@ -174,5 +172,11 @@ public struct StatsSnapshot: Sendable, Equatable {
     public var stages: [StagePercentiles]
     public var memory: Memory
     public var latencyHistogram: [Bucket]
+    /// The processing-time distribution (what `framekit merge` combines exactly).
+    public var processingHistogram: [Bucket]
     public var timeline: [StatsRecorder.TimelinePoint]
+
+    static func buckets(_ h: LatencyHistogram) -> [Bucket] {
+        h.buckets.map { .init(lowMs: Double($0.lowMicroseconds) / 1000, highMs: Double($0.highMicroseconds) / 1000, count: $0.count) }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FrameCore
 
 /// An HTML page a person can open: per preset, the figures, the latency distribution, the
 /// per-frame latency over time with drops marked, and bars comparing presets. Self-contained
@@ -31,7 +32,8 @@ public enum StatsReport {
     }
 
     static let dropColors: [String: String] = [
-        "frame_was_late": "#e69f00", "out_of_buffers": "#cc3311", "discontinuity": "#7b3294", "corrupt": "#000000"
+        "frame_was_late": "#e69f00", "out_of_buffers": "#cc3311", "discontinuity": "#7b3294", "corrupt": "#000000",
+        "photo_capture": "#0077bb"
     ]
 
     static func table(_ s: StatsSnapshot) -> String {
@@ -40,7 +42,7 @@ public enum StatsReport {
             ("Frames captured", "\(s.framesCaptured)"), ("Frames delivered", "\(s.framesDelivered)"),
             ("Frames dropped", "\(s.framesDropped)")
         ]
-        for key in ["frame_was_late", "out_of_buffers", "discontinuity", "corrupt"] {
+        for key in DropReason.allCases.map(\.rawValue) {
             rows.append(("· \(key)", "\(s.drops[key] ?? 0)"))
         }
         rows += [

@@ -10,7 +10,7 @@ struct ParserTests {
     @Test("every command has a unique name, unique options, and a --help that lists each of them")
     func commandTable() {
         let names = FrameKitCommandLine.commands.map { $0.name }
-        #expect(Set(names).count == names.count && names.count == 6)
+        #expect(Set(names).count == names.count && names.count == 7)
         for command in FrameKitCommandLine.commands {
             let options = command.specs.map(\.name)
             #expect(Set(options).count == options.count, "\(command.name) declares an option twice")
@@ -66,6 +66,18 @@ struct ParserTests {
         // One message, no program name in it (the entry point prefixes "framekit t: " once).
         #expect(!error.description.hasPrefix("t:") && !error.description.contains("framekit t:"), "\(error)")
         if arguments == ["--nope"] { #expect(error.description == "unknown option '--nope' (see framekit t --help)") }
+    }
+
+    @Test("a repeatable option keeps every value in order; the others still refuse a second one")
+    func repeatable() throws {
+        let control = Option.repeatable("control", "NAME=VALUE", help: "h")
+        let frames = Option.integer("frames", "N", 1...10, help: "h")
+        let parsed = try ParsedOptions(
+            ["--control", "a=1", "--frames", "3", "--control=b=2"], specs: [control.spec, frames.spec], command: "framekit t")
+        #expect(parsed.all(control) == ["a=1", "b=2"] && parsed[frames] == 3)
+        #expect(throws: UsageError.self) {
+            try ParsedOptions(["--frames", "1", "--control", "a=1", "--frames", "2"], specs: [control.spec, frames.spec], command: "t")
+        }
     }
 
     @Test("the entry point: exit 64 for a usage error, 0 for --version and --help")

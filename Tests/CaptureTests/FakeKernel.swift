@@ -18,6 +18,8 @@ final class FakeKernel: V4L2Kernel {
         case frame(sequence: UInt32, error: Bool = false)
         /// DQBUF fails with this errno (EIO: fatal streaming error; ENODEV: unplugged).
         case fail(Int32)
+        /// A frame numbered as a driver does: from 0 at each STREAMON.
+        case counted
     }
 
     struct State {
@@ -43,6 +45,16 @@ final class FakeKernel: V4L2Kernel {
         var subscriptions: [Int32: Set<UInt32>] = [:]
         var events: [Int32: [(id: UInt32, changes: UInt32, value: Int64, flags: UInt32, type: UInt32)]] = [:]
         var locks: [String: Int32] = [:] // flock holders by node
+        /// vb2's rule: S_FMT is EBUSY while buffers are allocated (off by default).
+        var busyFormatWhileAllocated = false
+        /// Buffers given back with REQBUFS 0 while frames may still map them (vb2's orphaned
+        /// buffers): kept alive, never reused.
+        var orphaned: [UnsafeMutableRawPointer] = []
+        /// Every S_FMT that succeeded, as WIDTHxHEIGHT.
+        var formats: [String] = []
+        /// Values set through S_EXT_CTRLS, in order, as (id, value).
+        var sets: [(UInt32, Int64)] = []
+        var streamCounter: UInt32 = 0
     }
 
     /// A control as a driver declares it; `clampTo` plays a driver that keeps less than its
@@ -193,6 +205,7 @@ final class FakeKernel: V4L2Kernel {
                     pix.height = UInt32(h)
                 }
                 guard node.modes.contains(where: { $0.fourCC == pix.pixelformat }) else { return (-1, EINVAL) }
+                if s.busyFormatWhileAllocated && !s.buffers.isEmpty { return (-1, EBUSY) }
                 let bpp = pix.pixelformat == cv4l2_PIX_FMT_YUYV ? 2 : 1
                 s.bytesPerLine = Int(pix.width) * bpp + s.rowPadding
                 pix.bytesperline = UInt32(s.bytesPerLine)
@@ -203,6 +216,7 @@ final class FakeKernel: V4L2Kernel {
                 if pix.pixelformat == cv4l2_PIX_FMT_MJPEG { pix.sizeimage = UInt32(pix.width * pix.height) }
                 fmt.pointee.fmt.pix = pix
                 s.format = Mode(fourCC: pix.pixelformat, width: Int(pix.width), height: Int(pix.height))
+                s.formats.append("\(pix.width)x\(pix.height)")
                 return (0, 0)
             case cv4l2_VIDIOC_S_PARM:
                 let parm = argument.assumingMemoryBound(to: v4l2_streamparm.self)
@@ -215,7 +229,7 @@ final class FakeKernel: V4L2Kernel {
                     return (-1, s.failNextReqbufs)
                 }
                 let req = argument.assumingMemoryBound(to: v4l2_requestbuffers.self)
-                for b in s.buffers { b.deallocate() }
+                s.orphaned += s.buffers
                 s.buffers = []
                 s.queued = []
                 guard req.pointee.count > 0, let format = s.format else { return (0, 0) }
@@ -246,6 +260,7 @@ final class FakeKernel: V4L2Kernel {
                     return (-1, s.failNextStreamon)
                 }
                 s.streaming = true
+                s.streamCounter = 0
                 return (0, 0)
             case cv4l2_VIDIOC_STREAMOFF:
                 s.streaming = false
@@ -338,6 +353,7 @@ final class FakeKernel: V4L2Kernel {
         if c.step > 1 { value = c.minimum + (value - c.minimum) / Int64(c.step) * Int64(c.step) }
         c.value = value
         node.controls[index] = c
+        s.sets.append((id, value))
         // Auto clusters: a manual value is inactive while its automatic mode is on.
         func setInactive(_ target: UInt32, _ inactive: Bool) {
             guard let i = node.controls.firstIndex(where: { $0.id == target }) else { return }
@@ -374,7 +390,14 @@ final class FakeKernel: V4L2Kernel {
 
     private func dequeue(_ s: inout State, _ buf: UnsafeMutablePointer<v4l2_buffer>) -> (result: Int, errno: Int32) {
         guard s.streaming, !s.script.isEmpty, !s.queued.isEmpty else { return (-1, EAGAIN) }
-        switch s.script.removeFirst() {
+        var step = s.script.removeFirst()
+        if case .counted = step {
+            step = .frame(sequence: s.streamCounter)
+            s.streamCounter += 1
+        }
+        switch step {
+        case .counted:
+            return (-1, EINVAL)
         case .fail(let errno):
             return (-1, errno)
         case .frame(let sequence, let error):

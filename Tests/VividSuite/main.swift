@@ -44,12 +44,15 @@ func setControl(_ name: String, _ value: Int = 1) throws {
     try check(r.status == 0, "v4l2-ctl -c \(name)=\(value): \(r.output)")
 }
 
-/// (Re)loads vivid so every case starts from the driver's defaults.
-func reloadVivid() throws {
+/// (Re)loads vivid so every case starts from the driver's defaults (`options`: its module
+/// parameters, the suite's own by default).
+func reloadVivid(_ options: String = vividOptions, nodes: [String] = [device]) throws {
     _ = shell("modprobe", ["-d", kroot, "-r", "vivid"])
-    let r = shell("modprobe", ["-d", kroot, "vivid"] + vividOptions.split(separator: " ").map(String.init))
+    let r = shell("modprobe", ["-d", kroot, "vivid"] + options.split(separator: " ").map(String.init))
     try check(r.status == 0, "modprobe vivid: \(r.output)")
-    for _ in 0..<100 where !FileManager.default.fileExists(atPath: device) { Thread.sleep(forTimeInterval: 0.05) }
+    for node in nodes {
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: node) { Thread.sleep(forTimeInterval: 0.05) }
+    }
 }
 
 func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
@@ -532,10 +535,117 @@ cases.append(
         }
     ))
 
+cases.append(
+    (
+        "multi-camera: two vivid instances (n_devs=2) captured at once, exact accounting for each; detect --device A --device B",
+        {
+            let second = "/dev/video1"
+            try reloadVivid("n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0x0,0x0", nodes: [device, second])
+            let cameras = [try CaptureDevice.v4l2(path: device), try CaptureDevice.v4l2(path: second)]
+            let session = MultiCamSession()
+            let inputs = try cameras.map { try CaptureDeviceInput(device: $0) }
+            let outputs = [VideoDataOutput(), VideoDataOutput()]
+            let collectors = [Collector(), Collector()]
+            try session.configure {
+                try session.setSessionPreset(.vga640x480)
+                try cameras[1].setActiveFormat(
+                    cameras[1].formats.first { $0.fourCC == "YUYV" && $0.size == FrameSize(width: 320, height: 180) })
+                for i in 0..<2 {
+                    outputs[i].setSampleBufferDelegate(collectors[i])
+                    try session.addInputWithNoConnections(inputs[i])
+                    try session.addOutputWithNoConnections(outputs[i])
+                    try session.addConnection(from: inputs[i], to: outputs[i])
+                }
+            }
+            try session.startRunning()
+            try check(
+                collectors.allSatisfy { c in c.wait(10 * timeScale) { $0.frames.count >= 30 } }, "both cameras did not deliver 30 frames")
+            session.stopRunning()
+            for i in 0..<2 {
+                let c = outputs[i].counts
+                try check(c.captured == c.delivered + c.droppedTotal && c.pending == 0, "camera \(i): \(c)")
+                let seen = collectors[i].frames.map(\.sequenceNumber) + collectors[i].drops.map(\.sequenceNumber)
+                try check(
+                    Set(seen).count == seen.count && Int(seen.max()! - seen.min()!) + 1 == seen.count, "camera \(i): numbers \(seen.count)")
+            }
+            try check(
+                inputs[0].activeFormat?.size == FrameSize(width: 640, height: 480),
+                "camera 0 at \(String(describing: inputs[0].activeFormat))")
+            try check(
+                inputs[1].activeFormat?.size == FrameSize(width: 320, height: 180),
+                "camera 1 at \(String(describing: inputs[1].activeFormat))")
+            try checkColourBars(collectors[0].frames[0].pixelBuffer)
+            try checkColourBars(collectors[1].frames[0].pixelBuffer)
+            let detect = shell(
+                framekitBinary, ["detect", "--device", device, "--device", second, "--preset", "vga640x480", "--frames", "10"])
+            try check(detect.status == 0, "detect with two devices: \(detect.status) \(detect.output.suffix(300))")
+            let summaries = detect.output.split(separator: "\n").filter { $0.hasPrefix("{\"summary\"") }
+            try check(summaries.count == 2 && summaries[1].contains(second), "summaries: \(summaries)")
+        }
+    ))
+
+cases.append(
+    (
+        "photo: a 1920x1080 still while video runs at 640x360; the switch's gap is reported as photo_capture drops",
+        {
+            let camera = try CaptureDevice.v4l2(path: device)
+            try check(
+                camera.maxPhotoDimensions.map { $0.width >= 1920 } ?? false,
+                "max photo size \(String(describing: camera.maxPhotoDimensions))")
+            let session = CaptureSession()
+            let video = VideoDataOutput()
+            let collector = Collector(keep: 600)
+            video.setSampleBufferDelegate(collector)
+            let photos = PhotoOutput()
+            photos.maxPhotoDimensions = FrameSize(width: 1920, height: 1080)
+            try session.configure {
+                try session.addInput(CaptureDeviceInput(device: camera))
+                try session.addOutput(video)
+                try session.addOutput(photos)
+            }
+            try? camera.setActiveFormat(camera.formats.first { $0.fourCC == "YUYV" && $0.size == FrameSize(width: 640, height: 360) })
+            try session.startRunning()
+            defer { session.stopRunning() }
+            try check(collector.wait(5 * timeScale) { $0.frames.count >= 5 }, "no video")
+            final class Taken: PhotoCaptureDelegate {
+                let result = Mutex<SendableBox<(Photo?, CaptureError?)>?>(nil)
+                func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: CaptureError?) {
+                    result.withLock { $0 = SendableBox((photo, error)) }
+                }
+            }
+            let taken = Taken()
+            var settings = PhotoSettings()
+            settings.maxPhotoDimensions = FrameSize(width: 1920, height: 1080)
+            photos.capturePhoto(with: settings, delegate: taken)
+            let deadline = Date().addingTimeInterval(10 * timeScale)
+            while taken.result.withLock({ $0 }) == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            guard let (photo, error) = taken.result.withLock({ $0?.value }) else { throw Failure("no photo within the time") }
+            guard let photo else { throw Failure("photo failed: \(String(describing: error))") }
+            try check(
+                photo.pixelBuffer.width == 1920 && photo.pixelBuffer.height == 1080,
+                "photo \(photo.pixelBuffer.width)x\(photo.pixelBuffer.height)")
+            try checkColourBars(photo.pixelBuffer)
+            let before = collector.frames.count
+            try check(collector.wait(5 * timeScale) { $0.frames.count >= before + 10 }, "video did not resume")
+            let frame = collector.frames.last!.pixelBuffer
+            try check(frame.width == 640 && frame.height == 360, "video came back at \(frame.width)x\(frame.height)")
+            session.stopRunning()
+            let c = video.counts
+            try check(c.captured == c.delivered + c.droppedTotal && c.pending == 0, "counts \(c)")
+            try check(c.dropped(.photoCapture) >= 1, "no photo_capture drops for the switch: \(c)")
+            let seen = collector.frames.map(\.sequenceNumber) + collector.drops.map(\.sequenceNumber)
+            try check(
+                Set(seen).count == seen.count && Int(seen.max()! - seen.min()!) + 1 == seen.count,
+                "numbers not contiguous across the switch")
+            say("  photo switch: \(c.dropped(.photoCapture)) frames reported as photo_capture")
+        }
+    ))
+
 var passed = 0
 var failed = 0
 let only = ProcessInfo.processInfo.environment["VIVID_ONLY"].flatMap { $0.isEmpty ? nil : $0 }
-for (name, body) in cases where only.map({ name.contains($0) }) ?? true {
+// VIVID_ONLY: run the cases whose name contains it (several: separated by '|').
+for (name, body) in cases where only.map({ $0.split(separator: "|").contains { name.contains($0) } }) ?? true {
     let start = Date()
     do {
         try reloadVivid()

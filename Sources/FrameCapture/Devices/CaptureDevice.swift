@@ -112,6 +112,14 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         Array(Set(formats.map(\.size))).sorted { ($0.area, $0.width) < ($1.area, $1.width) }
     }
 
+    /// The photo sizes the device can take, smallest first (AVFoundation has these on
+    /// `activeFormat.supportedMaxPhotoDimensions`): every size it offers, since a still may be
+    /// taken at any of them while video runs at another.
+    public var supportedMaxPhotoDimensions: [FrameSize] { supportedSizes }
+
+    /// The largest photo the device takes.
+    public var maxPhotoDimensions: FrameSize? { supportedSizes.last }
+
     /// Whether `preset` resolves to a size this device offers.
     public func supportsSessionPreset(_ preset: SessionPreset) -> Bool { preset.resolve(among: supportedSizes) != nil }
 
@@ -190,13 +198,13 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     }
 
     /// A live network stream — rtsp://, rtsps://, tcp://, udp://, http(s)://, srt:// where the
-    /// linked libavformat has the protocol — probed now (a stream that cannot be opened is
-    /// ``CaptureError/streamUnavailable(url:reason:)``). Frames come at the stream's pace and
+    /// linked libavformat has the protocol (another scheme is ``CaptureError/invalidArgument(_:)``)
+    /// — probed now (a stream that cannot be opened is ``CaptureError/streamUnavailable(url:reason:)``). Frames come at the stream's pace and
     /// late ones drop like a camera's; a stream that drops is reconnected as `reconnect` says.
     public static func stream(_ url: URL, reconnect: ReconnectPolicy = ReconnectPolicy()) throws(CaptureError) -> CaptureDevice {
         let scheme = url.scheme?.lowercased() ?? ""
         guard !scheme.isEmpty, MediaInput.hasProtocol(scheme) else {
-            throw .streamUnavailable(url: url.absoluteString, reason: "this libavformat has no '\(scheme)' protocol")
+            throw .invalidArgument("\(url.absoluteString): this libavformat has no '\(scheme)' protocol")
         }
         let media = try MediaSourceDescription(
             location: url.absoluteString, isLive: true, realTime: true, frameRate: nil, reconnect: reconnect)

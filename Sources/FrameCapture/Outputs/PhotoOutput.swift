@@ -10,6 +10,14 @@ public struct PhotoSettings: Sendable, Equatable {
     public let uniqueID: Int64
     /// JPEG quality, 1…100.
     public private(set) var quality: Int
+    /// The largest photo wanted (AVFoundation's `maxPhotoDimensions`): a size the device offers,
+    /// at most the output's ``PhotoOutput/maxPhotoDimensions``. Larger than the video's size,
+    /// the still is taken at it (V4L2: a brief switch to that format and back, its gap reported
+    /// as `photoCapture` drops). nil: the video's own size.
+    public var maxPhotoDimensions: FrameSize?
+    /// The flash for this photo; `.on` needs a device whose ``CaptureDevice/supportedFlashModes``
+    /// has it (an error otherwise, as in AVFoundation).
+    public var flashMode: CaptureDevice.FlashMode = .off
 
     private static let counter = Atomic<Int64>(0)
 
@@ -25,6 +33,8 @@ public struct PhotoSettings: Sendable, Equatable {
     /// A copy of `settings` with a fresh ``uniqueID``.
     public init(from settings: PhotoSettings) {
         self.init(checked: settings.quality)
+        maxPhotoDimensions = settings.maxPhotoDimensions
+        flashMode = settings.flashMode
     }
 
     private init(checked quality: Int) {
@@ -59,22 +69,36 @@ public protocol PhotoCaptureDelegate: AnyObject, Sendable {
 
 /// Takes still photos from a running session (as AVCapturePhotoOutput); works beside a
 /// ``VideoDataOutput`` on the same session. The next frame the source produces after a request
-/// becomes the photo.
+/// becomes the photo — or, for settings asking for more than the video's size (or for the
+/// flash), a still the capture thread takes at that size between two video frames.
 public final class PhotoOutput: CaptureOutput, FrameSink {
     private struct Request {
         let settings: PhotoSettings
         let delegate: any PhotoCaptureDelegate
+        /// Needs a still of its own (larger than the video, or with the flash).
+        var needsStill: Bool { settings.maxPhotoDimensions != nil || settings.flashMode != .off }
     }
     private struct State {
         var pending: [Request] = []
         var usedIDs: Set<Int64> = []
         var running = false
+        var maxPhotoDimensions: FrameSize?
+        /// The video's size (from the frames seen): requests up to it take the next frame.
+        var streamSize: FrameSize?
     }
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "framekit.photo-output", qos: .userInitiated)
     let readiness = DispatchSemaphore(value: 0)
 
     public init() {}
+
+    /// The largest photo this output takes (AVFoundation: set it before asking for it in
+    /// ``PhotoSettings/maxPhotoDimensions``); nil: the video's size. Use one of the device's
+    /// ``CaptureDevice/supportedMaxPhotoDimensions``.
+    public var maxPhotoDimensions: FrameSize? {
+        get { state.withLock { $0.maxPhotoDimensions } }
+        set { state.withLock { $0.maxPhotoDimensions = newValue } }
+    }
 
     /// Requests a photo. The delegate is called once, on the output's queue, with the photo or
     /// an error: a reused settings ``PhotoSettings/uniqueID``, a session that is not running
@@ -83,6 +107,13 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
         let problem: CaptureError? = state.withLock { s in
             // A request refused because the session is not running does not use up its settings.
             guard s.running else { return .sessionNotRunning }
+            if let wanted = settings.maxPhotoDimensions {
+                guard let ceiling = s.maxPhotoDimensions, wanted.width <= ceiling.width, wanted.height <= ceiling.height else {
+                    return .invalidArgument(
+                        "photo settings ask for \(wanted); set the output's maxPhotoDimensions to at least that first (now \(s.maxPhotoDimensions.map { "\($0)" } ?? "the video's size"))"
+                    )
+                }
+            }
             guard s.usedIDs.insert(settings.uniqueID).inserted else {
                 return .photoSettingsReused(uniqueID: settings.uniqueID)
             }
@@ -101,9 +132,56 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
 
     func receive(_ frame: SampleBuffer) {
         let requests = state.withLock { s -> [Request] in
-            defer { s.pending.removeAll() }
-            return s.pending
+            let size = FrameSize(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height)
+            s.streamSize = size
+            // A still is taken for requests that want more than this frame, or the flash.
+            let served = s.pending.filter { r in !r.needsStill || (r.settings.flashMode == .off && Self.fits(r, in: size)) }
+            s.pending.removeAll { r in served.contains { $0.settings.uniqueID == r.settings.uniqueID } }
+            return served
         }
+        deliver(frame, to: requests)
+    }
+
+    private static func fits(_ request: Request, in size: FrameSize) -> Bool {
+        guard let wanted = request.settings.maxPhotoDimensions else { return true }
+        return wanted.width <= size.width && wanted.height <= size.height
+    }
+
+    /// Whether a request needs a still of its own: the flash, or more than the video's size
+    /// (known from the first frame on; until then, requests wait for that frame).
+    private static func waitsForStill(_ r: Request, streamSize: FrameSize?) -> Bool {
+        if r.settings.flashMode != .off { return true }
+        guard let streamSize else { return false }
+        return !fits(r, in: streamSize)
+    }
+
+    /// What the capture thread should take a still for: the largest size and the flash
+    /// the waiting requests want (nil when none needs one).
+    var pendingStill: (size: FrameSize?, flash: CaptureDevice.FlashMode)? {
+        state.withLock { s in
+            let waiting = s.pending.filter { Self.waitsForStill($0, streamSize: s.streamSize) }
+            guard !waiting.isEmpty else { return nil }
+            let sizes = waiting.compactMap(\.settings.maxPhotoDimensions)
+            let size = sizes.max { $0.area < $1.area }
+            return (size, waiting.contains { $0.settings.flashMode == .on } ? .on : .off)
+        }
+    }
+
+    /// A still taken for the waiting requests, or why it could not be.
+    func receiveStill(_ result: Result<SampleBuffer, CaptureError>) {
+        let requests = state.withLock { s -> [Request] in
+            let waiting = s.pending.filter { Self.waitsForStill($0, streamSize: s.streamSize) }
+            s.pending.removeAll { r in waiting.contains { $0.settings.uniqueID == r.settings.uniqueID } }
+            return waiting
+        }
+        switch result {
+        case .success(let still): deliver(still, to: requests)
+        case .failure(let error):
+            for request in requests { queue.async { request.delegate.photoOutput(self, didFinishProcessingPhoto: nil, error: error) } }
+        }
+    }
+
+    private func deliver(_ frame: SampleBuffer, to requests: [Request]) {
         guard !requests.isEmpty else { return }
         // Encode off the capture thread; the frame's buffer is held only while encoding.
         queue.async {

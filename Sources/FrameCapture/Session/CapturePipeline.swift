@@ -22,6 +22,8 @@ final class CapturePipeline: Sendable {
     private let onEnd: @Sendable (SessionNotification) -> Void
     private let onNotice: @Sendable (SessionNotification) -> Void
     private let interrupt: (@Sendable () -> Void)?
+    private let device: CaptureDevice
+    private let configuration: SourceConfiguration
 
     var isRunning: Bool { control.withLock { $0.running } }
     func bufferUsage() -> BufferPool.Usage { usage() }
@@ -36,6 +38,7 @@ final class CapturePipeline: Sendable {
     ) throws(CaptureError) {
         self.sequenceOffset = sequenceOffset
         let device = input.device
+        self.device = device
         let preferred = outputs.lazy.compactMap(\.preferredPixelFormat).first
         let configuration = try Self.configure(device: device, preset: preset, preferred: preferred)
         for output in outputs { try output.validate(nativeFormat: configuration.pixelFormat) }
@@ -51,6 +54,7 @@ final class CapturePipeline: Sendable {
             source = try MediaSource(description: description, configuration: configuration)
         }
         try source.start()
+        self.configuration = configuration
         input.setActive(configuration.format, frameRate: configuration.frameRate)
         self.usage = source.usageReporter()
         self.interrupt = source.interrupter()
@@ -145,6 +149,9 @@ final class CapturePipeline: Sendable {
         var ending: SessionNotification?
         while !control.withLock({ $0.stopRequested }) {
             if !source.isRealTime && !waitForConsumers() { break }
+            for case let photo as PhotoOutput in outputs {
+                if let still = photo.pendingStill { photo.receiveStill(takeStill(still, from: source)) }
+            }
             let event: SourceEvent
             do { event = try source.next() } catch {
                 switch error {
@@ -176,6 +183,32 @@ final class CapturePipeline: Sendable {
             // Ended by itself: flush outputs here, since nobody may call stop().
             for output in outputs { output.finish() }
             onEnd(ending)
+        }
+    }
+
+    /// A still for a photo between two video frames: the device's format at the size asked
+    /// for (the video's own pixel format preferred, native before compressed), with the flash
+    /// if asked and the device has one.
+    private func takeStill(_ wanted: (size: FrameSize?, flash: CaptureDevice.FlashMode), from source: any FrameSource) -> Result<
+        SampleBuffer, CaptureError
+    > {
+        if wanted.flash == .on && !device.supportedFlashModes.contains(.on) {
+            return .failure(.unsupportedMode("flash mode on (supported: \(device.supportedFlashModes))", device: device.localizedName))
+        }
+        let size = wanted.size ?? configuration.format.size
+        func rank(_ f: CaptureDeviceFormat) -> Int {
+            (f.fourCC == configuration.format.fourCC ? 0 : 1) + (f.isCompressed ? 10 : 0) + (f.isEmulated ? 100 : 0)
+        }
+        guard let format = device.formats.filter({ $0.size == size }).min(by: { rank($0) < rank($1) }) else {
+            return .failure(
+                .invalidArgument(
+                    "\(device.localizedName) takes photos at \(device.supportedMaxPhotoDimensions.map(\.description).joined(separator: ", ")), not \(size)"
+                ))
+        }
+        do throws(CaptureError) {
+            return .success(try source.captureStill(format: format, flash: wanted.flash == .on))
+        } catch {
+            return .failure(error)
         }
     }
 

@@ -42,10 +42,17 @@ protocol FrameSource: AnyObject {
     /// network read); nil for sources whose `next()` never blocks for long. Called once, after
     /// `start()`.
     func interrupter() -> (@Sendable () -> Void)?
+    /// Takes one still in `format` (a photo larger than the video), with the flash if `flash`,
+    /// between two video frames; video goes on afterwards. Sources that must stop streaming to
+    /// switch report the frames they missed as `photoCapture` drops from their next `next()`.
+    func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer
 }
 
 extension FrameSource {
     func interrupter() -> (@Sendable () -> Void)? { nil }
+    func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
+        throw .configuration("this source takes photos at its own size only (\(configuration.format.size))")
+    }
 }
 
 /// Sequence-number bookkeeping shared by every source: turns gaps into one drop per lost frame.

@@ -18,6 +18,12 @@ final class V4L2Source: FrameSource {
     private let kernel: any V4L2Kernel
     /// The controls subscribed to V4L2_EVENT_CTRL, by ID, for naming their changes.
     private var subscribed: [UInt32: DeviceControl] = [:]
+    /// Added to the driver's sequence numbers: a stream restarted after a still continues the
+    /// numbering (the driver's starts again at 0).
+    private var sequenceBase: UInt64 = 0
+    /// The last number and time this source reported, and, after a still, where video left off.
+    private var last: (sequence: UInt64, time: Timestamp)?
+    private var resumeAfterStill: (sequence: UInt64, time: Timestamp)?
     private var stream: V4L2Stream?
     private var sequence = SequenceTracker()
     private var pending: [SourceEvent] = []
@@ -114,21 +120,96 @@ final class V4L2Source: FrameSource {
         }
         guard let dequeued else { return pending.isEmpty ? .idle : pending.removeFirst() }
         let seq = dequeued.sequence
+        if let resume = resumeAfterStill {
+            // Back from a still: the frames a camera at this rate would have delivered in the
+            // gap were never captured. Report them, and number on from where video left off.
+            resumeAfterStill = nil
+            sequence = SequenceTracker()
+            let period = 1 / configuration.frameRate
+            let elapsed = dequeued.timestamp.seconds(since: resume.time)
+            let missed = max(0, Int((elapsed / period).rounded()) - 1)
+            for i in 0..<missed {
+                pending.append(
+                    .dropped(
+                        DroppedFrame(
+                            sequenceNumber: resume.sequence + 1 + UInt64(i),
+                            presentationTime: resume.time.adding(seconds: Double(i + 1) * period).seconds, reason: .photoCapture)))
+            }
+            sequenceBase = resume.sequence + 1 + UInt64(missed) &- UInt64(seq)
+        }
         let lost = sequence.gap(before: seq)
         let reason: DropReason = dequeued.starvedBefore ? .outOfBuffers : .discontinuity
         for i in 0..<lost {
-            let missing = UInt64(seq &- UInt32(lost - i))
+            let missing = sequenceBase &+ UInt64(seq &- UInt32(lost - i))
             pending.append(.dropped(DroppedFrame(sequenceNumber: missing, presentationTime: dequeued.timestamp.seconds, reason: reason)))
         }
+        last = (sequenceBase &+ UInt64(seq), dequeued.timestamp)
         let event = makeFrame(dequeued, stream: stream)
         if pending.isEmpty { return event }
         pending.append(event)
         return pending.removeFirst()
     }
 
+    /// A still in `format`: streaming stops (buffers given back), the still is taken in that
+    /// format, and video restarts in its own; the next frames report the gap.
+    func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
+        let resume = last ?? (sequence: sequenceBase, time: Timestamp.now())
+        // Queued frames borrow the driver's buffers, which the switch needs back: they are
+        // reported as photoCapture drops instead (the photo's moment is now).
+        pending = pending.map { event in
+            guard case .frame(let frame) = event else { return event }
+            return .dropped(
+                DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .photoCapture))
+        }
+        let released = stream?.stop(releasingBuffers: true)
+        stream = nil
+        let still = V4L2Source(
+            path: path, deviceID: deviceID, kernel: kernel,
+            configuration: SourceConfiguration(
+                format: format, pixelFormat: format.pixelFormat ?? .nv12FullRange, frameRate: format.frameRates.last ?? 30,
+                bufferCount: 2))
+        var result: Result<SampleBuffer, CaptureError> = .failure(.configuration("no frame at \(format.size) within 3 s"))
+        do throws(CaptureError) {
+            try still.start()
+            if flash { try still.fireFlash() }
+            let deadline = Timestamp.now().adding(seconds: 3)
+            while Timestamp.now().seconds(since: deadline) < 0 {
+                guard case .frame(var frame) = try still.next() else { continue }
+                frame.pixelBuffer = frame.pixelBuffer.copy() // the driver's buffer goes back before the switch
+                result = .success(frame)
+                break
+            }
+        } catch .deviceBusy {
+            result = .failure(.configuration("cannot switch to \(format) for the photo: \(released ?? "the device is busy")"))
+        } catch {
+            result = .failure(error)
+        }
+        if flash { try? still.setFlash(on: false) }
+        let stillReleased = still.stop(releasingBuffers: true)
+        do { try start() } catch .deviceBusy { // video again, in its own format
+            throw .configuration("cannot restart video after the photo: \(stillReleased ?? "the device is busy")")
+        }
+        resumeAfterStill = resume
+        return try result.get()
+    }
+
+    /// Strobes the flash (flash_led_mode = flash, then flash_strobe) where the device has them.
+    private func fireFlash() throws(CaptureError) {
+        try setFlash(on: true)
+        guard let handle = stream?.handle, let strobe = try handle.queryControls().first(where: { $0.id == cv4l2_CID_FLASH_STROBE })
+        else { return }
+        _ = try handle.set(strobe, to: 1)
+    }
+
+    private func setFlash(on: Bool) throws(CaptureError) {
+        guard let handle = stream?.handle, let mode = try handle.queryControls().first(where: { $0.id == cv4l2_CID_FLASH_LED_MODE })
+        else { throw .unsupportedMode("flash mode on (no flash_led_mode control)", device: deviceID) }
+        _ = try handle.set(mode, to: Int64(on ? cv4l2_FLASH_LED_MODE_FLASH : cv4l2_FLASH_LED_MODE_NONE))
+    }
+
     private func makeFrame(_ d: V4L2Stream.Dequeued, stream: V4L2Stream) -> SourceEvent {
-        let drop = SourceEvent.dropped(
-            DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .corrupt))
+        let number = sequenceBase &+ UInt64(d.sequence)
+        let drop = SourceEvent.dropped(DroppedFrame(sequenceNumber: number, presentationTime: d.timestamp.seconds, reason: .corrupt))
         if d.hasError || d.bytesUsed == 0 {
             stream.requeue(d.index)
             return drop
@@ -138,8 +219,7 @@ final class V4L2Source: FrameSource {
             defer { stream.requeue(d.index) } // decoded into our own buffer: the driver's goes straight back
             guard let decoder, let decodePool else { return drop }
             guard var buffer = decodePool.makeBuffer() else {
-                return .dropped(
-                    DroppedFrame(sequenceNumber: UInt64(d.sequence), presentationTime: d.timestamp.seconds, reason: .outOfBuffers))
+                return .dropped(DroppedFrame(sequenceNumber: number, presentationTime: d.timestamp.seconds, reason: .outOfBuffers))
             }
             do {
                 try decoder.decode(UnsafeRawBufferPointer(start: stream.address(of: d.index), count: d.bytesUsed), into: &buffer)
@@ -147,7 +227,7 @@ final class V4L2Source: FrameSource {
             return .frame(
                 SampleBuffer(
                     pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
-                    sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
+                    sequenceNumber: number, captureInstant: d.timestamp))
         }
         guard let pixelFormat = configuration.format.pixelFormat else {
             stream.requeue(d.index)
@@ -166,16 +246,20 @@ final class V4L2Source: FrameSource {
             return .frame(
                 SampleBuffer(
                     pixelBuffer: buffer, presentationTime: d.timestamp.seconds,
-                    sequenceNumber: UInt64(d.sequence), captureInstant: d.timestamp))
+                    sequenceNumber: number, captureInstant: d.timestamp))
         } catch {
             return drop // a short buffer: the storage's release re-queues it
         }
     }
 
-    func stop() {
-        stream?.stop()
+    func stop() { stop(releasingBuffers: false) }
+
+    @discardableResult
+    func stop(releasingBuffers: Bool) -> String? {
+        pending.removeAll() // queued frames borrow buffers: let them go before the buffers are freed
+        let problem = stream?.stop(releasingBuffers: releasingBuffers)
         stream = nil
-        pending.removeAll()
+        return problem
     }
 }
 
@@ -200,9 +284,11 @@ final class V4L2Stream: Sendable {
         var borrowed = 0
         var peakBorrowed = 0
         var starved = false
+        var released = false
+        var unmapped = false
     }
 
-    private let handle: V4L2Handle
+    let handle: V4L2Handle
     /// Addresses and lengths of the mappings. `@unchecked Sendable`: the array is immutable after
     /// init, and the memory it points to is written only by the kernel while a buffer is queued
     /// and read by one frame while it is borrowed (the queued/borrowed state is under `state`).
@@ -254,7 +340,9 @@ final class V4L2Stream: Sendable {
     }
 
     deinit {
-        for m in mappings.value { handle.kernel.munmap(m.address, length: m.length) }
+        let (unmapped, released) = state.withLock { ($0.unmapped, $0.released) }
+        if !unmapped { for m in mappings.value { handle.kernel.munmap(m.address, length: m.length) } }
+        if released { return }
         var none = v4l2_requestbuffers()
         none.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         none.memory = V4L2_MEMORY_MMAP.rawValue
@@ -370,13 +458,41 @@ final class V4L2Stream: Sendable {
         }
     }
 
-    func stop() {
+    /// STREAMOFF; with `releasingBuffers`, the driver's buffers are also freed now (unmapped,
+    /// then REQBUFS 0) so another format can be set. Frames still borrowing them are waited for
+    /// (up to half a second: a consumer is done with a frame within a frame or two); libv4l2,
+    /// like many drivers, refuses to free buffers that are still mapped.
+    @discardableResult
+    func stop(releasingBuffers: Bool = false) -> String? {
         let wasStreaming = state.withLock { s -> Bool in
             defer { s.streaming = false }
             return s.streaming
         }
-        guard wasStreaming else { return }
-        var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
-        try? handle.ioctl(cv4l2_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", &type)
+        if wasStreaming {
+            var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+            try? handle.ioctl(cv4l2_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", &type)
+        }
+        guard releasingBuffers, !state.withLock({ $0.released }) else { return nil }
+        let deadline = Timestamp.now().adding(seconds: 0.5)
+        while state.withLock({ $0.borrowed > 0 }) && Timestamp.now().seconds(since: deadline) < 0 {
+            Timestamp.sleep(until: Timestamp.now().adding(seconds: 0.002))
+        }
+        let unmapped = state.withLock { s -> Bool in
+            guard s.borrowed == 0 else { return false }
+            s.unmapped = true
+            return true
+        }
+        guard unmapped else { return "a consumer still holds \(state.withLock { $0.borrowed }) of the camera's buffers" }
+        for m in mappings.value { handle.kernel.munmap(m.address, length: m.length) }
+        var none = v4l2_requestbuffers()
+        none.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        none.memory = V4L2_MEMORY_MMAP.rawValue
+        do throws(SystemCallError) {
+            try handle.rawErrnoIoctl(cv4l2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", &none)
+        } catch {
+            return "the driver kept its buffers: \(error)"
+        }
+        state.withLock { $0.released = true }
+        return nil
     }
 }

@@ -258,5 +258,19 @@ final class VirtualCameraSource: FrameSource {
         }
     }
 
+    /// A still at another size: rendered as this frame would be, at that size (the virtual
+    /// camera need not stop its video for it).
+    func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
+        let still = try VirtualCameraSource(
+            configuration: SourceConfiguration(
+                format: format, pixelFormat: .nv12VideoRange, frameRate: configuration.frameRate, bufferCount: 1),
+            controls: controls)
+        let time = Double(tick) * frameDuration
+        guard var buffer = still.pool.makeBuffer() else { throw .configuration("virtual camera: no buffer for a still") }
+        still.render(into: &buffer, time: time)
+        still.applyControls(to: &buffer)
+        return SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: tick, captureInstant: .now())
+    }
+
     func stop() { pending.removeAll() }
 }

@@ -1,0 +1,69 @@
+import Foundation
+import FrameKit
+
+/// `framekit merge DIR`: a batch's per-input stats (`detect --inputs … --output-dir DIR`) as
+/// one summary — frames and drops summed, latency percentiles from the merged histograms — with
+/// every failed input listed.
+enum MergeCommand: Command {
+    static let name = "merge"
+    static let abstract = "Combine a batch's per-input stats (detect --inputs --output-dir) into one summary and report."
+    static let usage = "framekit merge DIR [--output FILE.json] [--report FILE.html]"
+    static let output = Option.text(
+        "output", "FILE.json", help: "Also write the merged summary, every input's summary and the failures as JSON.")
+    static let report = Option.text("report", "FILE.html", help: "Write an HTML report: the merged figures, then each input's.")
+    static let specs = [output.spec, report.spec]
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        guard let folder = arguments.first, !folder.hasPrefix("--") else { throw UsageError("framekit merge needs the batch's DIR") }
+        let options = try ParsedOptions(Array(arguments.dropFirst()), specs: specs, command: "framekit merge")
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw RuntimeFailure("\(folder): no such folder", exitCode: ExitCode.dataError)
+        }
+        for option in [output, report] { if let path = options[option] { try OutputFile.check(path, replacing: true) } }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        func object(_ name: String) -> [String: Any]? {
+            guard let data = FileManager.default.contents(atPath: URL(fileURLWithPath: folder).appendingPathComponent(name).path) else {
+                return nil
+            }
+            return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        }
+        var snapshots: [StatsSnapshot] = []
+        var unreadable: [String] = []
+        for name in names where name.hasSuffix(".stats.json") {
+            guard let d = object(name), let s = StatsMerge.snapshot(fromDocument: d) else {
+                unreadable.append(name)
+                continue
+            }
+            snapshots.append(s)
+        }
+        // A failure record whose input was done since (a retry succeeded) is history, not a failure.
+        let done = Set(snapshots.map(\.source))
+        let failures = names.filter { $0.hasSuffix(".failed.json") }.compactMap(object).filter {
+            !done.contains($0["input"] as? String ?? "")
+        }
+        let merged = StatsMerge.merge(snapshots, source: folder)
+        let failureJSON = JSON.array(
+            failures.map { f in
+                .object([
+                    ("input", .string(f["input"] as? String ?? "")), ("error", .string(f["error"] as? String ?? "")),
+                    ("exit_code", .int((f["exit_code"] as? NSNumber)?.intValue ?? 1))
+                ])
+            })
+        let summary = JSON.object(
+            [("inputs_done", .int(snapshots.count)), ("inputs_failed", .int(failures.count))] + StatsJSON.summaryFields(merged)
+                + [("failures", failureJSON), ("unreadable", .array(unreadable.map { .string($0) }))])
+        Console.out(JSON.object([("merged", summary)]).text)
+        if let path = options[output] {
+            let document = JSON.object([
+                ("merged", summary),
+                ("inputs", .array(snapshots.map { .object([("input", .string($0.source))] + StatsJSON.summaryFields($0)) }))
+            ])
+            try OutputFile.write(document.text + "\n", to: path, replacing: true)
+        }
+        if let path = options[report] {
+            try OutputFile.write(StatsReport.html(for: [merged] + snapshots, title: "framekit merge \(folder)"), to: path, replacing: true)
+        }
+        return snapshots.isEmpty && failures.isEmpty ? ExitCode.dataError : ExitCode.success
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+@Suite("framekit detect --inputs (batch shards) and framekit merge")
+struct BatchCommandTests {
+    /// A folder of `count` small Y4M clips (`frames` frames each).
+    func clips(_ count: Int, frames: Int = 6) throws -> URL {
+        let folder = Fixtures.temporaryFolder("batch")
+        for i in 0..<count {
+            try Y4MWriter.write(frames: frames, width: 64, height: 48, to: folder.appendingPathComponent(String(format: "clip%02d.y4m", i)))
+        }
+        return folder
+    }
+
+    func outputs(_ folder: URL) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() }
+
+    @Test("three shards cover every input exactly once; a rerun skips what is done; merge sums and merges the histograms")
+    func shardsAndMerge() throws {
+        let inputs = try clips(7)
+        let out = Fixtures.temporaryFolder("batch-out").appendingPathComponent("results")
+        for shard in 0..<3 {
+            let run = try BinaryRunner.run(
+                "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard", "\(shard)/3", "--detector", "haar"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let batch = try #require(try run.jsonLines().last?["batch"] as? [String: Any])
+            #expect(batch["done"] as? Int == (shard == 0 ? 3 : 2), "\(batch)")
+        }
+        let files = outputs(out)
+        #expect(files.filter { $0.hasSuffix(".stats.json") }.count == 7 && files.filter { $0.hasSuffix(".jsonl") }.count == 7, "\(files)")
+        #expect(!files.contains { $0.hasPrefix(".") }, "temporary files left: \(files)")
+        let lines = try String(contentsOf: out.appendingPathComponent("clip03.y4m.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 6)
+        // Idempotent: a rerun of a shard does nothing again.
+        let again = try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard", "1/3"])
+        let batch = try #require(try again.jsonLines().last?["batch"] as? [String: Any])
+        #expect(again.status == 0 && batch["skipped"] as? Int == 2 && batch["done"] as? Int == 0, "\(batch)")
+        // The merge: every input's frames, percentiles from the merged distribution.
+        let merge = try BinaryRunner.run("framekit", ["merge", out.path, "--report", out.appendingPathComponent("../report.html").path])
+        #expect(merge.status == 0, "\(merge.stderr)")
+        let merged = try #require(try merge.jsonLines().first?["merged"] as? [String: Any])
+        #expect(merged["inputs_done"] as? Int == 7 && merged["frames_captured"] as? Int == 42 && merged["inputs_failed"] as? Int == 0)
+        let perInput = try files.filter { $0.hasSuffix(".stats.json") }.map { name in
+            try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent(name))) as? [String: Any])
+        }
+        let maxima = perInput.compactMap { ($0["latency_ms"] as? [String: Any])?["max"] as? Double }
+        let latency = try #require(merged["latency_ms"] as? [String: Any])
+        #expect(latency["max"] as? Double == maxima.max())
+        let p50 = try #require(latency["p50"] as? Double)
+        let p50s = perInput.compactMap { ($0["latency_ms"] as? [String: Any])?["p50"] as? Double }
+        #expect(p50 >= p50s.min()! * 0.98 && p50 <= p50s.max()! * 1.02, "merged p50 \(p50) outside the inputs' \(p50s)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("../report.html").path))
+    }
+
+    @Test("the shard comes from Slurm's or Kubernetes' index when --shard is not given")
+    func schedulerIndex() throws {
+        let inputs = try clips(5, frames: 2)
+        let out = Fixtures.temporaryFolder("batch-env")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SLURM_ARRAY_TASK_ID"] = "1"
+        environment["SLURM_ARRAY_TASK_COUNT"] = "2"
+        let slurm = try BinaryRunner.run(
+            "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path], environment: environment)
+        #expect(try slurm.jsonLines().last?["batch"] as? [String: Any] != nil)
+        #expect(outputs(out).filter { $0.hasSuffix(".stats.json") } == ["clip01.y4m.stats.json", "clip03.y4m.stats.json"])
+        environment["SLURM_ARRAY_TASK_ID"] = nil
+        environment["JOB_COMPLETION_INDEX"] = "2"
+        let noCount = try BinaryRunner.run(
+            "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path], environment: environment)
+        #expect(noCount.status == 64 && noCount.stderr.contains("--shard-count"))
+        let k8s = try BinaryRunner.run(
+            "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard-count", "3"], environment: environment)
+        #expect(k8s.status == 0 && outputs(out).contains("clip02.y4m.stats.json"), "\(k8s.stderr)")
+        for bad in ["3/3", "1", "-1/2", "a/b"] {
+            #expect(
+                try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard", bad]).status == 64
+            )
+        }
+        #expect(try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path]).status == 64)
+        #expect(try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--shard", "0/2"]).status == 64)
+    }
+
+    @Test("a failing input does not stop the batch: recorded with its exit code (75 for an unreachable stream), listed by merge")
+    func failures() throws {
+        let inputs = try clips(2, frames: 2)
+        let list = inputs.appendingPathComponent("list.txt")
+        try "clip00.y4m\nmissing.mp4\ntcp://127.0.0.1:1\nclip01.y4m\n".write(to: list, atomically: true, encoding: .utf8)
+        let out = Fixtures.temporaryFolder("batch-fail")
+        let run = try BinaryRunner.run("framekit", ["detect", "--inputs", list.path, "--output-dir", out.path])
+        #expect(run.status == 75, "\(run.status) \(run.stderr)")
+        let statuses = try run.jsonLines().compactMap { line -> String? in
+            guard let input = line["input"] as? String else { return nil }
+            return
+                "\(URL(fileURLWithPath: input).lastPathComponent):\(line["status"] as? String ?? "")\(line["exit_code"].map { ":\($0)" } ?? "")"
+        }
+        #expect(statuses == ["clip00.y4m:done", "missing.mp4:failed:65", "127.0.0.1:1:failed:75", "clip01.y4m:done"], "\(statuses)")
+        let merge = try BinaryRunner.run("framekit", ["merge", out.path])
+        let merged = try #require(try merge.jsonLines().first?["merged"] as? [String: Any])
+        let failures = try #require(merged["failures"] as? [[String: Any]])
+        #expect(merged["inputs_done"] as? Int == 2 && failures.compactMap { $0["exit_code"] as? Int }.sorted() == [65, 75])
+    }
+
+    @Test("SIGTERM mid-input: that input's files never take their names, the batch exits 75, a rerun finishes it")
+    func terminated() throws {
+        let inputs = Fixtures.temporaryFolder("batch-term")
+        try Y4MWriter.write(frames: 2, width: 64, height: 48, to: inputs.appendingPathComponent("a.y4m"))
+        try Y4MWriter.write(frames: 150, width: 64, height: 48, to: inputs.appendingPathComponent("b.y4m")) // 5 s in real time
+        let out = Fixtures.temporaryFolder("batch-term-out")
+        let run = try BinaryRunner.runInterrupted(["detect", "--inputs", inputs.path, "--output-dir", out.path, "--realtime"], after: 2.5)
+        #expect(run.reason == .exit && run.status == 75, "\(run.status): \(run.stdout)")
+        #expect(outputs(out) == ["a.y4m.jsonl", "a.y4m.stats.json"], "\(outputs(out))")
+        let again = try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path])
+        #expect(again.status == 0)
+        #expect(outputs(out) == ["a.y4m.jsonl", "a.y4m.stats.json", "b.y4m.jsonl", "b.y4m.stats.json"], "\(outputs(out))")
+    }
+}

@@ -1,0 +1,140 @@
+import CV4L2
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Synchronization
+import Testing
+
+@Suite("Photos larger than the video (maxPhotoDimensions) and the flash")
+struct PhotoStillTests {
+    /// A session with a video output (`recorder`) and a photo output on `device`.
+    func session(_ device: CaptureDevice, preset: SessionPreset, recorder: Recorder) throws -> (
+        CaptureSession, VideoDataOutput, PhotoOutput
+    ) {
+        let session = CaptureSession()
+        let video = VideoDataOutput()
+        video.setSampleBufferDelegate(recorder)
+        let photo = PhotoOutput()
+        try session.configure {
+            try session.addInput(CaptureDeviceInput(device: device))
+            try session.setSessionPreset(preset)
+            try session.addOutput(video)
+            try session.addOutput(photo)
+        }
+        return (session, video, photo)
+    }
+
+    @Test("V4L2: a 1280x720 still while video runs at 640x480 — buffers given back, format switched and back, numbering continues")
+    func v4l2Still() throws {
+        let kernel = FakeKernel()
+        kernel.with { $0.busyFormatWhileAllocated = true } // S_FMT refuses while buffers are allocated, as vb2 does
+        kernel.setScript(Array(repeating: .counted, count: 3000)) // the driver numbers from 0 after each restart
+        let camera = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
+        #expect(camera.maxPhotoDimensions == FrameSize(width: 1280, height: 720))
+        let recorder = Recorder()
+        let (session, video, photoOutput) = try session(camera, preset: .vga640x480, recorder: recorder)
+        photoOutput.maxPhotoDimensions = camera.maxPhotoDimensions
+        try session.startRunning()
+        #expect(recorder.wait { $0.frames.count >= 5 })
+        var settings = PhotoSettings()
+        settings.maxPhotoDimensions = FrameSize(width: 1280, height: 720)
+        let waiter = PhotoWaiter()
+        photoOutput.capturePhoto(with: settings, delegate: waiter)
+        let results = waiter.wait(for: 1)
+        let before = recorder.frames.count
+        #expect(recorder.wait { $0.frames.count >= before + 10 }, "video did not come back after the still")
+        session.stopRunning()
+        let photo = try #require(results.first?.0, "\(String(describing: results.first?.1))")
+        #expect(photo.pixelBuffer.width == 1280 && photo.pixelBuffer.height == 720)
+        #expect(try JPEG.decode(photo.fileDataRepresentation(), to: .gray8).width == 1280)
+        let formats = kernel.with { $0.formats }
+        #expect(formats.prefix(3) == ["640x480", "1280x720", "640x480"], "\(formats)")
+        // Video resumed at its own size, numbered on without repeats (the driver restarted at 0).
+        #expect(inputSize(session) == FrameSize(width: 640, height: 480))
+        let numbers = recorder.frames.map(\.sequenceNumber) + recorder.drops.map(\.sequenceNumber)
+        #expect(Set(numbers).count == numbers.count, "a sequence number repeated after the switch")
+        #expect(video.counts.isBalanced && video.counts.pending == 0, "\(video.counts)")
+    }
+
+    func inputSize(_ session: CaptureSession) -> FrameSize? { session.inputs.first?.activeFormat?.size }
+
+    @Test("the flash fires for a still where the device has one, and is refused where it has none")
+    func flash() throws {
+        var node = FakeKernel.Node(modes: FakeKernel.webcamModes, controls: FakeKernel.webcamControls)
+        node.controls += [
+            .init(id: 0x009c_0001, name: "Flash Controls", type: V4L2_CTRL_TYPE_CTRL_CLASS.rawValue, maximum: 0, step: 0, flags: 0x44),
+            .init(
+                id: cv4l2_CID_FLASH_LED_MODE, name: "LED Mode", type: V4L2_CTRL_TYPE_MENU.rawValue, maximum: 2,
+                menu: [0: "Off", 1: "Flash", 2: "Torch"]),
+            .init(id: cv4l2_CID_FLASH_STROBE, name: "Strobe", type: V4L2_CTRL_TYPE_BUTTON.rawValue, maximum: 0, step: 0, flags: 0x240)
+        ]
+        let kernel = FakeKernel(nodes: ["/dev/video0": node])
+        kernel.setScript(Array(repeating: .counted, count: 3000))
+        let camera = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
+        #expect(camera.supportedFlashModes == [.off, .on])
+        let recorder = Recorder()
+        let (session, _, photoOutput) = try session(camera, preset: .vga640x480, recorder: recorder)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(recorder.wait { $0.frames.count >= 2 })
+        var settings = PhotoSettings()
+        settings.flashMode = .on
+        let waiter = PhotoWaiter()
+        photoOutput.capturePhoto(with: settings, delegate: waiter)
+        #expect(waiter.wait(for: 1).first?.0 != nil)
+        let sets = kernel.with { $0.sets }
+        #expect(
+            sets.map(\.0) == [cv4l2_CID_FLASH_LED_MODE, cv4l2_CID_FLASH_STROBE, cv4l2_CID_FLASH_LED_MODE]
+                && sets.first?.1 == 1 && sets.last?.1 == 0, "\(sets)")
+
+        // The virtual camera has no flash: asking for it is an error, as AVFoundation's.
+        let virtual = CaptureDevice.makeVirtualCamera(uniqueID: "virtual-flash")
+        #expect(virtual.supportedFlashModes.isEmpty)
+        let (other, _, otherPhoto) = try self.session(virtual, preset: .vga640x480, recorder: Recorder())
+        try other.startRunning()
+        defer { other.stopRunning() }
+        let refused = PhotoWaiter()
+        otherPhoto.capturePhoto(with: settings, delegate: refused)
+        guard case .unsupportedMode? = refused.wait(for: 1).first?.1 else {
+            Issue.record("flash on the virtual camera: \(String(describing: refused.wait(for: 1).first))")
+            return
+        }
+    }
+
+    @Test("the virtual camera renders a full-size still while its video runs small; limits are checked")
+    func virtualStill() throws {
+        let camera = CaptureDevice.makeVirtualCamera(uniqueID: "virtual-still")
+        let recorder = Recorder()
+        let (session, video, photoOutput) = try session(camera, preset: .cif352x288, recorder: recorder)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(recorder.wait { $0.frames.count >= 2 })
+        var settings = PhotoSettings()
+        settings.maxPhotoDimensions = FrameSize(width: 1920, height: 1080)
+        // Asking for more than the output allows is refused, as AVFoundation does.
+        let early = PhotoWaiter()
+        photoOutput.capturePhoto(with: settings, delegate: early)
+        guard case .invalidArgument? = early.wait(for: 1).first?.1 else {
+            Issue.record("photo larger than the output's maxPhotoDimensions accepted")
+            return
+        }
+        photoOutput.maxPhotoDimensions = camera.maxPhotoDimensions
+        let waiter = PhotoWaiter()
+        photoOutput.capturePhoto(with: PhotoSettings(from: settings), delegate: waiter)
+        let photo = try #require(waiter.wait(for: 1).first?.0)
+        #expect(photo.pixelBuffer.width == 1920 && photo.pixelBuffer.height == 1080)
+        // A size the device does not offer.
+        var odd = PhotoSettings()
+        odd.maxPhotoDimensions = FrameSize(width: 1000, height: 1000)
+        let refused = PhotoWaiter()
+        photoOutput.capturePhoto(with: odd, delegate: refused)
+        guard case .invalidArgument(let message)? = refused.wait(for: 1).first?.1 else {
+            Issue.record("an unoffered photo size accepted")
+            return
+        }
+        #expect(message.contains("1920x1080"))
+        let before = recorder.frames.count
+        #expect(recorder.wait { $0.frames.count >= before + 5 })
+        #expect(video.counts.droppedTotal == video.counts.dropped(.frameWasLate) + video.counts.dropped(.discontinuity))
+    }
+}
