@@ -120,7 +120,8 @@ enum BatchRun {
     /// (now or before), 75 when one failed in a way a retry may fix or the batch was stopped,
     /// else the first failure's code.
     static func run(
-        _ options: ParsedOptions, preset: SessionPreset, settings: DetectorSettings, limits: DetectPipeline.Limits
+        _ options: ParsedOptions, preset: SessionPreset, settings: DetectorSettings, limits: DetectPipeline.Limits,
+        metrics: MetricsEndpoint? = nil
     ) throws -> Int32 {
         guard let list = options[inputs] else { throw UsageError("--output-dir applies to --inputs") }
         guard let folder = options[outputDir] else { throw UsageError("--inputs needs --output-dir DIR") }
@@ -157,7 +158,8 @@ enum BatchRun {
             }
             removeStale([linesPath, statsPath], in: folder)
             switch runOne(
-                input, linesPath: linesPath, statsPath: statsPath, options: options, preset: preset, settings: settings, limits: limits)
+                input, linesPath: linesPath, statsPath: statsPath, options: options, preset: preset, settings: settings, limits: limits,
+                metrics: metrics)
             {
             case .done(let frames):
                 unlink(failedPath)
@@ -204,7 +206,7 @@ enum BatchRun {
 
     private static func runOne(
         _ input: String, linesPath: String, statsPath: String, options: ParsedOptions, preset: SessionPreset,
-        settings: DetectorSettings, limits: DetectPipeline.Limits
+        settings: DetectorSettings, limits: DetectPipeline.Limits, metrics: MetricsEndpoint?
     ) -> Outcome {
         let lines: PartialFile
         do { lines = try PartialFile(path: linesPath, replacing: true) } catch {

@@ -21,15 +21,17 @@ enum DetectCommand: Command {
         help: "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (refuses an existing file).")
     static let specs =
         [preset.spec] + DeviceChoice.specs + [frames.spec, duration.spec, stats.spec, report.spec, annotate.spec]
-        + BatchRun.specs + DetectorSettings.specs
+        + BatchRun.specs + [MetricsEndpoint.option.spec] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit detect")
         let preset = options[preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
         let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
         let settings = try DetectorSettings(options)
+        let metrics = try MetricsEndpoint.start(options)
+        defer { metrics?.stop() }
         if options.has(BatchRun.inputs.spec) || options.has(BatchRun.outputDir.spec) {
-            return try BatchRun.run(options, preset: options[Self.preset] ?? .high, settings: settings, limits: limits)
+            return try BatchRun.run(options, preset: options[Self.preset] ?? .high, settings: settings, limits: limits, metrics: metrics)
         }
         for spec in [BatchRun.shard.spec, BatchRun.shardCount.spec] where options.has(spec) {
             throw UsageError("--\(spec.name) applies to a batch (--inputs)")
@@ -45,11 +47,12 @@ enum DetectCommand: Command {
             results = [
                 Result {
                     try DetectPipeline.run(
-                        device: devices[0], preset: preset, settings: settings, limits: limits, printFrames: true, annotate: annotate)
+                        device: devices[0], preset: preset, settings: settings, limits: limits, printFrames: true, annotate: annotate,
+                        metrics: metrics)
                 }
             ]
         } else {
-            results = runConcurrently(devices, preset: preset, settings: settings, limits: limits)
+            results = runConcurrently(devices, preset: preset, settings: settings, limits: limits, metrics: metrics)
         }
         // One summary per source, in the order the devices were given.
         for result in results {
@@ -88,7 +91,8 @@ enum DetectCommand: Command {
     /// Several cameras at once: one detect pipeline (session, capture thread, detector) per
     /// camera, their frame lines tagged with the source; a camera that fails does not stop the others.
     private static func runConcurrently(
-        _ devices: [CaptureDevice], preset: SessionPreset, settings: DetectorSettings, limits: DetectPipeline.Limits
+        _ devices: [CaptureDevice], preset: SessionPreset, settings: DetectorSettings, limits: DetectPipeline.Limits,
+        metrics: MetricsEndpoint?
     ) -> [Result<DetectPipeline.Result, any Error>] {
         let results = Mutex([Result<DetectPipeline.Result, any Error>?](repeating: nil, count: devices.count))
         let group = DispatchGroup()
@@ -98,7 +102,7 @@ enum DetectCommand: Command {
                 let result = Result {
                     try DetectPipeline.run(
                         device: device, preset: preset, settings: settings, limits: limits, printFrames: true,
-                        source: sourceName(device))
+                        source: sourceName(device), metrics: metrics)
                 }
                 results.withLock { $0[index] = result }
                 group.leave()

@@ -127,7 +127,7 @@ enum DetectPipeline {
     static func run(
         device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
         printFrames: Bool, annotate: URL? = nil, source: String? = nil,
-        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }
+        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }, metrics: MetricsEndpoint? = nil
     ) throws -> Result {
         let session: CaptureSession
         let output = VideoDataOutput()
@@ -150,6 +150,9 @@ enum DetectPipeline {
         let runner = DetectRun(frameLimit: limits.frames, printFrames: printFrames, writer: writer, source: source, sink: sink)
         output.setSampleBufferDelegate(runner)
         session.addObserver { runner.notify($0) }
+        let metricsName = source ?? DetectCommand.sourceName(device)
+        metrics?.add(MetricsSource(name: metricsName, stats: runner.stats, counts: { runner.counts }))
+        defer { metrics?.remove(metricsName) }
 
         let interrupt = SignalWatch.onInterrupt { runner.finish(reason: .interrupted) }
         defer { interrupt.cancel() }

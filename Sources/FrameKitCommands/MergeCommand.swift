@@ -14,7 +14,9 @@ enum MergeCommand: Command {
     static let specs = [output.spec, report.spec]
 
     static func run(_ arguments: [String]) throws -> Int32 {
-        guard let folder = arguments.first, !folder.hasPrefix("--") else { throw UsageError("framekit merge needs the batch's DIR") }
+        guard let folder = arguments.first, !folder.hasPrefix("--") else {
+            throw UsageError("a batch's DIR is needed (see framekit merge --help)")
+        }
         let options = try ParsedOptions(Array(arguments.dropFirst()), specs: specs, command: "framekit merge")
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {

@@ -19,7 +19,8 @@ enum PreviewCommand: Command {
     static let allowHost = Option.text(
         "allow-host", "NAME,...", help: "Host names the browser may use besides the bound address and localhost (DNS-rebinding guard).")
     static let specs = [
-        port.spec, host.spec, duration.spec, device.spec, ControlSettings.control.spec, preset.spec, maxClients.spec, allowHost.spec
+        port.spec, host.spec, duration.spec, device.spec, ControlSettings.control.spec, preset.spec, maxClients.spec, allowHost.spec,
+        MetricsEndpoint.option.spec
     ]
 
     static func run(_ arguments: [String]) throws -> Int32 {
@@ -72,6 +73,9 @@ enum PreviewCommand: Command {
             }
         }
         ControlSettings.offer(current: { session.inputs.first?.device }, on: server)
+        let metrics = try MetricsEndpoint.start(options)
+        defer { metrics?.stop() }
+        metrics?.add(MetricsSource(name: DetectCommand.sourceName(first), stats: feed.stats, counts: { output.counts }))
         Console.err("framekit: preview at http://\(configuration.host):\(server.port)/ (Ctrl-C to stop)")
         Console.out(JSON.object([("preview", .string("http://\(configuration.host):\(server.port)/")), ("port", .int(server.port))]).text)
         let ended = DispatchSemaphore(value: 0)

@@ -5,22 +5,41 @@ import Synchronization
 
 /// Ctrl-C (SIGINT) and SIGTERM (what Kubernetes, systemd and Slurm send) end a run cleanly:
 /// the summary is printed, files are finished.
+///
+/// One pair of dispatch sources for the whole process, installed on first use and never
+/// cancelled: on Linux, cancelling a signal source stops that signal reaching every other
+/// source for it (a batch whose first input's watch ended then ignored SIGTERM). Watches are
+/// handlers added to and removed from that one registry.
 enum SignalWatch {
-    final class Watch {
-        let sources: [DispatchSourceSignal]
-        init(_ sources: [DispatchSourceSignal]) { self.sources = sources }
-        func cancel() { for s in sources { s.cancel() } }
+    final class Watch: Sendable {
+        let id: UInt64
+        init(id: UInt64) { self.id = id }
+        func cancel() { _ = SignalWatch.handlers.withLock { $0.removeValue(forKey: id) } }
     }
 
-    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> Watch {
+    private static let handlers = Mutex<[UInt64: @Sendable () -> Void]>([:])
+    private static let nextID = Atomic<UInt64>(0)
+
+    /// The process's signal sources; `nonisolated(unsafe)` because it is written once, by the
+    /// lazy initialiser of a `static let` (which runs exactly once, thread-safely), and never after.
+    nonisolated(unsafe) private static let sources: [DispatchSourceSignal] = {
         let queue = DispatchQueue(label: "framekit.signals")
-        return Watch(
-            [SIGINT, SIGTERM].map { number in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler(handler: handler)
-                source.resume()
-                return source
-            })
+        return [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                for handler in SignalWatch.handlers.withLock({ Array($0.values) }) { handler() }
+            }
+            source.resume()
+            return source
+        }
+    }()
+
+    /// Calls `handler` on SIGINT or SIGTERM until the watch is cancelled.
+    static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> Watch {
+        _ = sources
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        handlers.withLock { $0[id] = handler }
+        return Watch(id: id)
     }
 }

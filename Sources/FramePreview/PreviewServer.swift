@@ -40,6 +40,12 @@ public final class PreviewServer: Sendable {
         /// Host names (besides the bound address and `localhost`) a request's `Host` may give.
         public var allowedHosts: [String] = []
         public var title: String = "FrameKit preview"
+        /// Serve the page, the stream and /stats.json; false for a server that answers only
+        /// /metrics and /healthz (``offerMetrics(text:healthy:)``).
+        public var servesPages = true
+        /// Refuse a `Host` that does not name this server (DNS rebinding). A metrics-only server
+        /// turns it off: scrapers name the pod's address, and there is nothing to change there.
+        public var checksHost = true
         /// Where the server reports trouble (out of file descriptors…); nil: stderr.
         public var log: (@Sendable (String) -> Void)? = nil
         public init() {}
@@ -73,6 +79,12 @@ public final class PreviewServer: Sendable {
     private let devices = Mutex<[String]>([])
     private let switcher = Mutex<(@Sendable (Int) -> Bool)?>(nil)
     private let controlHandlers = Mutex<ControlHandlers?>(nil)
+    private let metricsHandlers = Mutex<MetricsHandlers?>(nil)
+
+    private struct MetricsHandlers {
+        var text: @Sendable () -> String
+        var healthy: @Sendable () -> Bool
+    }
 
     /// What the page's controls panel calls: the list as JSON, and a setter answering with
     /// the JSON to send and whether it worked.
@@ -104,6 +116,12 @@ public final class PreviewServer: Sendable {
         list: @escaping @Sendable () -> String, set: @escaping @Sendable (_ key: String, _ value: String) -> (ok: Bool, json: String)
     ) {
         controlHandlers.withLock { $0 = ControlHandlers(list: list, set: set) }
+    }
+
+    /// Serves `GET /metrics` (`text()`, Prometheus' text format) and `GET /healthz` (200 while
+    /// `healthy()`, else 503), for schedulers and scrapers.
+    public func offerMetrics(text: @escaping @Sendable () -> String, healthy: @escaping @Sendable () -> Bool) {
+        metricsHandlers.withLock { $0 = MetricsHandlers(text: text, healthy: healthy) }
     }
 
     /// Publishes a frame (JPEG bytes) to every client. Never blocks on clients. The condition's
@@ -228,7 +246,7 @@ public final class PreviewServer: Sendable {
             return // closed, or the deadline passed (408 already sent)
         }
         let head = request.method == "HEAD"
-        guard hostIsAllowed(request.header("host")) else {
+        guard !configuration.checksHost || hostIsAllowed(request.header("host")) else {
             _ = send(
                 fd,
                 HTTPResponse.make(
@@ -276,6 +294,25 @@ public final class PreviewServer: Sendable {
                 HTTPResponse.make(
                     405, "Method Not Allowed", "text/plain", Array("GET or HEAD only\n".utf8), head: false,
                     extra: "Allow: GET, HEAD\r\n"))
+            return
+        }
+        if let metrics = metricsHandlers.withLock({ $0 }), path == "/metrics" || path == "/healthz" {
+            if path == "/metrics" {
+                _ = send(
+                    fd,
+                    HTTPResponse.make(200, "OK", "text/plain; version=0.0.4; charset=utf-8", Array(metrics.text().utf8), head: head))
+            } else {
+                let ok = metrics.healthy()
+                _ = send(
+                    fd,
+                    HTTPResponse.make(
+                        ok ? 200 : 503, ok ? "OK" : "Service Unavailable", "text/plain",
+                        Array((ok ? "ok\n" : "stalled: no frame from a source lately\n").utf8), head: head))
+            }
+            return
+        }
+        guard configuration.servesPages else {
+            _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
             return
         }
         switch path {

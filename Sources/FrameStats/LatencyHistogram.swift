@@ -70,6 +70,17 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
     public var meanMilliseconds: Double { count == 0 ? 0 : Double(sumMicroseconds) / Double(count) / 1000 }
     public var maxMilliseconds: Double { Double(maxMicroseconds) / 1000 }
 
+    /// Samples at most `bound` microseconds, counting whole buckets (within a bucket's width, 1.6%):
+    /// a Prometheus histogram's cumulative `le` count.
+    package func count(atMostMicroseconds bound: UInt64) -> Int {
+        var total = 0
+        for (index, c) in counts.enumerated() where c > 0 {
+            let (low, width) = Self.range(of: index)
+            if low + width - 1 <= bound { total += Int(c) }
+        }
+        return total
+    }
+
     /// Adds `count` samples of `microseconds` (a bucket read back from a stats file: its lower
     /// bound lands in the same bucket). The sum grows by as much; the maximum by the value.
     package mutating func add(microseconds value: UInt64, count n: Int) {

@@ -13,6 +13,8 @@ public final class StatsRecorder: Sendable {
         var stageOrder: [String] = []
         var firstResult: Timestamp?
         var lastResult: Timestamp?
+        /// The last frame seen, delivered or dropped (what /healthz watches).
+        var lastActivity: Timestamp?
         var results = 0
         /// Latency over time with drops marked, for the report's plot: at most
         /// ``timelineCapacity`` points, allocated once. When full, every other delivered frame's
@@ -77,6 +79,7 @@ public final class StatsRecorder: Sendable {
             s.delivery.record(seconds: latency - processing)
             if s.firstResult == nil { s.firstResult = resultAt }
             s.lastResult = resultAt
+            s.lastActivity = resultAt
             s.results += 1
             s.addToTimeline(TimelinePoint(sequence: frame.sequenceNumber, latencyMilliseconds: latency * 1000, dropReason: nil))
         }
@@ -84,8 +87,14 @@ public final class StatsRecorder: Sendable {
 
     public func recordDrop(_ drop: DroppedFrame) {
         state.withLock { s in
+            s.lastActivity = .now()
             s.addToTimeline(TimelinePoint(sequence: drop.sequenceNumber, latencyMilliseconds: nil, dropReason: drop.reason))
         }
+    }
+
+    /// The distributions so far and when the last frame was seen, for the metrics endpoint.
+    package func metricsSample() -> (latency: LatencyHistogram, processing: LatencyHistogram, lastActivity: Timestamp?) {
+        state.withLock { ($0.result, $0.processing, $0.lastActivity) }
     }
 
     /// Samples memory: process RSS and the source's pool bytes.

@@ -1,0 +1,89 @@
+import FrameCore
+
+/// One source a metrics endpoint reports: its name (the `source` label), its recorder and its
+/// frame accounting.
+package struct MetricsSource: Sendable {
+    package var name: String
+    package var stats: StatsRecorder
+    package var counts: @Sendable () -> OutputCounts
+    package init(name: String, stats: StatsRecorder, counts: @escaping @Sendable () -> OutputCounts) {
+        self.name = name
+        self.stats = stats
+        self.counts = counts
+    }
+}
+
+/// The Prometheus text exposition format (version 0.0.4) of FrameKit's figures: monotonic
+/// counters of frames captured, delivered and dropped by reason; capture → result latency and
+/// processing time as histograms; the last frame's age; the process's resident memory.
+package enum PrometheusText {
+    /// `le` bounds in seconds: 1 ms … 2.5 s.
+    static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    package static func render(_ sources: [MetricsSource], now: Timestamp = .now()) -> String {
+        var out: [String] = []
+        func family(_ name: String, _ type: String, _ help: String) {
+            out.append("# HELP \(name) \(help)")
+            out.append("# TYPE \(name) \(type)")
+        }
+        let samples = sources.map { ($0, $0.counts(), $0.stats.metricsSample()) }
+        family("framekit_frames_captured_total", "counter", "Frames the source produced (delivered + dropped + pending).")
+        for (s, c, _) in samples { out.append("framekit_frames_captured_total{source=\"\(label(s.name))\"} \(c.captured)") }
+        family("framekit_frames_delivered_total", "counter", "Frames delivered to the consumer.")
+        for (s, c, _) in samples { out.append("framekit_frames_delivered_total{source=\"\(label(s.name))\"} \(c.delivered)") }
+        family("framekit_frames_dropped_total", "counter", "Frames dropped, by reason (docs/stats.md).")
+        for (s, c, _) in samples {
+            for reason in DropReason.allCases {
+                out.append("framekit_frames_dropped_total{source=\"\(label(s.name))\",reason=\"\(reason.rawValue)\"} \(c.dropped(reason))")
+            }
+        }
+        for (name, help, pick) in [
+            (
+                "framekit_latency_seconds", "Capture to result, per delivered frame.",
+                { (m: (LatencyHistogram, LatencyHistogram, Timestamp?)) in m.0 }
+            ),
+            ("framekit_processing_seconds", "Processing time of the output's stages, per delivered frame.", { m in m.1 })
+        ] as [(String, String, ((LatencyHistogram, LatencyHistogram, Timestamp?)) -> LatencyHistogram)] {
+            family(name, "histogram", help)
+            for (s, _, m) in samples {
+                let h = pick((m.latency, m.processing, m.lastActivity))
+                let source = "source=\"\(label(s.name))\""
+                for bound in bounds {
+                    out.append("\(name)_bucket{\(source),le=\"\(bound)\"} \(h.count(atMostMicroseconds: UInt64(bound * 1_000_000)))")
+                }
+                out.append("\(name)_bucket{\(source),le=\"+Inf\"} \(h.count)")
+                out.append("\(name)_sum{\(source)} \(Double(h.meanMilliseconds) * Double(h.count) / 1000)")
+                out.append("\(name)_count{\(source)} \(h.count)")
+            }
+        }
+        family(
+            "framekit_last_frame_age_seconds", "gauge", "Seconds since the source's last frame (delivered or dropped); -1 before the first."
+        )
+        for (s, _, m) in samples {
+            out.append(
+                "framekit_last_frame_age_seconds{source=\"\(label(s.name))\"} \(m.lastActivity.map { now.seconds(since: $0) } ?? -1)")
+        }
+        family("framekit_resident_memory_bytes", "gauge", "The process's resident set size.")
+        out.append("framekit_resident_memory_bytes \(MemoryProbe.residentSet()?.current ?? 0)")
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// Healthy while every source has seen a frame within `stall` seconds (within `grace` of
+    /// `started`, before the first frame, it is still starting).
+    package static func isHealthy(
+        _ sources: [MetricsSource], started: Timestamp, now: Timestamp = .now(), stall: Double = 5, grace: Double = 10
+    )
+        -> Bool
+    {
+        sources.allSatisfy { s in
+            guard let last = s.stats.metricsSample().lastActivity else { return now.seconds(since: started) < grace }
+            return now.seconds(since: last) <= stall
+        }
+    }
+
+    /// A label value with `\`, `"` and newlines escaped.
+    static func label(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(
+            of: "\n", with: "\\n")
+    }
+}
