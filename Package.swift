@@ -7,6 +7,14 @@ import PackageDescription
 // The price: unsafeFlags, so FrameKit is consumed by local path or branch, not by version.
 let openCVHeaders: [CXXSetting] = [.unsafeFlags(["-isystem", "/usr/include/opencv4"])]
 
+// The AVX2 build of the row kernels: the same source with -target-cpu haswell (x86-64 hosts; an
+// AArch64 build keeps the portable kernels and compiles this module as they are).
+#if arch(x86_64)
+let avx2Kernels: [SwiftSetting] = [.define("FRAMEKIT_AVX2"), .unsafeFlags(["-target-cpu", "haswell"])]
+#else
+let avx2Kernels: [SwiftSetting] = []
+#endif
+
 let package = Package(
     name: "FrameKit",
     platforms: [.macOS(.v15)],
@@ -33,6 +41,10 @@ let package = Package(
             name: "CTurboJPEG",
             linkerSettings: [.linkedLibrary("turbojpeg")]
         ),
+        // CPUID and XGETBV: whether the AVX2 kernels may run.
+        .target(name: "CCPUFeatures"),
+        // libyuv (Debian's libyuv-dev), the benchmark's second baseline; never in a product.
+        .target(name: "CLibYUV", linkerSettings: [.linkedLibrary("yuv")]),
         .target(
             name: "COpenCVShim",
             cxxSettings: openCVHeaders,
@@ -61,7 +73,11 @@ let package = Package(
             resources: [.copy("haarcascade_frontalface_default.xml"), .copy("centerface.onnx")]),
         // Every pixel kernel (conversion, resize, rotate/mirror) and the geometric chain stages:
         // below capture and processors alike, so capturing never links OpenCV.
-        .target(name: "FramePixels", dependencies: ["FrameCore"]),
+        // The row kernels, compiled twice from one source (FramePixelKernelsAVX2 holds symlinks):
+        // baseline x86-64 and Haswell; FramePixels' KernelDispatch picks one at start-up.
+        .target(name: "FramePixelKernels"),
+        .target(name: "FramePixelKernelsAVX2", swiftSettings: avx2Kernels),
+        .target(name: "FramePixels", dependencies: ["FrameCore", "FramePixelKernels", "FramePixelKernelsAVX2", "CCPUFeatures"]),
         .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG"]),
         .target(
             name: "FrameCapture",
@@ -81,7 +97,7 @@ let package = Package(
         .target(name: "FrameKitCommands", dependencies: ["FrameKit"]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKitCommands"]),
         .executableTarget(
-            name: "FrameKitBench", dependencies: ["FrameKit", "FrameKitCommands", "OpenCVReference", "FrameTestSupport"],
+            name: "FrameKitBench", dependencies: ["FrameKit", "FrameKitCommands", "OpenCVReference", "FrameTestSupport", "CLibYUV"],
             path: "Benchmarks/FrameKitBench"),
 
         // MARK: Tests
@@ -94,7 +110,9 @@ let package = Package(
             name: "ShimTests",
             dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "CTurboJPEG", "COpenCVShim", "OpenCVReference"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
-        .testTarget(name: "ProcessorTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
+        .testTarget(
+            name: "ProcessorTests",
+            dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference", "FramePixels", "FramePixelKernels", "FramePixelKernelsAVX2"]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCommands", "FrameKitCLI", "OpenCVReference"])
     ],

@@ -11,6 +11,11 @@ struct FilterResult: Codable {
     var memcpy_ns_per_px: Double
     var ratio: Double
     var spread: Double
+    /// libyuv on the same buffers, for the operations it has (nil otherwise, and in old baselines).
+    var libyuv_ns_per_px: Double?
+    var ratio_libyuv: Double?
+    /// The kernel build that ran (`KernelDispatch.path`: avx2 or baseline).
+    var simd: String?
 }
 
 enum FilterSuite {
@@ -106,17 +111,20 @@ enum FilterSuite {
                 let from = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
                 let to = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
                 from.initializeMemory(as: UInt8.self, repeating: 1, count: bytes)
-                let timed = try Measure.interleaved(
-                    runs: runs,
-                    [
-                        { try c.framekit(source, &ours) },
-                        { try c.opencv(source, &theirs) },
-                        {
-                            to.copyMemory(from: from, byteCount: bytes)
-                            blackHole(to)
-                        }
-                    ])
+                var yuvs = ours.copy()
+                let libyuv = LibYUV.run(for: c.name)
+                var runners: [() throws -> Void] = [
+                    { try c.framekit(source, &ours) },
+                    { try c.opencv(source, &theirs) },
+                    {
+                        to.copyMemory(from: from, byteCount: bytes)
+                        blackHole(to)
+                    }
+                ]
+                if let libyuv { runners.append { try libyuv(source, &yuvs) } }
+                let timed = try Measure.interleaved(runs: runs, runners)
                 let (fk, cv, copy) = (timed[0], timed[1], timed[2])
+                let yuv = libyuv == nil ? nil : timed[3]
                 from.deallocate()
                 to.deallocate()
                 let px = Double(w * h)
@@ -124,8 +132,10 @@ enum FilterSuite {
                     FilterResult(
                         name: c.name, size: "\(w)x\(h)", framekit_ns_per_px: fk.median / px * 1e9,
                         opencv_ns_per_px: cv.median / px * 1e9, memcpy_ns_per_px: copy.median / px * 1e9,
-                        ratio: fk.median / cv.median, spread: max(fk.spread, cv.spread)))
-                blackHole((ours, theirs))
+                        ratio: fk.median / cv.median, spread: max(fk.spread, cv.spread),
+                        libyuv_ns_per_px: yuv.map { $0.median / px * 1e9 }, ratio_libyuv: yuv.map { fk.median / $0.median },
+                        simd: KernelDispatch.path.rawValue))
+                blackHole((ours, theirs, yuvs))
             }
         }
         return results

@@ -87,13 +87,15 @@ do {
         log("filters: FrameKit vs OpenCV (1 thread) vs memcpy, ns per pixel, median of \(quick ? 31 : 101) interleaved samples")
         report.filters = try FilterSuite.run(
             sizes: [(1280, 720), (1920, 1080)], runs: quick ? 31 : 101, filter: options[BenchOptions.filter], photo: coffee)
+        print("(kernels: \(KernelDispatch.path.rawValue); FRAMEKIT_SIMD=baseline forces the baseline x86-64 build)")
         print(
-            "\n" + pad("filter", 22) + pad("size", 11) + pad("framekit", 10) + pad("opencv", 10) + pad("memcpy", 10) + pad("ratio", 8)
-                + "spread")
+            "\n" + pad("filter", 22) + pad("size", 11) + pad("framekit", 10) + pad("opencv", 10) + pad("libyuv", 10) + pad("memcpy", 10)
+                + pad("ratio", 8) + pad("/libyuv", 9) + "spread")
         for r in report.filters {
             print(
                 pad(r.name, 22) + pad(r.size, 11) + pad(f(r.framekit_ns_per_px), 10) + pad(f(r.opencv_ns_per_px), 10)
-                    + pad(f(r.memcpy_ns_per_px), 10) + pad(f(r.ratio, 2) + "x", 8) + f(r.spread, 2))
+                    + pad(r.libyuv_ns_per_px.map { f($0) } ?? "—", 10) + pad(f(r.memcpy_ns_per_px), 10) + pad(f(r.ratio, 2) + "x", 8)
+                    + pad(r.ratio_libyuv.map { f($0, 2) + "x" } ?? "—", 9) + f(r.spread, 2))
         }
     }
     if suites.contains("capture") {
@@ -242,6 +244,9 @@ do {
             guard let b = baseline.filters.first(where: { $0.name == r.name && $0.size == r.size }) else { continue }
             if r.ratio > b.ratio * (1 + tolerance) {
                 regressions.append("\(r.name) \(r.size): ratio \(f(r.ratio, 2))x vs baseline \(f(b.ratio, 2))x")
+            }
+            if let ours = r.ratio_libyuv, let theirs = b.ratio_libyuv, ours > theirs * (1 + tolerance) {
+                regressions.append("\(r.name) \(r.size): \(f(ours, 2))x libyuv's time vs baseline \(f(theirs, 2))x")
             }
         }
         for r in report.detection {

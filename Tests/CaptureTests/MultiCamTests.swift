@@ -28,7 +28,9 @@ struct MultiCamTests {
         let a = CaptureDevice.makeVirtualCamera(uniqueID: "virtual-a")
         let b = CaptureDevice.makeVirtualCamera(uniqueID: "virtual-b")
         // Camera A at its own activeFormat, B at the session's preset.
-        try a.setActiveFormat(try #require(a.formats.first { $0.size == FrameSize(width: 320, height: 180) }))
+        let small = a.formats.first { $0.size == FrameSize(width: 320, height: 180) }
+        #expect(small != nil)
+        try a.setActiveFormat(small)
         let session = MultiCamSession()
         let (inputA, inputB) = (try CaptureDeviceInput(device: a), try CaptureDeviceInput(device: b))
         let (outputA, outputB) = (VideoDataOutput(), VideoDataOutput())

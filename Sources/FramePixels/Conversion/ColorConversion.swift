@@ -6,11 +6,11 @@ import FrameCore
 /// `cvtColor(…2GRAY)` (pixel-exact); Y'CbCr → RGB uses OpenCV's own BT.601 video-range gains
 /// (and the same arithmetic for BT.709 and full range) rounded to 16-bit fixed point, so that
 /// SSE2 converts eight pixels per instruction: within 1 LSB of `cvtColor(COLOR_YUV2RGB_NV12)`
-/// (see `YCbCrToRGB`).
+/// (see FramePixelKernels' `YCbCrRows`).
 public enum ColorConversion {
     public enum Matrix: String, Sendable, CaseIterable { case bt601, bt709 }
 
-    /// Fixed-point Y'CbCr → RGB gains at scale 2^20 (OpenCV's scale), from which `YCbCrToRGB` rounds its own.
+    /// Fixed-point Y'CbCr → RGB gains at scale 2^20 (OpenCV's scale), from which `YCbCrRows` rounds its own.
     struct Coefficients: Sendable {
         let y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32
 
@@ -44,8 +44,8 @@ public enum ColorConversion {
             switch format {
             case .gray8, .nv12VideoRange, .nv12FullRange, .i420: d.update(from: s, count: w)
             case .yuyv: lumaFromYUYV(s, d, w)
-            case .bgra32: RGBToGray.convertRow(s, d, width: w, bgra: true)
-            case .rgb24: RGBToGray.convertRow(s, d, width: w, bgra: false)
+            case .bgra32: KernelDispatch.grayRow(s, d, width: w, bgra: true)
+            case .rgb24: KernelDispatch.grayRow(s, d, width: w, bgra: false)
             }
         }
     }
@@ -77,11 +77,11 @@ public enum ColorConversion {
         case .rgb24, .bgra32, .gray8:
             copyRGB(source, into: &destination)
         case .nv12VideoRange, .nv12FullRange, .i420, .yuyv:
-            yCbCrToRGB(source, into: &destination, YCbCrToRGB.forMatrix(matrix, fullRange: source.format == .nv12FullRange))
+            yCbCrToRGB(source, into: &destination, KernelDispatch.YCbCrKernel.forMatrix(matrix, fullRange: source.format == .nv12FullRange))
         }
     }
 
-    static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: YCbCrToRGB) {
+    static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: KernelDispatch.YCbCrKernel) {
         let w = source.width
         let h = source.height
         let format = source.format
@@ -102,7 +102,7 @@ public enum ColorConversion {
                 source.withUnsafeBytes(ofPlane: 1) { cb, cp in
                     source.withUnsafeBytes(ofPlane: format == .i420 ? 2 : 1) { cr, rp in
                         for row in stride(from: 0, to: h, by: 2) {
-                            let chroma: YCbCrToRGB.Chroma
+                            let chroma: KernelDispatch.Chroma
                             let u = cb.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * cp.bytesPerRow
                             if format == .i420 {
                                 chroma = .planar(u, cr.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * rp.bytesPerRow)

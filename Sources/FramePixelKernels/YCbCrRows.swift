@@ -1,5 +1,3 @@
-import FrameCore
-
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
@@ -12,8 +10,10 @@ import _Builtin_intrinsics.intel
 /// Each term is `(x·256 · gain·2^14) >> 16` = x·gain·64. Against OpenCV's 20-bit arithmetic
 /// the result differs by at most 1 (the low bits of the products are dropped), in about 1 byte
 /// in 100 on photos; OpenCV's own gains are used for BT.601 video range.
-@usableFromInline
-struct YCbCrToRGB: Sendable {
+///
+/// Compiled twice, as `GrayRows` is: in FramePixelKernels (SSE2) and in FramePixelKernelsAVX2
+/// (`-target-cpu haswell`), where 32 pixels a step go through 256-bit registers first.
+public struct YCbCrRows: Sendable {
     /// Luma gain at scale 2^14, applied to Y'·256 (unsigned: the full-range gain is exactly 1).
     let luma: UInt16
     let rv: Int16, gu: Int16, gv: Int16
@@ -22,24 +22,16 @@ struct YCbCrToRGB: Sendable {
     /// Video range subtracts 16 from luma (saturating at 0, as OpenCV does).
     let videoRange: Bool
 
-    init(matrix: ColorConversion.Matrix, fullRange: Bool) {
-        let k = ColorConversion.Coefficients(matrix: matrix, fullRange: fullRange)
+    /// From the 20-bit gains (OpenCV's scale: ColorConversion's coefficients).
+    public init(y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, fullRange: Bool) {
         // The 20-bit gains rounded to 14 bits.
         func g(_ c: Int32) -> Int32 { Int32((Double(c) / 64).rounded()) }
-        luma = UInt16(g(k.y))
-        rv = Int16(g(k.rv))
-        gu = Int16(g(k.gu))
-        gv = Int16(g(k.gv))
-        buLess2 = Int16(g(k.bu) - 32768)
+        luma = UInt16(g(y))
+        self.rv = Int16(g(rv))
+        self.gu = Int16(g(gu))
+        self.gv = Int16(g(gv))
+        buLess2 = Int16(g(bu) - 32768)
         videoRange = !fullRange
-    }
-
-    static let all: [YCbCrToRGB] = [
-        YCbCrToRGB(matrix: .bt601, fullRange: false), YCbCrToRGB(matrix: .bt601, fullRange: true),
-        YCbCrToRGB(matrix: .bt709, fullRange: false), YCbCrToRGB(matrix: .bt709, fullRange: true)
-    ]
-    static func forMatrix(_ m: ColorConversion.Matrix, fullRange: Bool) -> YCbCrToRGB {
-        all[(m == .bt601 ? 0 : 2) + (fullRange ? 1 : 0)]
     }
 
     // MARK: The arithmetic, one pixel at a time
@@ -100,7 +92,7 @@ struct YCbCrToRGB: Sendable {
 
     /// Where a row's chroma is: interleaved Cb/Cr bytes (NV12), two planes (I420), or inside the
     /// luma row itself (YUYV).
-    enum Chroma {
+    public enum Chroma {
         case interleaved(UnsafePointer<UInt8>)
         case planar(UnsafePointer<UInt8>, UnsafePointer<UInt8>)
         case packedYUYV
@@ -108,14 +100,17 @@ struct YCbCrToRGB: Sendable {
 
     /// Converts one or two rows (NV12 and I420 rows come in pairs that share their chroma) of
     /// `width` pixels. For YUYV, `luma` is the packed row and `second` must be nil.
-    func convertRows(
+    public func convertRows(
         luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
         second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
         chroma: Chroma, width: Int, bgra: Bool
     ) {
         var x = 0
+        #if FRAMEKIT_AVX2
+        x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
+        #endif
         #if arch(x86_64)
-        x = vectorRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
+        x += vectorRows(from: x, luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
         #endif
         let stride = bgra ? 4 : 3
         while x + 1 < width {
@@ -135,7 +130,7 @@ struct YCbCrToRGB: Sendable {
 #if arch(x86_64)
 // SSE2 only (the baseline every x86-64 has; Swift has no run-time CPU dispatch). 16 pixels a step:
 // luma split into even and odd pixels, which then line up with the 8 chroma pairs lane for lane.
-extension YCbCrToRGB {
+extension YCbCrRows {
     @inline(__always)
     static func load(_ p: UnsafePointer<UInt8>) -> __m128i {
         _mm_loadu_si128(UnsafeRawPointer(p).assumingMemoryBound(to: __m128i_u.self))
@@ -151,10 +146,49 @@ extension YCbCrToRGB {
         _mm_storeu_si128(UnsafeMutableRawPointer(p).assumingMemoryBound(to: __m128i_u.self), v)
     }
 
-    /// Returns how many pixels were converted (a multiple of 16); the caller finishes the row.
+    /// 16 pixels' channels (8 even pixels' bytes, then 8 odd) stored as BGRA or RGB24.
+    @inline(__always)
+    static func storePixels(r: __m128i, g: __m128i, b: __m128i, _ out: UnsafeMutablePointer<UInt8>, bgra: Bool) {
+        let opaque = _mm_set1_epi8(-1)
+        if bgra {
+            // Interleave to 4-byte pixels (even pixels, odd pixels), then even with odd.
+            let lowEven = _mm_unpacklo_epi8(b, g)
+            let lowOdd = _mm_unpackhi_epi8(b, g)
+            let highEven = _mm_unpacklo_epi8(r, opaque)
+            let highOdd = _mm_unpackhi_epi8(r, opaque)
+            let e0 = _mm_unpacklo_epi16(lowEven, highEven)
+            let e1 = _mm_unpackhi_epi16(lowEven, highEven)
+            let o0 = _mm_unpacklo_epi16(lowOdd, highOdd)
+            let o1 = _mm_unpackhi_epi16(lowOdd, highOdd)
+            store(_mm_unpacklo_epi32(e0, o0), out)
+            store(_mm_unpackhi_epi32(e0, o0), out + 16)
+            store(_mm_unpacklo_epi32(e1, o1), out + 32)
+            store(_mm_unpackhi_epi32(e1, o1), out + 48)
+        } else {
+            // A pixel pair's 6 bytes are three 16-bit words: (R, G) of the even pixel,
+            // (B even, R odd), (G, B) of the odd pixel. For 8 pairs: the three words, then
+            // per two pairs three 32-bit words (their 12 bytes), then those interleaved into
+            // three whole 16-byte stores (overlapping 8-byte stores were slower at 1080p).
+            let w0 = _mm_unpacklo_epi8(r, g)
+            let w1 = _mm_unpacklo_epi8(b, _mm_unpackhi_epi64(r, r))
+            let w2 = _mm_unpackhi_epi8(g, b)
+            let lowWords = _mm_set1_epi32(0xFFFF)
+            let highWords = _mm_set1_epi32(Int32(bitPattern: 0xFFFF_0000))
+            let d0 = unsafeBitCast(_mm_or_si128(_mm_and_si128(w0, lowWords), _mm_slli_epi32(w1, 16)), to: SIMD4<UInt32>.self)
+            let d1 = unsafeBitCast(_mm_or_si128(_mm_and_si128(w2, lowWords), _mm_and_si128(w0, highWords)), to: SIMD4<UInt32>.self)
+            let d2 = unsafeBitCast(_mm_or_si128(_mm_srli_epi32(w1, 16), _mm_and_si128(w2, highWords)), to: SIMD4<UInt32>.self)
+            let o = UnsafeMutableRawPointer(out)
+            o.storeBytes(of: SIMD4<UInt32>(d0[0], d1[0], d2[0], d0[1]), as: SIMD4<UInt32>.self)
+            o.storeBytes(of: SIMD4<UInt32>(d1[1], d2[1], d0[2], d1[2]), toByteOffset: 16, as: SIMD4<UInt32>.self)
+            o.storeBytes(of: SIMD4<UInt32>(d2[2], d0[3], d1[3], d2[3]), toByteOffset: 32, as: SIMD4<UInt32>.self)
+        }
+    }
+
+    /// Converts from pixel `start` (even) on; returns how many pixels it converted (a multiple
+    /// of 16); the caller finishes the row.
     @inline(__always)
     func vectorRows(
-        luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
+        from start: Int, luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
         second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
         chroma: Chroma, width: Int, bgra: Bool
     ) -> Int {
@@ -169,9 +203,8 @@ extension YCbCrToRGB {
         let highBytes = _mm_set1_epi16(Int16(bitPattern: 0xFF00))
         let lowBytes = _mm_set1_epi16(0x00FF)
         let zero = _mm_setzero_si128()
-        let opaque = _mm_set1_epi8(-1)
         let end = width - 15
-        var x = 0
+        var x = start
         while x < end {
             // Cb and Cr as (c - 128)·256 in 16-bit lanes, one lane per pixel pair.
             let u8: __m128i
@@ -207,46 +240,100 @@ extension YCbCrToRGB {
                 @inline(__always) func channel(_ c: __m128i) -> __m128i { // 8 even pixels' bytes, then 8 odd
                     _mm_packus_epi16(_mm_srai_epi16(_mm_adds_epi16(even, c), 6), _mm_srai_epi16(_mm_adds_epi16(odd, c), 6))
                 }
-                let r = channel(rc)
-                let g = channel(gc)
-                let b = channel(bc)
-                if bgra {
-                    // Interleave to 4-byte pixels (even pixels, odd pixels), then even with odd.
-                    let lowEven = _mm_unpacklo_epi8(b, g)
-                    let lowOdd = _mm_unpackhi_epi8(b, g)
-                    let highEven = _mm_unpacklo_epi8(r, opaque)
-                    let highOdd = _mm_unpackhi_epi8(r, opaque)
-                    let e0 = _mm_unpacklo_epi16(lowEven, highEven)
-                    let e1 = _mm_unpackhi_epi16(lowEven, highEven)
-                    let o0 = _mm_unpacklo_epi16(lowOdd, highOdd)
-                    let o1 = _mm_unpackhi_epi16(lowOdd, highOdd)
-                    Self.store(_mm_unpacklo_epi32(e0, o0), out)
-                    Self.store(_mm_unpackhi_epi32(e0, o0), out + 16)
-                    Self.store(_mm_unpacklo_epi32(e1, o1), out + 32)
-                    Self.store(_mm_unpackhi_epi32(e1, o1), out + 48)
-                } else {
-                    // A pixel pair's 6 bytes are three 16-bit words: (R, G) of the even pixel,
-                    // (B even, R odd), (G, B) of the odd pixel. For 8 pairs: the three words, then
-                    // per two pairs three 32-bit words (their 12 bytes), then those interleaved into
-                    // three whole 16-byte stores (overlapping 8-byte stores were slower at 1080p).
-                    let w0 = _mm_unpacklo_epi8(r, g)
-                    let w1 = _mm_unpacklo_epi8(b, _mm_unpackhi_epi64(r, r))
-                    let w2 = _mm_unpackhi_epi8(g, b)
-                    let lowWords = _mm_set1_epi32(0xFFFF)
-                    let highWords = _mm_set1_epi32(Int32(bitPattern: 0xFFFF_0000))
-                    let d0 = unsafeBitCast(_mm_or_si128(_mm_and_si128(w0, lowWords), _mm_slli_epi32(w1, 16)), to: SIMD4<UInt32>.self)
-                    let d1 = unsafeBitCast(_mm_or_si128(_mm_and_si128(w2, lowWords), _mm_and_si128(w0, highWords)), to: SIMD4<UInt32>.self)
-                    let d2 = unsafeBitCast(_mm_or_si128(_mm_srli_epi32(w1, 16), _mm_and_si128(w2, highWords)), to: SIMD4<UInt32>.self)
-                    let o = UnsafeMutableRawPointer(out)
-                    o.storeBytes(of: SIMD4<UInt32>(d0[0], d1[0], d2[0], d0[1]), as: SIMD4<UInt32>.self)
-                    o.storeBytes(of: SIMD4<UInt32>(d1[1], d2[1], d0[2], d1[2]), toByteOffset: 16, as: SIMD4<UInt32>.self)
-                    o.storeBytes(of: SIMD4<UInt32>(d2[2], d0[3], d1[3], d2[3]), toByteOffset: 32, as: SIMD4<UInt32>.self)
-                }
+                Self.storePixels(r: channel(rc), g: channel(gc), b: channel(bc), out, bgra: bgra)
             }
             let stride = bgra ? 4 : 3
             pixels(y0, d + stride * x)
             if let (l, o) = second { pixels(Self.load(l + x), o + stride * x) }
             x += 16
+        }
+        return x - start
+    }
+}
+#endif
+
+#if FRAMEKIT_AVX2
+// AVX2: the arithmetic of `vectorRows` on 256-bit registers, 32 pixels a step. Each 128-bit half
+// holds 16 pixels with their own 8 chroma pairs, exactly as one SSE2 step does, so every lane
+// computes what the SSE2 code computes; the halves are then stored by the same code.
+extension YCbCrRows {
+    @inline(__always)
+    static func load256(_ p: UnsafePointer<UInt8>) -> __m256i {
+        _mm256_loadu_si256(UnsafeRawPointer(p).assumingMemoryBound(to: __m256i_u.self))
+    }
+
+    /// The high 128 bits (an immediate-free way: `_mm256_extracti128_si256` is a macro Swift cannot call).
+    @inline(__always)
+    static func highHalf(_ v: __m256i) -> __m128i {
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)))
+    }
+
+    /// Returns how many pixels were converted (a multiple of 32), from pixel 0.
+    @inline(__always)
+    func wideRows(
+        luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
+        second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
+        chroma: Chroma, width: Int, bgra: Bool
+    ) -> Int {
+        let lumaGain = _mm256_set1_epi16(Int16(bitPattern: self.luma))
+        let lumaOffset = _mm256_set1_epi8(videoRange ? 16 : 0)
+        let rvGain = _mm256_set1_epi16(rv)
+        let guGain = _mm256_set1_epi16(gu)
+        let gvGain = _mm256_set1_epi16(gv)
+        let buGain = _mm256_set1_epi16(buLess2)
+        let rounding = _mm256_set1_epi16(32)
+        let signFlip = _mm256_set1_epi16(Int16(bitPattern: 0x8000))
+        let highBytes = _mm256_set1_epi16(Int16(bitPattern: 0xFF00))
+        let lowBytes = _mm256_set1_epi16(0x00FF)
+        // After a per-half pack of two 16-pixel loads: 64-bit groups (0-7, 16-23 | 8-15, 24-31) into pixel order.
+        let packOrder = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+        let stride = bgra ? 4 : 3
+        let end = width - 31
+        var x = 0
+        while x < end {
+            let u8: __m256i
+            let v8: __m256i
+            let y0: __m256i
+            switch chroma {
+            case .interleaved(let uv):
+                let c = Self.load256(uv + x)
+                u8 = _mm256_xor_si256(_mm256_slli_epi16(c, 8), signFlip)
+                v8 = _mm256_xor_si256(_mm256_and_si256(c, highBytes), signFlip)
+                y0 = Self.load256(luma + x)
+            case .planar(let cb, let cr):
+                // 16 Cb (and Cr) bytes widened to 16-bit lanes: pairs 0-7 in the low half, 8-15 in the high.
+                u8 = _mm256_xor_si256(_mm256_slli_epi16(_mm256_cvtepu8_epi16(Self.load(cb + x / 2)), 8), signFlip)
+                v8 = _mm256_xor_si256(_mm256_slli_epi16(_mm256_cvtepu8_epi16(Self.load(cr + x / 2)), 8), signFlip)
+                y0 = Self.load256(luma + x)
+            case .packedYUYV:
+                let a = Self.load256(luma + 2 * x)
+                let b = Self.load256(luma + 2 * x + 32)
+                y0 = _mm256_permutevar8x32_epi32(
+                    _mm256_packus_epi16(_mm256_and_si256(a, lowBytes), _mm256_and_si256(b, lowBytes)), packOrder)
+                let c = _mm256_permutevar8x32_epi32(
+                    _mm256_packus_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8)), packOrder)
+                u8 = _mm256_xor_si256(_mm256_slli_epi16(c, 8), signFlip)
+                v8 = _mm256_xor_si256(_mm256_and_si256(c, highBytes), signFlip)
+            }
+            let rc = _mm256_add_epi16(_mm256_mulhi_epi16(v8, rvGain), rounding)
+            let gc = _mm256_add_epi16(_mm256_add_epi16(_mm256_mulhi_epi16(u8, guGain), _mm256_mulhi_epi16(v8, gvGain)), rounding)
+            let bc = _mm256_add_epi16(_mm256_add_epi16(_mm256_srai_epi16(u8, 1), _mm256_mulhi_epi16(u8, buGain)), rounding)
+
+            @inline(__always) func pixels(_ y: __m256i, _ out: UnsafeMutablePointer<UInt8>) {
+                let y = _mm256_subs_epu8(y, lumaOffset)
+                let even = _mm256_mulhi_epu16(_mm256_slli_epi16(y, 8), lumaGain)
+                let odd = _mm256_mulhi_epu16(_mm256_and_si256(y, highBytes), lumaGain)
+                @inline(__always) func channel(_ c: __m256i) -> __m256i {
+                    _mm256_packus_epi16(
+                        _mm256_srai_epi16(_mm256_adds_epi16(even, c), 6), _mm256_srai_epi16(_mm256_adds_epi16(odd, c), 6))
+                }
+                let (r, g, b) = (channel(rc), channel(gc), channel(bc))
+                Self.storePixels(r: _mm256_castsi256_si128(r), g: _mm256_castsi256_si128(g), b: _mm256_castsi256_si128(b), out, bgra: bgra)
+                Self.storePixels(r: Self.highHalf(r), g: Self.highHalf(g), b: Self.highHalf(b), out + 16 * stride, bgra: bgra)
+            }
+            pixels(y0, d + stride * x)
+            if let (l, o) = second { pixels(Self.load256(l + x), o + stride * x) }
+            x += 32
         }
         return x
     }

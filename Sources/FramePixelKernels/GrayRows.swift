@@ -1,0 +1,172 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
+
+/// Gray = (9798·R + 19235·G + 3735·B + 16384) >> 15: the weights OpenCV 4 uses, so results
+/// match it exactly. With SSE2, two `pmaddwd` (16-bit multiplies summed in pairs into 32 bits)
+/// give four pixels' exact sums: for BGRA on each pixel's (B, R) and (G, A) halves, for RGB24
+/// on the even and odd bytes of two-pixel groups (see `vectorRGB`).
+///
+/// This file is compiled twice: in FramePixelKernels for baseline x86-64 (SSE2), and through a
+/// symlink in FramePixelKernelsAVX2 with `-target-cpu haswell` and `FRAMEKIT_AVX2`, where the
+/// same sums run 32 pixels a step in 256-bit registers first. Both give the same bytes (the
+/// arithmetic is exact); FramePixels' `KernelDispatch` picks one at start-up.
+public enum GrayRows {
+    static let red: Int32 = 9798, green: Int32 = 19235, blue: Int32 = 3735
+
+    @inline(__always)
+    static func gray(r: UInt8, g: UInt8, b: UInt8) -> UInt8 {
+        UInt8(truncatingIfNeeded: (Int32(r) &* red &+ Int32(g) &* green &+ Int32(b) &* blue &+ 16384) &>> 15)
+    }
+
+    /// One row of `width` pixels; `bgra` false means RGB24.
+    public static func convertRow(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int, bgra: Bool) {
+        var x = 0
+        #if FRAMEKIT_AVX2
+        x = bgra ? wideBGRA(s, d, width) : wideRGB(s, d, width)
+        #endif
+        #if arch(x86_64)
+        x += bgra ? vectorBGRA(s + 4 * x, d + x, width - x) : vectorRGB(s + 3 * x, d + x, width - x)
+        #endif
+        let stride = bgra ? 4 : 3
+        let (ri, bi) = bgra ? (2, 0) : (0, 2)
+        while x < width {
+            let p = s + stride &* x
+            d[x] = gray(r: p[ri], g: p[1], b: p[bi])
+            x += 1
+        }
+    }
+}
+
+#if arch(x86_64)
+extension GrayRows {
+    /// 16 gray bytes from four vectors of four 32-bit sums (rounding included): >> 15, packed.
+    @inline(__always)
+    static func pack16(_ s: (__m128i, __m128i, __m128i, __m128i)) -> __m128i {
+        _mm_packus_epi16(
+            _mm_packs_epi32(_mm_srli_epi32(s.0, 15), _mm_srli_epi32(s.1, 15)),
+            _mm_packs_epi32(_mm_srli_epi32(s.2, 15), _mm_srli_epi32(s.3, 15)))
+    }
+
+    static func vectorBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+        // Each pixel's (B, R) and (G, A) 16-bit halves against (blue, red) and (green, 0).
+        let low = _mm_set1_epi32(0x00FF_00FF)
+        let outer = _mm_set1_epi32(red << 16 | blue)
+        let middle = _mm_set1_epi32(green)
+        let rounding = _mm_set1_epi32(16384)
+        var x = 0
+        while x + 16 <= width {
+            let p = UnsafeRawPointer(s + 4 * x)
+            @inline(__always) func four(_ o: Int) -> __m128i {
+                let q = _mm_loadu_si128(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self))
+                let sides = _mm_madd_epi16(_mm_and_si128(q, low), outer)
+                let green = _mm_madd_epi16(_mm_srli_epi16(q, 8), middle)
+                return _mm_add_epi32(_mm_add_epi32(sides, green), rounding)
+            }
+            _mm_storeu_si128(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
+                pack16((four(0), four(16), four(32), four(48))))
+            x += 16
+        }
+        return x
+    }
+
+    static func vectorRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+        // Two pixels per 64-bit lane: R0 G0 B0 R1 G1 B1 · ·. As 16-bit words, its even bytes are
+        // (R0, B0, G1, ·) and, shifted up one byte, its odd ones (0, G0, R1, B1): weighted by
+        // (red, blue, green, 0) and (0, green, red, blue), each pixel's three products land in
+        // one 32-bit lane of one multiply-add or the other. No shuffling pixels into lanes.
+        let lowBytes = _mm_set1_epi16(0x00FF)
+        let rounding = _mm_set1_epi32(16384)
+        let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
+        let evenWeights = _mm_set_epi16(0, g, b, r, 0, g, b, r)
+        let oddWeights = _mm_set_epi16(b, r, g, 0, b, r, g, 0)
+        var x = 0
+        // Each 8-byte load holds two whole pixels; the last one reads 2 bytes past pixel x + 15.
+        while x + 17 <= width {
+            let p = UnsafeRawPointer(s + 3 * x)
+            @inline(__always) func four(_ o: Int) -> __m128i {
+                let q = _mm_unpacklo_epi64(
+                    _mm_loadl_epi64(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)),
+                    _mm_loadl_epi64(p.advanced(by: o + 6).assumingMemoryBound(to: __m128i_u.self)))
+                let even = _mm_madd_epi16(_mm_and_si128(q, lowBytes), evenWeights)
+                let odd = _mm_madd_epi16(_mm_and_si128(_mm_slli_epi64(q, 8), lowBytes), oddWeights)
+                return _mm_add_epi32(_mm_add_epi32(even, odd), rounding)
+            }
+            _mm_storeu_si128(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
+                pack16((four(0), four(12), four(24), four(36))))
+            x += 16
+        }
+        return x
+    }
+}
+#endif
+
+#if FRAMEKIT_AVX2
+// AVX2 (Haswell and later): the SSE2 steps above on 256-bit registers, 32 pixels a step. The
+// packs work within each 128-bit half, so the 4-byte groups come out as s0 s1 s2 s3 of the
+// low half then of the high half; one dword permute restores pixel order.
+extension GrayRows {
+    @inline(__always)
+    static func pack32(_ s: (__m256i, __m256i, __m256i, __m256i)) -> __m256i {
+        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)
+        let words = (
+            _mm256_packs_epi32(_mm256_srli_epi32(s.0, 15), _mm256_srli_epi32(s.1, 15)),
+            _mm256_packs_epi32(_mm256_srli_epi32(s.2, 15), _mm256_srli_epi32(s.3, 15))
+        )
+        return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words.0, words.1), order)
+    }
+
+    static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+        let low = _mm256_set1_epi32(0x00FF_00FF)
+        let outer = _mm256_set1_epi32(red << 16 | blue)
+        let middle = _mm256_set1_epi32(green)
+        let rounding = _mm256_set1_epi32(16384)
+        var x = 0
+        while x + 32 <= width {
+            let p = UnsafeRawPointer(s + 4 * x)
+            @inline(__always) func eight(_ o: Int) -> __m256i {
+                let q = _mm256_loadu_si256(p.advanced(by: o).assumingMemoryBound(to: __m256i_u.self))
+                let sides = _mm256_madd_epi16(_mm256_and_si256(q, low), outer)
+                let green = _mm256_madd_epi16(_mm256_srli_epi16(q, 8), middle)
+                return _mm256_add_epi32(_mm256_add_epi32(sides, green), rounding)
+            }
+            _mm256_storeu_si256(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
+                pack32((eight(0), eight(32), eight(64), eight(96))))
+            x += 32
+        }
+        return x
+    }
+
+    static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+        let lowBytes = _mm256_set1_epi16(0x00FF)
+        let rounding = _mm256_set1_epi32(16384)
+        let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
+        let evenWeights = _mm256_setr_epi16(r, b, g, 0, r, b, g, 0, r, b, g, 0, r, b, g, 0)
+        let oddWeights = _mm256_setr_epi16(0, g, r, b, 0, g, r, b, 0, g, r, b, 0, g, r, b)
+        var x = 0
+        // Eight-byte loads of two pixels each, as in vectorRGB; the last reads 2 bytes past pixel x + 31.
+        while x + 33 <= width {
+            let p = UnsafeRawPointer(s + 3 * x)
+            @inline(__always) func pair(_ o: Int) -> __m128i {
+                _mm_unpacklo_epi64(
+                    _mm_loadl_epi64(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)),
+                    _mm_loadl_epi64(p.advanced(by: o + 6).assumingMemoryBound(to: __m128i_u.self)))
+            }
+            @inline(__always) func eight(_ o: Int) -> __m256i {
+                let q = _mm256_set_m128i(pair(o + 12), pair(o)) // high half, low half
+                let even = _mm256_madd_epi16(_mm256_and_si256(q, lowBytes), evenWeights)
+                let odd = _mm256_madd_epi16(_mm256_and_si256(_mm256_slli_epi64(q, 8), lowBytes), oddWeights)
+                return _mm256_add_epi32(_mm256_add_epi32(even, odd), rounding)
+            }
+            _mm256_storeu_si256(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
+                pack32((eight(0), eight(24), eight(48), eight(72))))
+            x += 32
+        }
+        return x
+    }
+}
+#endif

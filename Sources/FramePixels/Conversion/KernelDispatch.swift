@@ -1,0 +1,97 @@
+import CCPUFeatures
+import FramePixelKernels
+import FramePixelKernelsAVX2
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which build of the row kernels runs: chosen once, at first use, from CPUID and the OS's
+/// saved register state — AVX2 where the machine has it (nearly every x86-64 server of the last
+/// decade), else the baseline x86-64 (SSE2) build; `FRAMEKIT_SIMD=baseline` forces the baseline
+/// (tests and comparisons run both). AArch64 has one build, the portable code.
+public enum KernelDispatch {
+    public enum Path: String, Sendable {
+        case baseline
+        case avx2
+    }
+
+    /// The path this process uses.
+    public static let path: Path = choose(
+        environment: getenv("FRAMEKIT_SIMD").map { String(cString: $0) }, avx2Usable: ccpu_avx2_usable() != 0)
+
+    /// Whether this machine could run the AVX2 kernels (whatever `FRAMEKIT_SIMD` says).
+    public static var isAVX2Usable: Bool { ccpu_avx2_usable() != 0 }
+
+    /// The choice, from `FRAMEKIT_SIMD` (`baseline`, `avx2`, or unset) and what the machine has:
+    /// AVX2 is never chosen where it cannot run.
+    package static func choose(environment: String?, avx2Usable: Bool) -> Path {
+        #if arch(x86_64)
+        if environment == "baseline" { return .baseline }
+        return avx2Usable ? .avx2 : .baseline
+        #else
+        return .baseline
+        #endif
+    }
+
+    /// RGB24 or BGRA → gray, one row.
+    @inline(__always)
+    static func grayRow(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int, bgra: Bool) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.GrayRows.convertRow(s, d, width: width, bgra: bgra)
+        case .baseline: FramePixelKernels.GrayRows.convertRow(s, d, width: width, bgra: bgra)
+        }
+    }
+
+    /// Where a row's chroma is (the kernels' own type, one for both builds).
+    enum Chroma {
+        case interleaved(UnsafePointer<UInt8>)
+        case planar(UnsafePointer<UInt8>, UnsafePointer<UInt8>)
+        case packedYUYV
+    }
+
+    /// Y'CbCr → RGB with one matrix and range, in both builds (each build has its own type).
+    struct YCbCrKernel: Sendable {
+        let base: FramePixelKernels.YCbCrRows
+        let wide: FramePixelKernelsAVX2.YCbCrRows
+
+        init(matrix: ColorConversion.Matrix, fullRange: Bool) {
+            let k = ColorConversion.Coefficients(matrix: matrix, fullRange: fullRange)
+            base = .init(y: k.y, rv: k.rv, gu: k.gu, gv: k.gv, bu: k.bu, fullRange: fullRange)
+            wide = .init(y: k.y, rv: k.rv, gu: k.gu, gv: k.gv, bu: k.bu, fullRange: fullRange)
+        }
+
+        static let all: [YCbCrKernel] = [
+            YCbCrKernel(matrix: .bt601, fullRange: false), YCbCrKernel(matrix: .bt601, fullRange: true),
+            YCbCrKernel(matrix: .bt709, fullRange: false), YCbCrKernel(matrix: .bt709, fullRange: true)
+        ]
+        static func forMatrix(_ m: ColorConversion.Matrix, fullRange: Bool) -> YCbCrKernel {
+            all[(m == .bt601 ? 0 : 2) + (fullRange ? 1 : 0)]
+        }
+
+        @inline(__always)
+        func convertRows(
+            luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
+            second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?, chroma: Chroma, width: Int, bgra: Bool
+        ) {
+            switch KernelDispatch.path {
+            case .avx2:
+                let c: FramePixelKernelsAVX2.YCbCrRows.Chroma =
+                    switch chroma {
+                    case .interleaved(let uv): .interleaved(uv)
+                    case .planar(let u, let v): .planar(u, v)
+                    case .packedYUYV: .packedYUYV
+                    }
+                wide.convertRows(luma: luma, into: d, second: second, chroma: c, width: width, bgra: bgra)
+            case .baseline:
+                let c: FramePixelKernels.YCbCrRows.Chroma =
+                    switch chroma {
+                    case .interleaved(let uv): .interleaved(uv)
+                    case .planar(let u, let v): .planar(u, v)
+                    case .packedYUYV: .packedYUYV
+                    }
+                base.convertRows(luma: luma, into: d, second: second, chroma: c, width: width, bgra: bgra)
+            }
+        }
+    }
+}
