@@ -31,7 +31,8 @@ enum BenchOptions {
         help: "detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ","))).")
     static let keepClips = Option.text("keep-clips", "DIR", help: "detection: keep every clip in DIR (NAME.mjpeg, NAME.truth.json).")
     static let detectors = Option.text(
-        "detectors", "D,...", help: "detection: only these detectors (framekit, framekit-cli, cnn-full, haar-full, python-haar).")
+        "detectors", "D,...",
+        help: "detection: only these detectors (framekit, framekit-cli, framekit-cli-mp4, cnn-full, haar-full, python-haar).")
     static let detectArgs = Option.text(
         "detect-args", "ARGS",
         help:
@@ -181,11 +182,11 @@ do {
         report.detection = results
         report.realtime = realtime
         print(
-            "\n" + pad("split", 8) + pad("kind", 22) + pad("detector", 14) + pad("frames", 8) + pad("recall", 8) + pad("precision", 11)
+            "\n" + pad("split", 8) + pad("kind", 22) + pad("detector", 18) + pad("frames", 8) + pad("recall", 8) + pad("precision", 11)
                 + pad("results/s", 11) + pad("ms p50", 9) + "ms p99")
         for r in results {
             print(
-                pad(r.split, 8) + pad(r.kind, 22) + pad(r.detector, 14) + pad("\(r.frames)", 8) + pad(f(r.recall), 8)
+                pad(r.split, 8) + pad(r.kind, 22) + pad(r.detector, 18) + pad("\(r.frames)", 8) + pad(f(r.recall), 8)
                     + pad(f(r.precision), 11)
                     + pad(f(r.results_per_s, 1), 11) + pad(f(r.ms_p50, 1), 9) + f(r.ms_p99, 1))
         }

@@ -1,5 +1,8 @@
 // CFFmpeg: see include/CFFmpeg.h. Plain C over libavformat/libavcodec/libswscale 5.1.
 #include "CFFmpeg.h"
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -240,7 +243,43 @@ struct cffm_writer {
     // For the size a finished file would have now: fragments hold packets in memory until the
     // next key frame, so the file's own size lags behind.
     int64_t header_bytes, packet_bytes, packets, key_packets, frames;
+    // Packets passed through as they are (Motion-JPEG in AVI): no encoder.
+    int passthrough;
+    // Space held back on the recording's disk for its index (AVI writes it at the end): a file
+    // of its own, given up when a write fails (a full disk) so the trailer still fits.
+    char *reserve_path;
+    int64_t reserve_bytes;
+    char *path;
 };
+
+// 1 MiB holds the indexes (idx1: 16 bytes a frame, ix00: 8) of about 43,000 frames.
+static const int64_t reserve_step = 1 << 20;
+
+static int grow_reserve(cffm_writer *w) {
+    int fd = open(w->reserve_path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int error = posix_fallocate(fd, 0, w->reserve_bytes + reserve_step);
+    close(fd);
+    if (error != 0) return -1;
+    w->reserve_bytes += reserve_step;
+    return 0;
+}
+
+// Whether the recording's disk has room for `bytes` more (and a margin): a frame is written
+// whole or not at all, so the file ends at its last complete frame when the disk fills.
+static int has_room(const cffm_writer *w, int64_t bytes) {
+    struct statvfs fs;
+    if (!w->path || statvfs(w->path, &fs) != 0) return 1;  // cannot tell: let the write say
+    return (int64_t)fs.f_bavail * (int64_t)fs.f_frsize >= bytes + (64 << 10);
+}
+
+static void release_reserve(cffm_writer *w) {
+    if (w->reserve_path) {
+        unlink(w->reserve_path);
+        free(w->reserve_path);
+        w->reserve_path = NULL;
+    }
+}
 
 static enum AVPixelFormat input_format(cffm_input_layout layout) {
     switch (layout) {
@@ -256,6 +295,8 @@ static enum AVPixelFormat input_format(cffm_input_layout layout) {
 
 void cffm_writer_free(cffm_writer *w) {
     if (!w) return;
+    release_reserve(w);
+    free(w->path);
     if (w->format && w->format->pb) avio_closep(&w->format->pb);
     avformat_free_context(w->format);
     avcodec_free_context(&w->codec);
@@ -267,6 +308,11 @@ void cffm_writer_free(cffm_writer *w) {
 
 int64_t cffm_writer_bytes(const cffm_writer *w) {
     if (!w || !w->format || !w->format->pb) return 0;
+    if (w->passthrough) {
+        // AVI: what is written, plus the indexes the trailer adds (idx1: 16 bytes a frame;
+        // OpenDML's ix00 standard index: 8 a frame) and headers of further RIFF-AVIX chunks.
+        return avio_tell(w->format->pb) + 24 * w->frames + 4096 * (1 + avio_tell(w->format->pb) / (1 << 30));
+    }
     // Generous per-sample (trun entry), per-fragment (moof, traf, mdat headers) and trailer
     // (mfra) allowances: the projection errs high, so a size limit is never passed.
     // Frames the encoder still holds (look-ahead, B-frames) count at the average packet's size.
@@ -368,10 +414,94 @@ cffm_status cffm_writer_write(cffm_writer *w, const uint8_t *const planes[3], co
     return encode(w, w->frame, message, message_size);
 }
 
+cffm_status cffm_writer_open_mjpeg(const char *path, int32_t width, int32_t height, double frame_rate, cffm_writer **out,
+                                   char *message, size_t message_size) {
+    pthread_once(&quiet_once, make_quiet);
+    *out = NULL;
+    if (width < 1 || height < 1 || !(frame_rate > 0)) { say("the frame size and rate must be positive", message, message_size); return CFFM_ERROR; }
+    cffm_writer *w = calloc(1, sizeof *w);
+    if (!w) { say("out of memory", message, message_size); return CFFM_ERROR; }
+    w->passthrough = 1;
+    w->path = strdup(path);
+    int error = avformat_alloc_output_context2(&w->format, NULL, "avi", path);
+    if (error < 0 || !w->format) { describe(error, "no AVI muxer", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    w->packet = av_packet_alloc();
+    w->stream = avformat_new_stream(w->format, NULL);
+    if (!w->packet || !w->stream) { say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    AVRational rate = av_d2q(frame_rate, 100000);
+    AVCodecParameters *p = w->stream->codecpar;
+    p->codec_type = AVMEDIA_TYPE_VIDEO;
+    p->codec_id = AV_CODEC_ID_MJPEG;
+    p->codec_tag = MKTAG('M', 'J', 'P', 'G');
+    p->width = width;
+    p->height = height;
+    w->stream->time_base = av_inv_q(rate);
+    w->stream->avg_frame_rate = rate;
+    w->stream->r_frame_rate = rate;
+    error = avio_open(&w->format->pb, path, AVIO_FLAG_WRITE);
+    if (error < 0) { describe(error, "cannot open the file", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    // The index's space, held in a hidden file beside the recording.
+    const char *slash = strrchr(path, '/');
+    size_t folder = slash ? (size_t)(slash - path + 1) : 0;
+    size_t length = strlen(path) + 16;
+    w->reserve_path = malloc(length);
+    if (!w->reserve_path) { say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    snprintf(w->reserve_path, length, "%.*s.%s.reserve", (int)folder, path, path + folder);
+    int reserve = open(w->reserve_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (reserve >= 0) close(reserve);
+    if (reserve < 0 || grow_reserve(w) != 0) {
+        say("no room on the disk for the recording's index", message, message_size);
+        cffm_writer_free(w);
+        return CFFM_ERROR;
+    }
+    // Each frame goes to the file as it comes; past 1 GiB the muxer continues in RIFF-AVIX
+    // chunks with OpenDML indexes (no 4 GiB limit).
+    w->format->flush_packets = 1;
+    error = avformat_write_header(w->format, NULL);
+    if (error < 0) { describe(error, "cannot write the header", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    w->header_bytes = avio_tell(w->format->pb);
+    *out = w;
+    return CFFM_OK;
+}
+
+cffm_status cffm_writer_write_packet(cffm_writer *w, const uint8_t *data, int32_t size, char *message, size_t message_size) {
+    if (w->finished || !w->passthrough) { say("not an open pass-through recording", message, message_size); return CFFM_ERROR; }
+    // More frames need more index: grow the reserve first, and end the recording (with room
+    // for its index) when the disk cannot give it.
+    if (w->frames > 0 && w->frames % 40000 == 0 && grow_reserve(w) != 0) {
+        say("the disk is full (no room for more of the index)", message, message_size);
+        return CFFM_ERROR;
+    }
+    if (!has_room(w, size)) { say("the disk is full", message, message_size); return CFFM_ERROR; }
+    if (av_new_packet(w->packet, size) < 0) { say("out of memory", message, message_size); return CFFM_ERROR; }
+    memcpy(w->packet->data, data, (size_t)size);
+    w->packet->pts = w->packet->dts = w->frames;
+    w->packet->duration = 1;
+    w->packet->flags |= AV_PKT_FLAG_KEY;
+    w->packet->stream_index = w->stream->index;
+    int error = av_write_frame(w->format, w->packet);
+    av_packet_unref(w->packet);
+    if (error < 0) { describe(error, "writing", message, message_size); return CFFM_ERROR; }
+    if (w->format->pb && w->format->pb->error < 0) { describe(w->format->pb->error, "writing", message, message_size); return CFFM_ERROR; }
+    w->frames += 1;
+    w->packets += 1;
+    w->packet_bytes += size;
+    return CFFM_OK;
+}
+
 cffm_status cffm_writer_finish(cffm_writer *w, char *message, size_t message_size) {
     if (w->finished) return CFFM_OK;
     w->finished = 1;
-    cffm_status status = encode(w, NULL, message, message_size);
+    cffm_status status = w->passthrough ? CFFM_OK : encode(w, NULL, message, message_size);
+    if (w->passthrough) {
+        // The reserve makes room for the index; a write that failed (a full disk) left AVIO's
+        // error set, which the trailer must not inherit: the frames before it are complete.
+        release_reserve(w);
+        if (w->format->pb) {
+            w->format->pb->error = 0;
+            w->format->pb->eof_reached = 0;
+        }
+    }
     int error = av_write_trailer(w->format);
     if (status == CFFM_OK && error < 0) { describe(error, "writing the trailer", message, message_size); status = CFFM_ERROR; }
     if (w->format->pb) {

@@ -12,7 +12,9 @@ enum DetectCommand: Command {
     static let preset = DeviceChoice.preset(help: "Session preset (default hd1280x720; for --input, the file's own size).")
     static let frames = Option.integer(
         "frames", "N", 1...100_000_000, help: "Stop after N frames have been captured (delivered or dropped).")
-    static let duration = Option.number("duration", "SECONDS", 0.001...1e7, help: "Stop after this long.")
+    static let duration = Option.number(
+        "duration", "SECONDS", 0.001...1e7,
+        help: "Stop after this long: for --input files, this much of the media timeline (from --start), however fast it is read.")
     static let stats = Option.text(
         "stats", "FILE.json", help: "Write the full statistics as JSON (percentiles, histogram, per-frame timeline).")
     static let report = Option.text("report", "FILE.html", help: "Write an HTML report with latency plots (docs/stats.md).")

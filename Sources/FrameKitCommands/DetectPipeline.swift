@@ -114,6 +114,8 @@ struct DetectorSettings {
 enum DetectPipeline {
     struct Limits {
         var frames: Int?
+        /// Seconds: of wall-clock time for cameras and streams, of the media timeline for files
+        /// (from the first frame read: the --start point).
         var duration: Double?
     }
 
@@ -147,7 +149,12 @@ enum DetectPipeline {
             writer = nil
         }
         output.processors = ProcessorChain(stages)
-        let runner = DetectRun(frameLimit: limits.frames, printFrames: printFrames, writer: writer, source: source, sink: sink)
+        // A file's --duration is on its own timeline: that many seconds of frames from the first
+        // one read (the --start point), however fast they are read.
+        let isFile = device.deviceType == .file
+        let runner = DetectRun(
+            frameLimit: limits.frames, mediaDuration: isFile ? limits.duration : nil, printFrames: printFrames,
+            writer: writer, source: source, sink: sink)
         output.setSampleBufferDelegate(runner)
         session.addObserver { runner.notify($0) }
         let metricsName = source ?? DetectCommand.sourceName(device)
@@ -159,7 +166,7 @@ enum DetectPipeline {
         do { try session.startRunning() } catch { throw RuntimeFailure(error) }
         let started = Date()
         let progress = Console.stderrIsTerminal ? Progress(output: output, stats: runner.stats) : nil
-        let end = runner.wait(until: limits.duration.map { started.addingTimeInterval($0) })
+        let end = runner.wait(until: isFile ? nil : limits.duration.map { started.addingTimeInterval($0) })
         let poolPeak = session.bufferUsage?.peakBytesInUse
         session.stopRunning()
         (detection as? FaceTrackingProcessor)?.tracker.waitUntilIdle()

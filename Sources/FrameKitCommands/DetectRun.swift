@@ -25,10 +25,16 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     /// Where the lines go (stdout; a batch input's own file); false: it can take no more.
     private let sink: @Sendable (String) -> Bool
 
+    /// How much of a file's timeline the run covers, from its first frame (the --start point,
+    /// or the file's own first timestamp, which need not be 0).
+    private let mediaDuration: Double?
+    private let firstMediaTime = Mutex<Double?>(nil)
+
     init(
-        frameLimit: Int?, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil,
+        frameLimit: Int?, mediaDuration: Double? = nil, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil,
         sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }
     ) {
+        self.mediaDuration = mediaDuration
         self.source = source
         self.sink = sink
         self.frameLimit = frameLimit
@@ -38,6 +44,7 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
 
     func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
         let delivered = Timestamp.now() // the processors have run: this is the result's moment
+        if pastMediaEnd(frame.presentationTime) { return }
         guard count(nil) else { return }
         stats.recordResult(of: frame, resultAt: delivered)
         stats.sampleMemoryIfDue(frame.sequenceNumber)
@@ -68,8 +75,21 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     }
 
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+        if pastMediaEnd(frame.presentationTime) { return }
         guard count(frame.reason) else { return }
         stats.recordDrop(frame)
+    }
+
+    /// Whether `time` is at or after the file's end point; the run ends there.
+    private func pastMediaEnd(_ time: Double) -> Bool {
+        guard let mediaDuration else { return false }
+        let first = firstMediaTime.withLock { f in
+            if f == nil { f = time }
+            return f!
+        }
+        guard time >= first + mediaDuration - 1e-9 else { return false }
+        finish(reason: .duration)
+        return true
     }
 
     /// Counts a captured frame; false once the run has ended (frames after the limit are

@@ -5,15 +5,24 @@ import FrameKit
 enum DevicesCommand: Command {
     static let name = "devices"
     static let abstract = "List capture devices with their formats, sizes, frame rates and supported presets."
-    static let usage = "framekit devices [--controls] [--json]"
+    static let usage = "framekit devices [--controls] [--stream URL ...] [--json]"
     static let json = Flag("json", help: "Print JSON instead of text.")
     static let controls = Flag(
         "controls", help: "List each device's controls too, with ranges, values, flags and menu items (as v4l2-ctl --list-ctrls-menus).")
-    static let specs = [json.spec, controls.spec]
+    static let stream = Option.repeatable(
+        "stream", "URL", help: "Also probe this network stream (rtsp://, tcp://…) and list it as a device (repeatable).")
+    static let specs = [json.spec, controls.spec, stream.spec]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit devices")
-        let discovery = DiscoverySession(deviceTypes: [.external, .virtual])
+        var streams: [URL] = []
+        for text in options.all(stream) {
+            guard text.contains("://"), let url = URL(string: text) else {
+                throw UsageError("--stream takes a URL (rtsp://…), got '\(text)'")
+            }
+            streams.append(url)
+        }
+        let discovery = DiscoverySession(deviceTypes: [.external, .virtual, .stream], streams: streams)
         let devices = discovery.devices
         let withControls = options[controls]
         // A device whose controls cannot be read (it went away since discovery) is listed without them.

@@ -79,6 +79,8 @@ enum RecordCommand: Command {
             ]).text)
         if failed {
             Console.err("framekit: \(error!)")
+            // A write that failed (a full disk) is EX_IOERR, as for every other file the CLI writes.
+            if case .cannotWrite? = error { return ExitCode.ioError }
             return ExitCode.failure
         }
         return ExitCode.success

@@ -24,7 +24,55 @@ struct MediaCommandTests {
         #expect(withFace.count >= 85, "\(withFace.count) of 90 frames with the one face")
     }
 
-    @Test("detect --input tcp://… reads a live stream in real time; a stream that is not there is exit 1 naming it")
+    @Test(
+        "discovery lists a stream URL as a device: devices --stream URL (and DiscoverySession(streams:)); a refused one is skipped with its reason"
+    )
+    func streamInDiscovery() throws {
+        try #require(FFmpegTool.isInstalled)
+        let port = Int.random(in: 20_000...60_000)
+        let server = try FFmpegTool.serveTCP(port: port, seconds: 5)
+        defer { server.terminate() }
+        Thread.sleep(forTimeInterval: 0.7)
+        let url = "tcp://127.0.0.1:\(port)"
+        let run = try BinaryRunner.run("framekit", ["devices", "--json", "--stream", url, "--stream", "tcp://127.0.0.1:1"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let devices = try #require(object["devices"] as? [[String: Any]])
+        let stream = try #require(devices.first { $0["id"] as? String == url }, "\(devices.map { $0["id"] ?? "" })")
+        #expect(stream["type"] as? String == "stream")
+        let format = try #require((stream["formats"] as? [[String: Any]])?.first)
+        #expect(format["width"] as? Int == 320 && format["height"] as? Int == 240)
+        let skipped = try #require(object["skipped"] as? [[String: Any]])
+        #expect(skipped.contains { $0["path"] as? String == "tcp://127.0.0.1:1" && ($0["reason"] as? String ?? "").contains("refused") })
+        #expect(try BinaryRunner.run("framekit", ["devices", "--stream", "not a url"]).status == 64)
+    }
+
+    @Test("--start and --duration are on the media timeline: 3 s from 2 s of a 10 s clip is 90 frames, read as fast as they decode")
+    func mediaTimeline() throws {
+        try #require(FFmpegTool.isInstalled)
+        let clip = Fixtures.temporaryFolder().appendingPathComponent("ten.mp4")
+        try FFmpegTool.run([
+            "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30", "-t", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip.path
+        ])
+        let started = Date()
+        let run = try BinaryRunner.run(
+            "framekit", ["detect", "--input", clip.path, "--start", "2", "--duration", "3", "--detector", "haar"])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(run.status == 0, "\(run.stderr)")
+        let frames = try run.jsonLines().filter { $0["frame"] != nil }
+        let times = frames.compactMap { $0["timestamp"] as? Double }
+        #expect(
+            frames.count == 90 && (times.first ?? 0) >= 1.99 && (times.last ?? 9) < 5,
+            "\(frames.count) frames, \(times.first ?? -1)…\(times.last ?? -1)")
+        #expect(elapsed < 3, "3 s of media took \(elapsed) s: the duration was read as wall-clock time")
+        // FrameKit's own readers too: 0.5 s of a 30 fps Y4M is 15 frames.
+        let y4m = Fixtures.temporaryFolder().appendingPathComponent("d.y4m")
+        try Y4MWriter.write(frames: 60, width: 64, height: 48, to: y4m)
+        let short = try BinaryRunner.run("framekit", ["detect", "--input", y4m.path, "--duration", "0.5", "--detector", "haar"])
+        #expect(try short.jsonLines().filter { $0["frame"] != nil }.count == 15)
+    }
+
+    @Test("detect --input tcp://… reads a live stream in real time; a stream that cannot be reached is exit 75 naming it")
     func liveStream() throws {
         try #require(FFmpegTool.isInstalled)
         let port = Int.random(in: 20_000...60_000)

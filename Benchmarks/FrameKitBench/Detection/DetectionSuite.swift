@@ -89,7 +89,7 @@ enum DetectionSuite {
         var detectArguments: [String] = []
     }
 
-    static let allDetectors: Set<String> = ["framekit", "framekit-cli", "cnn-full", "haar-full", "python-haar"]
+    static let allDetectors: Set<String> = ["framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar"]
 
     /// What one detector did on one clip.
     struct Run {
@@ -126,6 +126,24 @@ enum DetectionSuite {
                                 extra: settings.detectArguments
                             ).run)
                     }
+                    // The same clip as H.264 in MP4 (Debian's ffmpeg, CRF 18): the CLI through libavcodec.
+                    if let framekit = settings.framekit, settings.detectors.contains("framekit-cli-mp4") {
+                        let mp4 = settings.work.appendingPathComponent("\(clip.name).mp4")
+                        try? FileManager.default.removeItem(at: mp4)
+                        do {
+                            _ = try runProcess(
+                                URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+                                [
+                                    "-nostdin", "-loglevel", "error", "-i", file.path, "-c:v", "libx264", "-crf", "18", "-pix_fmt",
+                                    "yuv420p", mp4.path
+                                ])
+                            runs["framekit-cli-mp4", default: []].append(
+                                try runCLI(framekit, file: mp4, truth: clip.truth, extra: settings.detectArguments).run)
+                        } catch {
+                            log("  framekit-cli-mp4 skipped: \(error) (scripts/bootstrap installs ffmpeg)")
+                        }
+                        try? FileManager.default.removeItem(at: mp4)
+                    }
                     // The Python peer is slow (~3 frames/s): one clip of each kind.
                     if let python = settings.python, clips == 1, settings.detectors.contains("python-haar") {
                         do {
@@ -142,7 +160,7 @@ enum DetectionSuite {
                         try? FileManager.default.removeItem(at: file)
                     }
                 }
-                for name in ["framekit", "framekit-cli", "cnn-full", "haar-full", "python-haar"] {
+                for name in ["framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar"] {
                     guard let list = runs[name], !list.isEmpty else { continue }
                     let accuracy = list.map(\.accuracy).reduce(Accuracy(), +)
                     let times = list.flatMap(\.times).sorted()

@@ -80,7 +80,7 @@ void cffm_close(cffm_media *media);
 /// Whether the linked libavformat can open this URL scheme ("rtsp", "srt", "file"…).
 int32_t cffm_has_protocol(const char *scheme);
 
-// MARK: Writing (H.264 in MP4 or MOV)
+// MARK: Writing (H.264 in MP4 or MOV; Motion-JPEG passed through into AVI)
 
 typedef struct cffm_writer cffm_writer;
 
@@ -116,7 +116,16 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
 cffm_status cffm_writer_write(cffm_writer *writer, const uint8_t *const planes[3], const int32_t strides[3], cffm_input_layout layout,
                               int64_t frame_index, char *message, size_t message_size);
 
-/// Flushes the encoder, writes the trailer and closes the file.
+/// A Motion-JPEG AVI at `path` (which must exist) whose frames are JPEG files passed through
+/// untouched: libavformat's AVI muxer, which goes on past 1 GiB in OpenDML RIFF-AVIX chunks
+/// (`indx` super index, `ix00` standard indexes, `dmlh`), so there is no 4 GiB limit.
+cffm_status cffm_writer_open_mjpeg(const char *path, int32_t width, int32_t height, double frame_rate, cffm_writer **out,
+                                   char *message, size_t message_size);
+
+/// Appends one JPEG (a key frame) to a recording opened with `cffm_writer_open_mjpeg`.
+cffm_status cffm_writer_write_packet(cffm_writer *writer, const uint8_t *data, int32_t size, char *message, size_t message_size);
+
+/// Flushes the encoder (if any), writes the trailer (the AVI's indexes) and closes the file.
 cffm_status cffm_writer_finish(cffm_writer *writer, char *message, size_t message_size);
 
 /// The size the file would have if it were finished now (at least what is on disk): packets

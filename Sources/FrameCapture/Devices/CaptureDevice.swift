@@ -272,22 +272,34 @@ public struct DiscoverySession: Sendable {
     public let position: CaptureDevice.Position
     let kernel: any V4L2Kernel
 
+    /// Devices of `deviceTypes` at `position` (the virtual camera and V4L2 cameras have no
+    /// position: `.unspecified`).
+    /// - Parameters:
+    ///   - deviceTypes: what to look for: V4L2 cameras, the virtual camera, streams.
+    ///   - mediaType: video (FrameKit's only one).
+    ///   - position: a position to match, or `.unspecified` for any.
+    ///   - streams: network streams to list too (probed when ``devices`` is read), as `.stream`
+    ///     devices; one that cannot be opened is in ``problems``. Used when `deviceTypes` has `.stream`.
     public init(
         deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-        position: CaptureDevice.Position = .unspecified
+        position: CaptureDevice.Position = .unspecified, streams: [URL] = []
     ) {
-        self.init(deviceTypes: deviceTypes, mediaType: mediaType, position: position, kernel: SystemV4L2Kernel())
+        self.init(deviceTypes: deviceTypes, mediaType: mediaType, position: position, kernel: SystemV4L2Kernel(), streams: streams)
     }
 
     /// As ``init(deviceTypes:mediaType:position:)``, scanning through `kernel` (tests play the kernel).
     package init(
         deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-        position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel
+        position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel, streams: [URL] = []
     ) {
         self.deviceTypes = deviceTypes
         self.position = position
         self.kernel = kernel
+        self.streams = streams
     }
+
+    /// The stream URLs this discovery lists (with `.stream` in ``deviceTypes``).
+    public let streams: [URL]
 
     /// The matching devices, cameras first. V4L2 nodes that are not capture devices (metadata
     /// nodes, codecs) or cannot be opened are skipped; see ``problems`` for why.
@@ -305,6 +317,13 @@ public struct DiscoverySession: Sendable {
             }
         }
         if deviceTypes.contains(.virtual) { found.append(CaptureDevice.virtualCamera) }
+        if deviceTypes.contains(.stream) {
+            for url in streams {
+                do { found.append(try CaptureDevice.stream(url, reconnect: .init(attempts: 0))) } catch {
+                    problems.append((url.absoluteString, error))
+                }
+            }
+        }
         return (found.filter { position == .unspecified || $0.position == position }, problems)
     }
 }

@@ -58,8 +58,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         get { state.withLock { $0.maxDuration } }
         set { state.withLock { $0.maxDuration = newValue } }
     }
-    /// Stop before the file grows beyond this many bytes. An `.avi` also stops at 4 GiB (RIFF's
-    /// 32-bit sizes) with `maximumFileSizeReached`; `.mp4`/`.mov` have no such bound.
+    /// Stop before the file grows beyond this many bytes (no container bound: `.avi` is
+    /// OpenDML past 1 GiB, `.mp4`/`.mov` use 64-bit offsets).
     public var maxRecordedFileSize: Int? {
         get { state.withLock { $0.maxFileSize } }
         set { state.withLock { $0.maxFileSize = newValue } }
@@ -104,7 +104,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             let writer: any MovieWriter
             switch container {
             case .avi:
-                do { writer = try MJPEGMovieWriter(fileDescriptor: fd, quality: quality) } catch {
+                do { writer = try MJPEGMovieWriter(path: url.path, fileDescriptor: fd, quality: quality) } catch {
                     _ = Glibc.close(fd)
                     throw .encodingFailed("\(error)")
                 }
@@ -185,7 +185,6 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                     return .freeDiskSpaceBelowLimit(bytes: minFree)
                 }
                 settings.beforeWrite?()
-                // An AVI ends at 4 GiB (its 32-bit sizes) even without a limit: for longer, .mp4.
                 let limit = min(settings.maxFileSize ?? Int.max, r.writer.maximumBytes)
                 guard try r.writer.write(frame.pixelBuffer, maxBytes: limit == Int.max ? nil : limit) else {
                     return .maximumFileSizeReached(bytes: limit)

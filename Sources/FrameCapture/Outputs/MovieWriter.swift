@@ -12,7 +12,7 @@ import Glibc
 protocol MovieWriter: AnyObject {
     var frameCount: Int { get }
     var bytesWritten: Int { get }
-    /// The largest file the container can hold: AVI (RIFF) offsets and sizes are 32-bit.
+    /// The largest file the container can hold (no limit for OpenDML AVI, MP4 or MOV).
     var maximumBytes: Int { get }
     /// Writes the headers for frames of this size and rate (once, at the first frame, before
     /// any limit is checked: a recording a limit ends at once is still a valid, empty file).
@@ -23,7 +23,7 @@ protocol MovieWriter: AnyObject {
     func close() throws
 }
 
-enum MovieFile {
+package enum MovieFile {
     /// The containers and what goes in them.
     enum Container: String {
         case avi, mp4, mov
@@ -32,7 +32,7 @@ enum MovieFile {
 
     /// Creates `url` for writing, atomically refusing a name that exists (`O_EXCL`), so a file
     /// created meanwhile is never replaced. Through the one syscall door (EINTR retried).
-    static func reserve(_ url: URL) throws(CaptureError) -> Int32 {
+    package static func reserve(_ url: URL) throws(CaptureError) -> Int32 {
         do {
             let fd = try retryingSystemCall("open(\(url.path))") {
                 let result = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -55,35 +55,65 @@ enum MovieFile {
     }
 }
 
-/// Motion-JPEG in AVI: each frame a JPEG (libjpeg-turbo, at `quality`).
-final class MJPEGMovieWriter: MovieWriter {
-    private let avi: AVIWriter
+/// Motion-JPEG in AVI: each frame a JPEG (libjpeg-turbo, at `quality`), passed through
+/// untouched to libavformat's AVI muxer, which writes OpenDML (RIFF-AVIX chunks past 1 GiB,
+/// `indx`/`ix00` indexes, `dmlh`) so a recording may run for hours. Each frame reaches the file
+/// as it is written; the indexes come at `close()`.
+package final class MJPEGMovieWriter: MovieWriter {
+    private let path: String
     private let encoder: JPEG.Encoder
     private let quality: Int
+    private var writer: OpaquePointer?
+    package private(set) var frameCount = 0
 
-    init(fileDescriptor: Int32, quality: Int) throws {
-        avi = AVIWriter(fileDescriptor: fileDescriptor)
-        encoder = try JPEG.Encoder()
+    /// `fileDescriptor`: the reserved file, closed here; libavformat reopens it by name.
+    package init(path: String, fileDescriptor: Int32, quality: Int) throws {
+        encoder = try JPEG.Encoder() // before the close: on failure the caller closes the file
+        _ = Glibc.close(fileDescriptor)
+        self.path = path
         self.quality = quality
     }
 
-    var frameCount: Int { avi.frameCount }
-    var bytesWritten: Int { avi.bytesWritten }
-    var maximumBytes: Int { Int(UInt32.max) }
+    deinit { cffm_writer_free(writer) }
 
-    func prepare(width: Int, height: Int, frameRate: Double) throws {
-        if !avi.isOpen { try avi.open(width: width, height: height, frameRate: frameRate) }
+    package var bytesWritten: Int { Int(cffm_writer_bytes(writer)) }
+    package var maximumBytes: Int { Int.max }
+
+    package func prepare(width: Int, height: Int, frameRate: Double) throws {
+        guard writer == nil else { return }
+        var message = [CChar](repeating: 0, count: 512)
+        var raw: OpaquePointer?
+        guard cffm_writer_open_mjpeg(path, Int32(width), Int32(height), frameRate, &raw, &message, message.count) == CFFM_OK, let raw
+        else { throw H264MovieWriter.Failure(description: H264MovieWriter.text(message)) }
+        writer = raw
     }
 
-    func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
+    package func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
         let jpeg = try encoder.encode(frame, quality: quality)
-        // The chunk header (8), its index entry (16) and the index list header (8).
-        if let maxBytes, avi.bytesWritten + jpeg.count + 8 + 16 * (avi.frameCount + 1) + 8 > maxBytes { return false }
-        try avi.append(jpeg: jpeg)
+        return try write(jpeg: jpeg, maxBytes: maxBytes)
+    }
+
+    /// Appends a JPEG as the next frame; false, with nothing written, when the file would pass `maxBytes`.
+    package func write(jpeg: [UInt8], maxBytes: Int?) throws -> Bool {
+        guard writer != nil else { throw H264MovieWriter.Failure(description: "prepare(width:height:frameRate:) was not called") }
+        // The chunk header (8) and the index entries (24) it brings.
+        if let maxBytes, bytesWritten + jpeg.count + 8 + 24 > maxBytes { return false }
+        var message = [CChar](repeating: 0, count: 512)
+        let status = jpeg.withUnsafeBufferPointer {
+            cffm_writer_write_packet(writer, $0.baseAddress, Int32($0.count), &message, message.count)
+        }
+        guard status == CFFM_OK else { throw H264MovieWriter.Failure(description: H264MovieWriter.text(message)) }
+        frameCount += 1
         return true
     }
 
-    func close() throws { try avi.close() }
+    package func close() throws {
+        guard let writer else { return }
+        var message = [CChar](repeating: 0, count: 512)
+        guard cffm_writer_finish(writer, &message, message.count) == CFFM_OK else {
+            throw H264MovieWriter.Failure(description: H264MovieWriter.text(message))
+        }
+    }
 }
 
 /// H.264 (libx264 through libavcodec) in a fragmented MP4 or MOV: playable up to its last
@@ -113,7 +143,7 @@ final class H264MovieWriter: MovieWriter {
         let description: String
     }
 
-    private static func text(_ message: [CChar]) -> String {
+    static func text(_ message: [CChar]) -> String {
         String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
