@@ -268,6 +268,31 @@ extension YCbCrRows {
         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)))
     }
 
+    /// 32 pixels (each 128-bit half: 8 even pixels' bytes, then 8 odd) as BGRA: the interleave of
+    /// `storePixels` on both halves at once; each result's halves go 64 bytes apart.
+    @inline(__always)
+    static func storeBGRA(r: __m256i, g: __m256i, b: __m256i, _ out: UnsafeMutablePointer<UInt8>) {
+        let opaque = _mm256_set1_epi8(-1)
+        let lowEven = _mm256_unpacklo_epi8(b, g)
+        let lowOdd = _mm256_unpackhi_epi8(b, g)
+        let highEven = _mm256_unpacklo_epi8(r, opaque)
+        let highOdd = _mm256_unpackhi_epi8(r, opaque)
+        let e0 = _mm256_unpacklo_epi16(lowEven, highEven)
+        let e1 = _mm256_unpackhi_epi16(lowEven, highEven)
+        let o0 = _mm256_unpacklo_epi16(lowOdd, highOdd)
+        let o1 = _mm256_unpackhi_epi16(lowOdd, highOdd)
+        let o = UnsafeMutableRawPointer(out)
+        @inline(__always) func store(_ v: __m256i, _ offset: Int) {
+            _mm256_storeu2_m128i(
+                o.advanced(by: 64 + offset).assumingMemoryBound(to: __m128i_u.self),
+                o.advanced(by: offset).assumingMemoryBound(to: __m128i_u.self), v)
+        }
+        store(_mm256_unpacklo_epi32(e0, o0), 0)
+        store(_mm256_unpackhi_epi32(e0, o0), 16)
+        store(_mm256_unpacklo_epi32(e1, o1), 32)
+        store(_mm256_unpackhi_epi32(e1, o1), 48)
+    }
+
     /// Returns how many pixels were converted (a multiple of 32), from pixel 0.
     @inline(__always)
     func wideRows(
@@ -328,8 +353,13 @@ extension YCbCrRows {
                         _mm256_srai_epi16(_mm256_adds_epi16(even, c), 6), _mm256_srai_epi16(_mm256_adds_epi16(odd, c), 6))
                 }
                 let (r, g, b) = (channel(rc), channel(gc), channel(bc))
-                Self.storePixels(r: _mm256_castsi256_si128(r), g: _mm256_castsi256_si128(g), b: _mm256_castsi256_si128(b), out, bgra: bgra)
-                Self.storePixels(r: Self.highHalf(r), g: Self.highHalf(g), b: Self.highHalf(b), out + 16 * stride, bgra: bgra)
+                if bgra {
+                    Self.storeBGRA(r: r, g: g, b: b, out)
+                } else {
+                    Self.storePixels(
+                        r: _mm256_castsi256_si128(r), g: _mm256_castsi256_si128(g), b: _mm256_castsi256_si128(b), out, bgra: false)
+                    Self.storePixels(r: Self.highHalf(r), g: Self.highHalf(g), b: Self.highHalf(b), out + 48, bgra: false)
+                }
             }
             pixels(y0, d + stride * x)
             if let (l, o) = second { pixels(Self.load256(l + x), o + stride * x) }
