@@ -18,29 +18,64 @@ public enum Resize {
         if sp.width % dw == 0 && sp.height % dh == 0 && sp.width / dw == sp.height / dh {
             return areaInteger(source, plane: plane, into: &destination, factor: sp.width / dw)
         }
-        let xTaps = taps(source: sp.width, destination: dw)
-        let yTaps = taps(source: sp.height, destination: dh)
-        var rowSums = [Float](repeating: 0, count: sp.width)
+        // Separable, in fixed point: each axis's weights at 12 bits summing to exactly 4096, so a
+        // whole-pixel sum is at most 255·2^24 and fits 32 bits. The vertical pass (every source
+        // byte times one weight, added into a row) is what the compiler vectorises; each output
+        // pixel then sums its few horizontal taps, read from fixed-width slots.
+        let xTaps = FixedTaps(taps(source: sp.width, destination: dw))
+        let yTaps = FixedTaps(taps(source: sp.height, destination: dh))
+        var rowSums = [UInt32](repeating: 0, count: sp.width + xTaps.width)
         source.withUnsafeBytes(ofPlane: plane) { src, _ in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 rowSums.withUnsafeMutableBufferPointer { sums in
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let sum = sums.baseAddress!
+                    let (n, m, width) = (xTaps.width, yTaps.width, sp.width)
                     for dy in 0..<dh {
-                        for i in 0..<sp.width { sums[i] = 0 }
-                        for (sy, wy) in yTaps[dy] {
-                            let row = s + sy * sp.bytesPerRow
-                            for i in 0..<sp.width { sums[i] += Float(row[i]) * wy }
+                        sum.update(repeating: 0, count: width)
+                        for k in 0..<m {
+                            let wy = yTaps.weights[dy &* m &+ k]
+                            if wy == 0 { continue }
+                            let row = s + (yTaps.first[dy] &+ k) &* sp.bytesPerRow
+                            for i in 0..<width { sum[i] &+= UInt32(row[i]) &* wy }
                         }
-                        let out = d + dy * dp.bytesPerRow
-                        for dx in 0..<dw {
-                            var acc: Float = 0
-                            for (sx, wx) in xTaps[dx] { acc += sums[sx] * wx }
-                            out[dx] = UInt8(clamping: Int(acc.rounded()))
+                        let out = d + dy &* dp.bytesPerRow
+                        xTaps.weights.withUnsafeBufferPointer { weights in
+                            for dx in 0..<dw {
+                                let base = sum + xTaps.first[dx]
+                                let w = weights.baseAddress! + dx &* n
+                                var acc: UInt32 = 1 << 23
+                                for k in 0..<n { acc &+= base[k] &* w[k] }
+                                out[dx] = UInt8(truncatingIfNeeded: acc &>> 24)
+                            }
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// An axis's taps in fixed point: output index `i` covers `width` source indices from
+    /// `first[i]` with `weights[i * width ..< (i + 1) * width]`, 12-bit weights summing to exactly
+    /// 4096 (the rounding remainder on the largest), zeros padding the shorter lists.
+    struct FixedTaps {
+        let first: [Int]
+        let weights: [UInt32]
+        let width: Int
+        init(_ taps: [[(Int, Float)]]) {
+            width = taps.map(\.count).max() ?? 1
+            first = taps.map { $0.first?.0 ?? 0 }
+            var w = [UInt32](repeating: 0, count: taps.count * width)
+            for (i, list) in taps.enumerated() {
+                var fixed = list.map { UInt32(($0.1 * 4096).rounded()) }
+                let total = fixed.reduce(0, +)
+                if let largest = fixed.indices.max(by: { fixed[$0] < fixed[$1] }) {
+                    fixed[largest] = fixed[largest] &+ 4096 &- total // exact: the weights' sum is 4096
+                }
+                for (k, value) in fixed.enumerated() { w[i * width + k] = value }
+            }
+            weights = w
         }
     }
 
