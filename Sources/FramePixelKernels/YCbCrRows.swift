@@ -96,6 +96,15 @@ public struct YCbCrRows: Sendable {
         case interleaved(UnsafePointer<UInt8>)
         case planar(UnsafePointer<UInt8>, UnsafePointer<UInt8>)
         case packedYUYV
+
+        /// From the chroma rows a caller has: none (YUYV), one (NV12's Cb/Cr pairs) or two (I420).
+        public init(cb: UnsafePointer<UInt8>?, cr: UnsafePointer<UInt8>?) {
+            switch (cb, cr) {
+            case (let u?, let v?): self = .planar(u, v)
+            case (let uv?, nil): self = .interleaved(uv)
+            default: self = .packedYUYV
+            }
+        }
     }
 
     /// Converts one or two rows (NV12 and I420 rows come in pairs that share their chroma) of

@@ -93,8 +93,8 @@ public enum ColorConversion {
                 if format == .yuyv {
                     for row in 0..<h {
                         k.convertRows(
-                            luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: nil,
-                            chroma: .packedYUYV, width: w, bgra: bgra)
+                            luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: nil, cb: nil, cr: nil,
+                            width: w, bgra: bgra)
                     }
                     return
                 }
@@ -102,19 +102,14 @@ public enum ColorConversion {
                 source.withUnsafeBytes(ofPlane: 1) { cb, cp in
                     source.withUnsafeBytes(ofPlane: format == .i420 ? 2 : 1) { cr, rp in
                         for row in stride(from: 0, to: h, by: 2) {
-                            let chroma: KernelDispatch.Chroma
                             let u = cb.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * cp.bytesPerRow
-                            if format == .i420 {
-                                chroma = .planar(u, cr.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * rp.bytesPerRow)
-                            } else {
-                                chroma = .interleaved(u)
-                            }
+                            let v = format == .i420 ? cr.baseAddress!.assumingMemoryBound(to: UInt8.self) + (row / 2) * rp.bytesPerRow : nil
                             let second =
                                 row + 1 < h
                                 ? (UnsafePointer(luma + (row + 1) * yp.bytesPerRow), out + (row + 1) * dp.bytesPerRow) : nil
                             k.convertRows(
-                                luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: second,
-                                chroma: chroma, width: w, bgra: bgra)
+                                luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: second, cb: u,
+                                cr: v, width: w, bgra: bgra)
                         }
                     }
                 }

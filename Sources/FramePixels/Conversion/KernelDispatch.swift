@@ -43,13 +43,6 @@ public enum KernelDispatch {
         }
     }
 
-    /// Where a row's chroma is (the kernels' own type, one for both builds).
-    enum Chroma {
-        case interleaved(UnsafePointer<UInt8>)
-        case planar(UnsafePointer<UInt8>, UnsafePointer<UInt8>)
-        case packedYUYV
-    }
-
     /// Y'CbCr → RGB with one matrix and range, in both builds (each build has its own type).
     struct YCbCrKernel: Sendable {
         let base: FramePixelKernels.YCbCrRows
@@ -69,28 +62,17 @@ public enum KernelDispatch {
             all[(m == .bt601 ? 0 : 2) + (fullRange ? 1 : 0)]
         }
 
+        /// One or two rows; `cb`/`cr`: the row's chroma — none (YUYV), Cb/Cr pairs (NV12), or
+        /// two planes (I420).
         @inline(__always)
         func convertRows(
             luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
-            second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?, chroma: Chroma, width: Int, bgra: Bool
+            second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?, cb: UnsafePointer<UInt8>?, cr: UnsafePointer<UInt8>?,
+            width: Int, bgra: Bool
         ) {
             switch KernelDispatch.path {
-            case .avx2:
-                let c: FramePixelKernelsAVX2.YCbCrRows.Chroma =
-                    switch chroma {
-                    case .interleaved(let uv): .interleaved(uv)
-                    case .planar(let u, let v): .planar(u, v)
-                    case .packedYUYV: .packedYUYV
-                    }
-                wide.convertRows(luma: luma, into: d, second: second, chroma: c, width: width, bgra: bgra)
-            case .baseline:
-                let c: FramePixelKernels.YCbCrRows.Chroma =
-                    switch chroma {
-                    case .interleaved(let uv): .interleaved(uv)
-                    case .planar(let u, let v): .planar(u, v)
-                    case .packedYUYV: .packedYUYV
-                    }
-                base.convertRows(luma: luma, into: d, second: second, chroma: c, width: width, bgra: bgra)
+            case .avx2: wide.convertRows(luma: luma, into: d, second: second, chroma: .init(cb: cb, cr: cr), width: width, bgra: bgra)
+            case .baseline: base.convertRows(luma: luma, into: d, second: second, chroma: .init(cb: cb, cr: cr), width: width, bgra: bgra)
             }
         }
     }
