@@ -37,25 +37,21 @@ package enum PrometheusText {
                 out.append("framekit_frames_dropped_total{source=\"\(label(s.name))\",reason=\"\(reason.rawValue)\"} \(c.dropped(reason))")
             }
         }
-        for (name, help, pick) in [
-            (
-                "framekit_latency_seconds", "Capture to result, per delivered frame.",
-                { (m: (LatencyHistogram, LatencyHistogram, Timestamp?)) in m.0 }
-            ),
-            ("framekit_processing_seconds", "Processing time of the output's stages, per delivered frame.", { m in m.1 })
-        ] as [(String, String, ((LatencyHistogram, LatencyHistogram, Timestamp?)) -> LatencyHistogram)] {
+        func histogram(_ name: String, _ help: String, _ pick: (StatsRecorder.MetricsSample) -> LatencyHistogram) {
             family(name, "histogram", help)
             for (s, _, m) in samples {
-                let h = pick((m.latency, m.processing, m.lastActivity))
+                let h = pick(m)
                 let source = "source=\"\(label(s.name))\""
                 for bound in bounds {
                     out.append("\(name)_bucket{\(source),le=\"\(bound)\"} \(h.count(atMostMicroseconds: UInt64(bound * 1_000_000)))")
                 }
                 out.append("\(name)_bucket{\(source),le=\"+Inf\"} \(h.count)")
-                out.append("\(name)_sum{\(source)} \(Double(h.meanMilliseconds) * Double(h.count) / 1000)")
+                out.append("\(name)_sum{\(source)} \(Double(h.sumMicroseconds) / 1_000_000)")
                 out.append("\(name)_count{\(source)} \(h.count)")
             }
         }
+        histogram("framekit_latency_seconds", "Capture to result, per delivered frame.") { $0.latency }
+        histogram("framekit_processing_seconds", "Processing time of the output's stages, per delivered frame.") { $0.processing }
         family(
             "framekit_last_frame_age_seconds", "gauge", "Seconds since the source's last frame (delivered or dropped); -1 before the first."
         )

@@ -93,7 +93,8 @@ public final class StatsRecorder: Sendable {
     }
 
     /// The distributions so far and when the last frame was seen, for the metrics endpoint.
-    package func metricsSample() -> (latency: LatencyHistogram, processing: LatencyHistogram, lastActivity: Timestamp?) {
+    package typealias MetricsSample = (latency: LatencyHistogram, processing: LatencyHistogram, lastActivity: Timestamp?)
+    package func metricsSample() -> MetricsSample {
         state.withLock { ($0.result, $0.processing, $0.lastActivity) }
     }
 
