@@ -117,4 +117,162 @@ struct KernelDispatchTests {
             }
         }
     }
+
+    /// Taps as the resizes make them: output `i` starts near `i · scale`, a nondecreasing first
+    /// pixel; weights summing to `total` (bilinear: 2048 over 2 taps) or random 12-bit ones
+    /// with zeros (area: up to `taps`).
+    static func randomTaps(
+        outputs: Int, sourceWidth: Int, taps: Int, bilinear: Bool, using generator: inout SeededGenerator
+    ) -> (first: [Int32], weights: [Int16]) {
+        let scale = Double(sourceWidth) / Double(max(outputs, 1))
+        var first = [Int32](repeating: 0, count: outputs)
+        var weights = [Int16](repeating: 0, count: outputs * taps)
+        for i in 0..<outputs {
+            let start = min(Int(Double(i) * scale), sourceWidth - (bilinear ? 2 : 1))
+            first[i] = Int32(max(start, 0))
+            if bilinear {
+                let w = Int16.random(in: 0...2048, using: &generator)
+                weights[2 * i] = 2048 - w
+                weights[2 * i + 1] = w
+            } else {
+                for k in 0..<taps where Int(first[i]) + k < sourceWidth && Bool.random(using: &generator) {
+                    weights[i * taps + k] = Int16.random(in: 0...4096, using: &generator)
+                }
+            }
+        }
+        return (first, weights)
+    }
+
+    @Test(
+        "horizontal resampling taps (bilinear's 2, area's 4 and 6; 1 and 3 channels): both builds byte for byte, and the sums themselves",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func horizontalTapsAgree() {
+        var generator = SeededGenerator(seed: 4096)
+        for (taps, bilinear, channels) in [(2, true, 1), (2, true, 3), (4, false, 1), (6, false, 1)] {
+            for sourceWidth in [1, 2, 15, 16, 17, 40, 129, 300, 1280] {
+                for outputs in Set([1, 3, 16, 17, sourceWidth * 3 / 8, sourceWidth / 2, sourceWidth * 3 / 4, sourceWidth, sourceWidth + 5])
+                where outputs > 0 {
+                    let (first, weights) = Self.randomTaps(
+                        outputs: outputs, sourceWidth: sourceWidth, taps: taps, bilinear: bilinear, using: &generator)
+                    let base = FramePixelKernels.HorizontalTaps(
+                        first: first, weights: weights, taps: taps, sourceWidth: sourceWidth, channels: channels)
+                    let wide = FramePixelKernelsAVX2.HorizontalTaps(
+                        first: first, weights: weights, taps: taps, sourceWidth: sourceWidth, channels: channels)
+                    #expect(base.shuffled == 0)
+                    let row = (0..<(sourceWidth * channels)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                    let n = outputs * channels
+                    // The sums by their definition, with each tap clamped into the row.
+                    var want = [Int32](repeating: 0, count: n)
+                    for i in 0..<outputs {
+                        for c in 0..<channels {
+                            for k in 0..<taps {
+                                let x = min(Int(first[i]) + k, sourceWidth - 1)
+                                want[i * channels + c] += Int32(row[x * channels + c]) * Int32(weights[i * taps + k])
+                            }
+                        }
+                    }
+                    var sums = ([Int32](repeating: -1, count: n + 1), [Int32](repeating: -1, count: n + 1))
+                    var shifted = ([Int16](repeating: -1, count: n + 1), [Int16](repeating: -1, count: n + 1))
+                    row.withUnsafeBufferPointer { r in
+                        base.sums(r.baseAddress!, into: &sums.0)
+                        wide.sums(r.baseAddress!, into: &sums.1)
+                        if bilinear {
+                            base.sumsShifted(r.baseAddress!, into: &shifted.0)
+                            wide.sumsShifted(r.baseAddress!, into: &shifted.1)
+                        }
+                    }
+                    let name = "\(taps) taps, \(channels) ch, \(sourceWidth) → \(outputs) (\(wide.shuffled) shuffled)"
+                    #expect(Array(sums.0.prefix(n)) == want, "\(name): baseline sums")
+                    #expect(sums.0 == sums.1, "\(name): the builds' sums")
+                    #expect(sums.0[n] == -1 && sums.1[n] == -1, "\(name): wrote past the row")
+                    if bilinear {
+                        #expect(Array(shifted.0.prefix(n)) == want.map { Int16($0 >> 4) }, "\(name): baseline >> 4")
+                        #expect(shifted.0 == shifted.1, "\(name): the builds' 16-bit sums")
+                    }
+                }
+            }
+        }
+        // A 3/8 area resize's taps at 1280 (the bench's case) go through the shuffles nearly whole.
+        let (first, weights) = Self.randomTaps(outputs: 480, sourceWidth: 1280, taps: 4, bilinear: false, using: &generator)
+        let wide = FramePixelKernelsAVX2.HorizontalTaps(first: first, weights: weights, taps: 4, sourceWidth: 1280, channels: 1)
+        #expect(wide.shuffled >= 480 - 32)
+    }
+
+    @Test(
+        "resize rows (bilinear blend, 2x2 mean, area sums) and mirroring (1–4 bytes a pixel): both builds byte for byte at counts 0…130",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func resizeAndMirrorRowsAgree() {
+        var generator = SeededGenerator(seed: 2048)
+        func bytes(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+        for count in 0...130 {
+            // Blend: rows of 128 × a pixel, weights summing to 2048.
+            let top = (0..<count).map { _ in Int16.random(in: 0...32640, using: &generator) }
+            let bottom = (0..<count).map { _ in Int16.random(in: 0...32640, using: &generator) }
+            let b = Int16.random(in: 0...2048, using: &generator)
+            var blended = ([UInt8](repeating: 0, count: count + 1), [UInt8](repeating: 0, count: count + 1))
+            FramePixelKernels.ResizeRows.blend(top, 2048 - b, bottom, b, into: &blended.0, count: count)
+            FramePixelKernelsAVX2.ResizeRows.blend(top, 2048 - b, bottom, b, into: &blended.1, count: count)
+            let want = (0..<count).map { (i: Int) -> UInt8 in
+                let t: Int32 = (Int32(top[i]) * Int32(2048 - b)) >> 16
+                let u: Int32 = (Int32(bottom[i]) * Int32(b)) >> 16
+                return UInt8(clamping: (t + u + 2) >> 2)
+            }
+            #expect(Array(blended.0.prefix(count)) == want && blended.0 == blended.1 && blended.1[count] == 0, "blend \(count)")
+
+            let r0 = bytes(2 * count)
+            let r1 = bytes(2 * count)
+            var halves = ([UInt8](repeating: 0, count: count + 1), [UInt8](repeating: 0, count: count + 1))
+            FramePixelKernels.ResizeRows.halve(r0, r1, into: &halves.0, count: count)
+            FramePixelKernelsAVX2.ResizeRows.halve(r0, r1, into: &halves.1, count: count)
+            let means = (0..<count).map { (i: Int) -> UInt8 in
+                let top = Int(r0[2 * i]) + Int(r0[2 * i + 1])
+                let bottom = Int(r1[2 * i]) + Int(r1[2 * i + 1])
+                return UInt8((top + bottom + 2) >> 2)
+            }
+            #expect(Array(halves.0.prefix(count)) == means && halves.0 == halves.1 && halves.1[count] == 0, "2x2 mean \(count)")
+
+            let sums = (0..<count).map { _ in Int32.random(in: 0...(255 * 4096), using: &generator) }
+            var acc = ([UInt32](repeating: 7, count: count), [UInt32](repeating: 7, count: count))
+            FramePixelKernels.ResizeRows.accumulate(sums, weight: 4000, into: &acc.0, count: count, start: true)
+            FramePixelKernelsAVX2.ResizeRows.accumulate(sums, weight: 4000, into: &acc.1, count: count, start: true)
+            FramePixelKernels.ResizeRows.accumulate(sums, weight: 96, into: &acc.0, count: count, start: false)
+            FramePixelKernelsAVX2.ResizeRows.accumulate(sums, weight: 96, into: &acc.1, count: count, start: false)
+            var finished = ([UInt8](repeating: 0, count: count), [UInt8](repeating: 0, count: count))
+            FramePixelKernels.ResizeRows.finish(acc.0, into: &finished.0, count: count)
+            FramePixelKernelsAVX2.ResizeRows.finish(acc.1, into: &finished.1, count: count)
+            #expect(
+                finished.0 == sums.map { UInt8((UInt32($0) * 4096 + (1 << 23)) >> 24) } && finished.0 == finished.1, "area rows \(count)")
+
+            for size in 1...4 {
+                let row = bytes(count * size)
+                var mirrored = ([UInt8](repeating: 0, count: count * size + 1), [UInt8](repeating: 0, count: count * size + 1))
+                row.withUnsafeBytes { s in
+                    mirrored.0.withUnsafeMutableBytes {
+                        FramePixelKernels.MirrorRows.reverse(s.baseAddress!, $0.baseAddress!, count: count, bytesPerPixel: size)
+                    }
+                    mirrored.1.withUnsafeMutableBytes {
+                        FramePixelKernelsAVX2.MirrorRows.reverse(s.baseAddress!, $0.baseAddress!, count: count, bytesPerPixel: size)
+                    }
+                }
+                let reversed = (0..<count).reversed().flatMap { row[($0 * size)..<($0 * size + size)] }
+                #expect(Array(mirrored.0.prefix(count * size)) == reversed && mirrored.0 == mirrored.1, "mirror \(size) bytes × \(count)")
+            }
+        }
+    }
+
+    @Test("fractional area resize: either pass first gives the same bytes (the sums are exact), at sizes with and without shuffled rows")
+    func areaOrderIsExact() throws {
+        var generator = SeededGenerator(seed: 375)
+        for (sw, sh, dw, dh) in [(1280, 720, 480, 270), (101, 37, 40, 13), (640, 480, 600, 300), (96, 96, 20, 30), (33, 7, 32, 1)] {
+            var image = try PixelBuffer(width: sw, height: sh, format: .gray8)
+            image.withUnsafeMutableBytes(ofPlane: 0) { b, _ in
+                for i in b.indices { b[i] = UInt8.random(in: 0...255, using: &generator) }
+            }
+            var vertical = try PixelBuffer(width: dw, height: dh, format: .gray8)
+            var horizontal = try PixelBuffer(width: dw, height: dh, format: .gray8)
+            try Resize.area(image, into: &vertical, plane: 0, order: .verticalFirst)
+            try Resize.area(image, into: &horizontal, plane: 0, order: .horizontalFirst)
+            #expect(vertical.packedBytes() == horizontal.packedBytes(), "\(sw)x\(sh) → \(dw)x\(dh)")
+        }
+    }
 }

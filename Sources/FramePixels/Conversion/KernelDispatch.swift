@@ -77,3 +77,89 @@ public enum KernelDispatch {
         }
     }
 }
+
+extension KernelDispatch {
+    /// A horizontal resampling pass (`HorizontalTaps`) in the build that runs.
+    enum Taps: Sendable {
+        case base(FramePixelKernels.HorizontalTaps)
+        case wide(FramePixelKernelsAVX2.HorizontalTaps)
+
+        init(first: [Int32], weights: [Int16], taps: Int, sourceWidth: Int, channels: Int) {
+            switch path {
+            case .avx2: self = .wide(.init(first: first, weights: weights, taps: taps, sourceWidth: sourceWidth, channels: channels))
+            case .baseline: self = .base(.init(first: first, weights: weights, taps: taps, sourceWidth: sourceWidth, channels: channels))
+            }
+        }
+
+        /// Outputs per row that the shuffle path covers (0 without it).
+        var shuffled: Int {
+            switch self {
+            case .wide(let t): t.shuffled
+            case .base(let t): t.shuffled
+            }
+        }
+
+        @inline(__always)
+        func sums(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int32>) {
+            switch self {
+            case .wide(let t): t.sums(row, into: out)
+            case .base(let t): t.sums(row, into: out)
+            }
+        }
+
+        @inline(__always)
+        func sumsShifted(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int16>) {
+            switch self {
+            case .wide(let t): t.sumsShifted(row, into: out)
+            case .base(let t): t.sumsShifted(row, into: out)
+            }
+        }
+    }
+
+    /// `ResizeRows.blend` (bilinear's vertical pass).
+    @inline(__always)
+    static func blend(
+        _ top: UnsafePointer<Int16>, _ a: Int16, _ bottom: UnsafePointer<Int16>, _ b: Int16,
+        into out: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ResizeRows.blend(top, a, bottom, b, into: out, count: count)
+        case .baseline: FramePixelKernels.ResizeRows.blend(top, a, bottom, b, into: out, count: count)
+        }
+    }
+
+    /// `ResizeRows.halve` (the 2x2 box mean).
+    @inline(__always)
+    static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ResizeRows.halve(r0, r1, into: out, count: count)
+        case .baseline: FramePixelKernels.ResizeRows.halve(r0, r1, into: out, count: count)
+        }
+    }
+
+    /// `ResizeRows.accumulate` and `finish` (an area resize's vertical pass).
+    @inline(__always)
+    static func accumulate(_ row: UnsafePointer<Int32>, weight: UInt32, into acc: UnsafeMutablePointer<UInt32>, count: Int, start: Bool) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ResizeRows.accumulate(row, weight: weight, into: acc, count: count, start: start)
+        case .baseline: FramePixelKernels.ResizeRows.accumulate(row, weight: weight, into: acc, count: count, start: start)
+        }
+    }
+
+    @inline(__always)
+    static func finish(_ acc: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ResizeRows.finish(acc, into: out, count: count)
+        case .baseline: FramePixelKernels.ResizeRows.finish(acc, into: out, count: count)
+        }
+    }
+
+    /// `MirrorRows.reverse`.
+    @inline(__always)
+    static func mirrorRow(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, count: Int, bytesPerPixel: Int) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.MirrorRows.reverse(s, d, count: count, bytesPerPixel: bytesPerPixel)
+        case .baseline: FramePixelKernels.MirrorRows.reverse(s, d, count: count, bytesPerPixel: bytesPerPixel)
+        }
+    }
+}

@@ -6,6 +6,18 @@ public enum Resize {
     /// `destination` (gray8): each output pixel is the mean of the source area it covers, as
     /// OpenCV's `INTER_AREA` for down-scaling.
     public static func area(_ source: PixelBuffer, into destination: inout PixelBuffer, plane: Int = 0) throws(PixelBufferError) {
+        try area(source, into: &destination, plane: plane, order: nil)
+    }
+
+    /// Which pass of a fractional area resize goes first: `nil` for the faster one on the
+    /// build that runs. Tests force each to show they give the same bytes.
+    package enum AreaOrder: Sendable {
+        case verticalFirst, horizontalFirst
+    }
+
+    package static func area(
+        _ source: PixelBuffer, into destination: inout PixelBuffer, plane: Int, order: AreaOrder?
+    ) throws(PixelBufferError) {
         let sp = source.plane(plane)
         guard sp.bytesPerPixel == 1, destination.format == .gray8 else {
             throw .unsupportedFormat(destination.format, operation: "area resize (8-bit single-channel planes)")
@@ -19,11 +31,25 @@ public enum Resize {
             return areaInteger(source, plane: plane, into: &destination, factor: sp.width / dw)
         }
         // Separable, in fixed point: each axis's weights at 12 bits summing to exactly 4096, so a
-        // whole-pixel sum is at most 255·2^24 and fits 32 bits. The vertical pass (every source
-        // byte times one weight, added into a row) is what the compiler vectorises; each output
-        // pixel then sums its few horizontal taps, read from fixed-width slots.
-        let xTaps = FixedTaps(taps(source: sp.width, destination: dw))
-        let yTaps = FixedTaps(taps(source: sp.height, destination: dh))
+        // whole-pixel sum is at most 255·2^24 and fits 32 bits. The sums are exact, so the order
+        // of the passes does not change a byte; the faster order is taken for the build that runs.
+        let xTaps = areaAxes.plan(source: sp.width, destination: dw) { FixedTaps(taps(source: sp.width, destination: dw)) }
+        let yTaps = areaAxes.plan(source: sp.height, destination: dh) { FixedTaps(taps(source: sp.height, destination: dh)) }
+        if order == .horizontalFirst || (order == nil && KernelDispatch.path == .avx2) {
+            let horizontal = areaPasses.plan(source: sp.width, destination: dw) {
+                KernelDispatch.Taps(
+                    first: xTaps.first.map { Int32($0) }, weights: xTaps.evenWeights, taps: xTaps.evenWidth, sourceWidth: sp.width,
+                    channels: 1)
+            }
+            // Only where the shuffles cover (nearly) the whole row: gathered one by one, the
+            // horizontal pass is cheaper on the fewer output rows.
+            if order == .horizontalFirst || horizontal.shuffled + 32 >= dw {
+                return areaHorizontalFirst(source, plane: plane, into: &destination, horizontal: horizontal, yTaps: yTaps)
+            }
+        }
+        // Vertical first: every source byte times one weight, added into a row (what the
+        // compiler vectorises); each output pixel then sums its few horizontal taps, read
+        // from fixed-width slots.
         var rowSums = [UInt32](repeating: 0, count: sp.width + xTaps.width)
         source.withUnsafeBytes(ofPlane: plane) { src, _ in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
@@ -56,10 +82,56 @@ public enum Resize {
         }
     }
 
+    /// Horizontal first, where the horizontal pass runs on shuffles (`HorizontalTaps`, the
+    /// AVX2 build): each source row's sums once, into a ring of as many rows as an output row
+    /// reads; each output row is then a vectorised weighted sum of those.
+    static func areaHorizontalFirst(
+        _ source: PixelBuffer, plane: Int, into destination: inout PixelBuffer, horizontal: KernelDispatch.Taps, yTaps: FixedTaps
+    ) {
+        let dw = destination.width
+        let dh = destination.height
+        let m = yTaps.width
+        var ring = [Int32](repeating: 0, count: m * dw)
+        var ringRows = [Int](repeating: -1, count: m)
+        var acc = [UInt32](repeating: 0, count: dw)
+        source.withUnsafeBytes(ofPlane: plane) { src, sp in
+            destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                ring.withUnsafeMutableBufferPointer { ring in
+                    acc.withUnsafeMutableBufferPointer { acc in
+                        let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        for dy in 0..<dh {
+                            var started = false
+                            for k in 0..<m {
+                                let wy = yTaps.weights[dy &* m &+ k]
+                                if wy == 0 { continue }
+                                // Rows first…first+m−1 fall in distinct slots, and a row leaves
+                                // the ring only once no later output row reads it.
+                                let row = yTaps.first[dy] &+ k
+                                let slot = ring.baseAddress! + (row % m) &* dw
+                                if ringRows[row % m] != row {
+                                    horizontal.sums(s + row &* sp.bytesPerRow, into: slot)
+                                    ringRows[row % m] = row
+                                }
+                                KernelDispatch.accumulate(slot, weight: wy, into: acc.baseAddress!, count: dw, start: !started)
+                                started = true
+                            }
+                            KernelDispatch.finish(acc.baseAddress!, into: d + dy &* dp.bytesPerRow, count: dw)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static let areaAxes = ResizePlans<FixedTaps>()
+    static let areaPasses = ResizePlans<KernelDispatch.Taps>()
+    static let bilinearPasses = ResizePlans<KernelDispatch.Taps>()
+
     /// An axis's taps in fixed point: output index `i` covers `width` source indices from
     /// `first[i]` with `weights[i * width ..< (i + 1) * width]`, 12-bit weights summing to exactly
     /// 4096 (the rounding remainder on the largest), zeros padding the shorter lists.
-    struct FixedTaps {
+    struct FixedTaps: Sendable {
         let first: [Int]
         let weights: [UInt32]
         let width: Int
@@ -77,6 +149,18 @@ public enum Resize {
             }
             weights = w
         }
+
+        /// The width rounded up to even, and the weights as 16-bit values at that width (zeros
+        /// padding): what `HorizontalTaps` takes.
+        var evenWidth: Int { width + width % 2 }
+        var evenWeights: [Int16] {
+            let e = evenWidth
+            var out = [Int16](repeating: 0, count: first.count * e)
+            for i in 0..<first.count {
+                for k in 0..<width { out[i * e + k] = Int16(weights[i * width + k]) }
+            }
+            return out
+        }
     }
 
     /// Exact k-times down-scaling: the rounded mean of each k x k block (OpenCV's fast path).
@@ -93,17 +177,8 @@ public enum Resize {
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     for dy in 0..<dh {
                         if k == 2 {
-                            // The common case gets its own loop. Reading each pixel pair as one
-                            // 16-bit word keeps the loads contiguous, which the compiler vectorises.
-                            let r0 = UnsafeRawPointer(s + (dy * 2) * sp.bytesPerRow)
-                            let r1 = r0 + sp.bytesPerRow
-                            let out = d + dy * dp.bytesPerRow
-                            for dx in 0..<dw {
-                                let a = r0.loadUnaligned(fromByteOffset: 2 &* dx, as: UInt16.self)
-                                let b = r1.loadUnaligned(fromByteOffset: 2 &* dx, as: UInt16.self)
-                                let sum = (a & 0xFF) &+ (a &>> 8) &+ (b & 0xFF) &+ (b &>> 8) &+ 2
-                                out[dx] = UInt8(truncatingIfNeeded: sum &>> 2)
-                            }
+                            KernelDispatch.halve(
+                                s + (dy * 2) * sp.bytesPerRow, s + (dy * 2 + 1) * sp.bytesPerRow, into: d + dy * dp.bytesPerRow, count: dw)
                             continue
                         }
                         for i in 0..<dw { acc[i] = 0 }
@@ -160,19 +235,22 @@ extension Resize {
         let dh = destination.height
         let fx = Double(sw) / Double(dw)
         let fy = Double(sh) / Double(dh)
-        // Per output column: the left source column and the weights of it and its right-hand
-        // neighbour (2048 in all). At the right edge the pair is moved one left with all the
-        // weight on the right, so that every pair lies inside the row.
-        var lefts = [Int32](repeating: 0, count: dw)
-        var weights = [Int16](repeating: 0, count: 2 * dw)
-        for x in 0..<dw {
-            let s = max(0, (Double(x) + 0.5) * fx - 0.5)
-            var i = min(Int(s), sw - 1)
-            var w = Int16(((s - Double(i)) * 2048).rounded())
-            if i == sw - 1 { (i, w) = (max(sw - 2, 0), sw == 1 ? 0 : 2048) }
-            lefts[x] = Int32(i)
-            weights[2 * x] = 2048 - w
-            weights[2 * x + 1] = w
+        let horizontal = bilinearPasses.plan(source: sw, destination: dw, channels: channels) {
+            // Per output column: the left source column and the weights of it and its right-hand
+            // neighbour (2048 in all). At the right edge the pair is moved one left with all the
+            // weight on the right, so that every pair lies inside the row.
+            var lefts = [Int32](repeating: 0, count: dw)
+            var weights = [Int16](repeating: 0, count: 2 * dw)
+            for x in 0..<dw {
+                let s = max(0, (Double(x) + 0.5) * fx - 0.5)
+                var i = min(Int(s), sw - 1)
+                var w = Int16(((s - Double(i)) * 2048).rounded())
+                if i == sw - 1 { (i, w) = (max(sw - 2, 0), sw == 1 ? 0 : 2048) }
+                lefts[x] = Int32(i)
+                weights[2 * x] = 2048 - w
+                weights[2 * x + 1] = w
+            }
+            return KernelDispatch.Taps(first: lefts, weights: weights, taps: 2, sourceWidth: sw, channels: channels)
         }
         let rowLength = dw * channels
         var cache = [Int16](repeating: 0, count: 2 * rowLength)
@@ -180,33 +258,25 @@ extension Resize {
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 cache.withUnsafeMutableBufferPointer { rows in
-                    lefts.withUnsafeBufferPointer { lefts in
-                        weights.withUnsafeBufferPointer { weights in
-                            let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                            let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                            let columns = BilinearColumns(
-                                lefts: lefts.baseAddress!, weights: weights.baseAddress!, count: dw,
-                                channels: channels, sourceWidth: sw)
-                            for y in 0..<dh {
-                                let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
-                                let y0 = min(Int(sy), sh - 1)
-                                let y1 = min(y0 + 1, sh - 1)
-                                let wy = y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded())
-                                // Two slots by row parity: consecutive output rows mostly share their source rows.
-                                func prepare(_ sourceRow: Int) {
-                                    guard (sourceRow & 1 == 0 ? cachedRow.0 : cachedRow.1) != sourceRow else { return }
-                                    columns.interpolate(
-                                        s + sourceRow * sp.bytesPerRow, into: rows.baseAddress! + (sourceRow & 1) * rowLength)
-                                    if sourceRow & 1 == 0 { cachedRow.0 = sourceRow } else { cachedRow.1 = sourceRow }
-                                }
-                                prepare(y0)
-                                prepare(y1)
-                                BilinearColumns.blend(
-                                    rows.baseAddress! + (y0 & 1) * rowLength, 2048 - wy,
-                                    rows.baseAddress! + (y1 & 1) * rowLength, wy,
-                                    into: d + y * dp.bytesPerRow, count: rowLength)
-                            }
+                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for y in 0..<dh {
+                        let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
+                        let y0 = min(Int(sy), sh - 1)
+                        let y1 = min(y0 + 1, sh - 1)
+                        let wy = y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded())
+                        // Two slots by row parity: consecutive output rows mostly share their source rows.
+                        func prepare(_ sourceRow: Int) {
+                            guard (sourceRow & 1 == 0 ? cachedRow.0 : cachedRow.1) != sourceRow else { return }
+                            horizontal.sumsShifted(s + sourceRow * sp.bytesPerRow, into: rows.baseAddress! + (sourceRow & 1) * rowLength)
+                            if sourceRow & 1 == 0 { cachedRow.0 = sourceRow } else { cachedRow.1 = sourceRow }
                         }
+                        prepare(y0)
+                        prepare(y1)
+                        KernelDispatch.blend(
+                            rows.baseAddress! + (y0 & 1) * rowLength, 2048 - wy,
+                            rows.baseAddress! + (y1 & 1) * rowLength, wy,
+                            into: d + y * dp.bytesPerRow, count: rowLength)
                     }
                 }
             }

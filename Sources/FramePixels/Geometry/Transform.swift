@@ -155,54 +155,9 @@ public enum Transform {
         eachRow(source, &out) { s, d, p in d.copyMemory(from: s, byteCount: p.width * p.bytesPerPixel) }
     }
 
-    /// Left-right mirror, plane by plane, with loops specialised per element size.
+    /// Left-right mirror, plane by plane (`MirrorRows`, in the build that runs).
     static func mirrorRows(_ source: PixelBuffer, into out: inout PixelBuffer) {
-        eachRow(source, &out) { s, d, p in
-            let n = p.width
-            switch p.bytesPerPixel {
-            case 1: reverse(s, d, n, as: SIMD16<UInt8>.self)
-            case 2: reverse(s, d, n, as: SIMD8<UInt16>.self)
-            case 4: reverse(s, d, n, as: SIMD4<UInt32>.self)
-            default:
-                for x in 0..<n {
-                    let from = s + p.bytesPerPixel &* x
-                    let to = d + p.bytesPerPixel &* (n &- 1 &- x)
-                    to.copyMemory(from: from, byteCount: p.bytesPerPixel)
-                }
-            }
-        }
-    }
-
-    /// Reverses a row of `n` elements of `V.Scalar`, a vector at a time from both ends: the
-    /// lane reversal with constant indices compiles to shuffles (`pshufd` for 32-bit pixels).
-    @inline(__always)
-    static func reverse<V: SIMD>(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, as: V.Type)
-    where V.Scalar: FixedWidthInteger {
-        let size = MemoryLayout<V.Scalar>.size
-        let lanes = V.scalarCount
-        @inline(__always) func one(_ x: Int) {
-            let v = s.loadUnaligned(fromByteOffset: x &* size, as: V.self)
-            var r = V()
-            for i in 0..<lanes { r[i] = v[lanes &- 1 &- i] }
-            d.storeBytes(of: r, toByteOffset: (n &- x &- lanes) &* size, as: V.self)
-        }
-        var x = 0
-        while x &+ 4 &* lanes <= n { // four vectors a step: fewer loop instructions per byte moved
-            one(x)
-            one(x &+ lanes)
-            one(x &+ 2 &* lanes)
-            one(x &+ 3 &* lanes)
-            x &+= 4 &* lanes
-        }
-        while x &+ lanes <= n {
-            one(x)
-            x &+= lanes
-        }
-        while x < n {
-            d.storeBytes(
-                of: s.loadUnaligned(fromByteOffset: x &* size, as: V.Scalar.self), toByteOffset: (n &- 1 &- x) &* size, as: V.Scalar.self)
-            x &+= 1
-        }
+        eachRow(source, &out) { s, d, p in KernelDispatch.mirrorRow(s, d, count: p.width, bytesPerPixel: p.bytesPerPixel) }
     }
 
     /// Rotates `source` clockwise by `rotation`, then mirrors left-right if `mirrored`, into a

@@ -1,0 +1,91 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
+
+/// Left-right mirroring of one row of 1-, 2- or 4-byte pixels, a vector at a time from both
+/// ends. The portable step reverses `SIMD` lanes with constant indices (`pshufd`/`pshufb`-like
+/// shuffles); the AVX2 build first reverses 32 bytes a vector (`vpshufb` within each 128-bit
+/// lane, then `vpermd` swapping the lanes — one `vpermd` for 4-byte pixels).
+public enum MirrorRows {
+    public static func reverse(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, count n: Int, bytesPerPixel: Int) {
+        var x = 0
+        #if FRAMEKIT_AVX2
+        if bytesPerPixel == 1 || bytesPerPixel == 2 || bytesPerPixel == 4 {
+            x = wide(s, d, n, bytesPerPixel)
+        }
+        #endif
+        switch bytesPerPixel {
+        case 1: reverse(s, d, n, from: x, as: SIMD16<UInt8>.self)
+        case 2: reverse(s, d, n, from: x, as: SIMD8<UInt16>.self)
+        case 4: reverse(s, d, n, from: x, as: SIMD4<UInt32>.self)
+        default:
+            for x in x..<n {
+                (d + bytesPerPixel &* (n &- 1 &- x)).copyMemory(from: s + bytesPerPixel &* x, byteCount: bytesPerPixel)
+            }
+        }
+    }
+
+    @inline(__always)
+    static func reverse<V: SIMD>(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, from start: Int, as: V.Type)
+    where V.Scalar: FixedWidthInteger {
+        let size = MemoryLayout<V.Scalar>.size
+        let lanes = V.scalarCount
+        @inline(__always) func one(_ x: Int) {
+            let v = s.loadUnaligned(fromByteOffset: x &* size, as: V.self)
+            var r = V()
+            for i in 0..<lanes { r[i] = v[lanes &- 1 &- i] }
+            d.storeBytes(of: r, toByteOffset: (n &- x &- lanes) &* size, as: V.self)
+        }
+        var x = start
+        while x &+ 4 &* lanes <= n { // four vectors a step: fewer loop instructions per byte moved
+            one(x)
+            one(x &+ lanes)
+            one(x &+ 2 &* lanes)
+            one(x &+ 3 &* lanes)
+            x &+= 4 &* lanes
+        }
+        while x &+ lanes <= n {
+            one(x)
+            x &+= lanes
+        }
+        while x < n {
+            d.storeBytes(
+                of: s.loadUnaligned(fromByteOffset: x &* size, as: V.Scalar.self), toByteOffset: (n &- 1 &- x) &* size, as: V.Scalar.self)
+            x &+= 1
+        }
+    }
+}
+
+#if FRAMEKIT_AVX2
+extension MirrorRows {
+    /// 32 bytes a vector, four vectors a step; returns the pixels done.
+    static func wide(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, _ size: Int) -> Int {
+        let bytes = n &* size
+        // Within each lane, pixels reversed (byte indices from the lane's end, per pixel size).
+        let inLane: __m256i =
+            size == 1
+            ? _mm256_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+            : _mm256_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1)
+        let swap = _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)
+        let whole = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0)
+        @inline(__always) func one(_ o: Int) {
+            let v = _mm256_loadu_si256(s.advanced(by: o).assumingMemoryBound(to: __m256i_u.self))
+            let r = size == 4 ? _mm256_permutevar8x32_epi32(v, whole) : _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, inLane), swap)
+            _mm256_storeu_si256(d.advanced(by: bytes &- o &- 32).assumingMemoryBound(to: __m256i_u.self), r)
+        }
+        var o = 0
+        while o &+ 128 <= bytes {
+            one(o)
+            one(o &+ 32)
+            one(o &+ 64)
+            one(o &+ 96)
+            o &+= 128
+        }
+        while o &+ 32 <= bytes {
+            one(o)
+            o &+= 32
+        }
+        return o / size
+    }
+}
+#endif

@@ -1,0 +1,117 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
+
+/// The vertical halves of the resizes, one output row at a time: the bilinear blend of two
+/// interpolated rows, the 2x2 box mean, and the weighted sum of an area resize's rows. Each has
+/// an AVX2 step (32 outputs) in the AVX2 build, then SSE2 or portable code the compiler
+/// vectorises; every path computes the same integers.
+public enum ResizeRows {
+    /// Bilinear: out = ((top · a) >> 16 + (bottom · b) >> 16 + 2) >> 2, clamped to a byte, with
+    /// a + b = 2048 and rows of 128 × the interpolated pixels (`HorizontalTaps.sumsShifted`):
+    /// OpenCV's own fixed-point blend (`pmulhw`), so results match it.
+    public static func blend(
+        _ top: UnsafePointer<Int16>, _ a: Int16, _ bottom: UnsafePointer<Int16>, _ b: Int16,
+        into out: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
+        var i = 0
+        #if FRAMEKIT_AVX2
+        do {
+            let wa = _mm256_set1_epi16(a)
+            let wb = _mm256_set1_epi16(b)
+            let two = _mm256_set1_epi16(2)
+            @inline(__always) func rows(_ j: Int) -> __m256i {
+                let t = _mm256_loadu_si256(UnsafeRawPointer(top + j).assumingMemoryBound(to: __m256i_u.self))
+                let u = _mm256_loadu_si256(UnsafeRawPointer(bottom + j).assumingMemoryBound(to: __m256i_u.self))
+                return _mm256_srai_epi16(
+                    _mm256_adds_epi16(_mm256_adds_epi16(_mm256_mulhi_epi16(t, wa), _mm256_mulhi_epi16(u, wb)), two), 2)
+            }
+            while i + 32 <= count {
+                storeBytes(_mm256_packus_epi16(rows(i), rows(i + 16)), at: out + i)
+                i += 32
+            }
+        }
+        #endif
+        #if arch(x86_64)
+        let wa = _mm_set1_epi16(a)
+        let wb = _mm_set1_epi16(b)
+        let two = _mm_set1_epi16(2)
+        @inline(__always) func rows(_ j: Int) -> __m128i {
+            let t = _mm_loadu_si128(UnsafeRawPointer(top + j).assumingMemoryBound(to: __m128i_u.self))
+            let u = _mm_loadu_si128(UnsafeRawPointer(bottom + j).assumingMemoryBound(to: __m128i_u.self))
+            return _mm_srai_epi16(_mm_adds_epi16(_mm_adds_epi16(_mm_mulhi_epi16(t, wa), _mm_mulhi_epi16(u, wb)), two), 2)
+        }
+        while i + 16 <= count {
+            _mm_storeu_si128(
+                UnsafeMutableRawPointer(out + i).assumingMemoryBound(to: __m128i_u.self), _mm_packus_epi16(rows(i), rows(i + 8)))
+            i += 16
+        }
+        #endif
+        @inline(__always) func high(_ x: Int16, _ w: Int16) -> Int32 { (Int32(x) &* Int32(w)) &>> 16 }
+        while i < count {
+            out[i] = UInt8(clamping: (high(top[i], a) &+ high(bottom[i], b) &+ 2) &>> 2)
+            i += 1
+        }
+    }
+
+    /// The 2x2 box mean: out[i] = (r0[2i] + r0[2i+1] + r1[2i] + r1[2i+1] + 2) >> 2.
+    public static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+        var i = 0
+        #if FRAMEKIT_AVX2
+        // Pairs summed by `pmaddubsw` against ones (16-bit sums), the rows added, rounded.
+        let ones = _mm256_set1_epi8(1)
+        let two = _mm256_set1_epi16(2)
+        @inline(__always) func means(_ j: Int) -> __m256i {
+            let a = _mm256_loadu_si256(UnsafeRawPointer(r0 + 2 &* j).assumingMemoryBound(to: __m256i_u.self))
+            let b = _mm256_loadu_si256(UnsafeRawPointer(r1 + 2 &* j).assumingMemoryBound(to: __m256i_u.self))
+            let sum = _mm256_add_epi16(_mm256_maddubs_epi16(a, ones), _mm256_maddubs_epi16(b, ones))
+            return _mm256_srli_epi16(_mm256_add_epi16(sum, two), 2)
+        }
+        while i + 32 <= count {
+            storeBytes(_mm256_packus_epi16(means(i), means(i + 16)), at: out + i)
+            i += 32
+        }
+        #endif
+        // Each pixel pair read as one 16-bit word keeps the loads contiguous: the compiler
+        // vectorises this.
+        let a = UnsafeRawPointer(r0)
+        let b = UnsafeRawPointer(r1)
+        while i < count {
+            let p = a.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)
+            let q = b.loadUnaligned(fromByteOffset: 2 &* i, as: UInt16.self)
+            let sum = (p & 0xFF) &+ (p &>> 8) &+ (q & 0xFF) &+ (q &>> 8) &+ 2
+            out[i] = UInt8(truncatingIfNeeded: sum &>> 2)
+            i += 1
+        }
+    }
+
+    /// An area resize's vertical pass over horizontal sums: `acc = (start ? 0 : acc) + weight · row`.
+    public static func accumulate(
+        _ row: UnsafePointer<Int32>, weight: UInt32, into acc: UnsafeMutablePointer<UInt32>, count: Int, start: Bool
+    ) {
+        let r = UnsafeRawPointer(row).assumingMemoryBound(to: UInt32.self)
+        if start {
+            for i in 0..<count { acc[i] = r[i] &* weight }
+        } else {
+            for i in 0..<count { acc[i] &+= r[i] &* weight }
+        }
+    }
+
+    /// Sums with 24 fractional bits (two 12-bit weights) → rounded bytes.
+    public static func finish(_ acc: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+        for i in 0..<count { out[i] = UInt8(truncatingIfNeeded: (acc[i] &+ (1 << 23)) &>> 24) }
+    }
+}
+
+#if FRAMEKIT_AVX2
+extension ResizeRows {
+    /// Stores the 32 bytes `_mm256_packus_epi16(a, b)` made, in order: packing works within
+    /// 128-bit lanes, so its 64-bit pieces come as a0 b0 a1 b1.
+    @inline(__always)
+    static func storeBytes(_ packed: __m256i, at out: UnsafeMutablePointer<UInt8>) {
+        _mm256_storeu_si256(
+            UnsafeMutableRawPointer(out).assumingMemoryBound(to: __m256i_u.self),
+            _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)))
+    }
+}
+#endif
