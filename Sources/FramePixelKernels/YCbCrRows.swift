@@ -21,6 +21,10 @@ public struct YCbCrRows: Sendable {
     let buLess2: Int16
     /// Video range subtracts 16 from luma (saturating at 0, as OpenCV does).
     let videoRange: Bool
+    #if FRAMEKIT_AVX2
+    /// Made once here: building them per row cost as much as the row.
+    let rgbMasks = RGBMasks()
+    #endif
 
     /// From the 20-bit gains (OpenCV's scale: ColorConversion's coefficients).
     public init(y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, fullRange: Bool) {
@@ -302,6 +306,46 @@ extension YCbCrRows {
         store(_mm256_unpackhi_epi32(e1, o1), 48)
     }
 
+    /// The `pshufb` masks that place 16 pixels' R, G and B bytes (8 even pixels', then 8 odd,
+    /// in each 128-bit half) into their 48 RGB24 bytes: `m[k][c]` picks channel `c`'s bytes of
+    /// output bytes 16k…16k+15 (0x80, a zero, where another channel's byte goes).
+    struct RGBMasks: Sendable {
+        let r0: __m256i, g0: __m256i, b0: __m256i
+        let r1: __m256i, g1: __m256i, b1: __m256i
+        let r2: __m256i, g2: __m256i, b2: __m256i
+        init() {
+            func mask(_ k: Int, _ channel: Int) -> __m256i {
+                var mask = SIMD32<UInt8>(repeating: 0x80)
+                for j in 0..<16 where (16 * k + j) % 3 == channel {
+                    let pixel = (16 * k + j) / 3
+                    let index = UInt8(pixel % 2 == 0 ? pixel / 2 : 8 + pixel / 2)
+                    mask[j] = index
+                    mask[j + 16] = index
+                }
+                return unsafeBitCast(mask, to: __m256i.self)
+            }
+            (r0, g0, b0) = (mask(0, 0), mask(0, 1), mask(0, 2))
+            (r1, g1, b1) = (mask(1, 0), mask(1, 1), mask(1, 2))
+            (r2, g2, b2) = (mask(2, 0), mask(2, 1), mask(2, 2))
+        }
+    }
+
+    /// 32 pixels as RGB24: three ORs of three byte shuffles per 48 bytes (each 128-bit half's);
+    /// the halves are 48 bytes apart.
+    @inline(__always)
+    static func storeRGB(r: __m256i, g: __m256i, b: __m256i, _ m: RGBMasks, _ out: UnsafeMutablePointer<UInt8>) {
+        let o = UnsafeMutableRawPointer(out)
+        @inline(__always) func store(_ k: Int, _ mr: __m256i, _ mg: __m256i, _ mb: __m256i) {
+            let v = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(r, mr), _mm256_shuffle_epi8(g, mg)), _mm256_shuffle_epi8(b, mb))
+            _mm256_storeu2_m128i(
+                o.advanced(by: 48 + 16 * k).assumingMemoryBound(to: __m128i_u.self),
+                o.advanced(by: 16 * k).assumingMemoryBound(to: __m128i_u.self), v)
+        }
+        store(0, m.r0, m.g0, m.b0)
+        store(1, m.r1, m.g1, m.b1)
+        store(2, m.r2, m.g2, m.b2)
+    }
+
     /// Returns how many pixels were converted (a multiple of 32), from pixel 0.
     @inline(__always)
     func wideRows(
@@ -365,9 +409,7 @@ extension YCbCrRows {
                 if bgra {
                     Self.storeBGRA(r: r, g: g, b: b, out)
                 } else {
-                    Self.storePixels(
-                        r: _mm256_castsi256_si128(r), g: _mm256_castsi256_si128(g), b: _mm256_castsi256_si128(b), out, bgra: false)
-                    Self.storePixels(r: Self.highHalf(r), g: Self.highHalf(g), b: Self.highHalf(b), out + 48, bgra: false)
+                    Self.storeRGB(r: r, g: g, b: b, rgbMasks, out)
                 }
             }
             pixels(y0, d + stride * x)
