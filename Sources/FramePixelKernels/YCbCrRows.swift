@@ -281,8 +281,10 @@ extension YCbCrRows {
         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)))
     }
 
-    /// 32 pixels (each 128-bit half: 8 even pixels' bytes, then 8 odd) as BGRA: the interleave of
-    /// `storePixels` on both halves at once; each result's halves go 64 bytes apart.
+    /// 32 pixels as BGRA, each 128-bit half holding 8 even pixels' bytes then 8 odd, of the
+    /// pixel groups `wideRows` spreads across the halves for BGRA (low half: pixels 0–3, 8–11,
+    /// 16–19, 24–27; high: 4–7, 12–15, 20–23, 28–31). The interleave of `storePixels` on both
+    /// halves at once then yields 8 consecutive pixels per register: four whole 32-byte stores.
     @inline(__always)
     static func storeBGRA(r: __m256i, g: __m256i, b: __m256i, _ out: UnsafeMutablePointer<UInt8>) {
         let opaque = _mm256_set1_epi8(-1)
@@ -296,14 +298,12 @@ extension YCbCrRows {
         let o1 = _mm256_unpackhi_epi16(lowOdd, highOdd)
         let o = UnsafeMutableRawPointer(out)
         @inline(__always) func store(_ v: __m256i, _ offset: Int) {
-            _mm256_storeu2_m128i(
-                o.advanced(by: 64 + offset).assumingMemoryBound(to: __m128i_u.self),
-                o.advanced(by: offset).assumingMemoryBound(to: __m128i_u.self), v)
+            _mm256_storeu_si256(o.advanced(by: offset).assumingMemoryBound(to: __m256i_u.self), v)
         }
         store(_mm256_unpacklo_epi32(e0, o0), 0)
-        store(_mm256_unpackhi_epi32(e0, o0), 16)
-        store(_mm256_unpacklo_epi32(e1, o1), 32)
-        store(_mm256_unpackhi_epi32(e1, o1), 48)
+        store(_mm256_unpackhi_epi32(e0, o0), 32)
+        store(_mm256_unpacklo_epi32(e1, o1), 64)
+        store(_mm256_unpackhi_epi32(e1, o1), 96)
     }
 
     /// The `pshufb` masks that place 16 pixels' R, G and B bytes (8 even pixels', then 8 odd,
@@ -363,8 +363,13 @@ extension YCbCrRows {
         let signFlip = _mm256_set1_epi16(Int16(bitPattern: 0x8000))
         let highBytes = _mm256_set1_epi16(Int16(bitPattern: 0xFF00))
         let lowBytes = _mm256_set1_epi16(0x00FF)
-        // After a per-half pack of two 16-pixel loads: 64-bit groups (0-7, 16-23 | 8-15, 24-31) into pixel order.
-        let packOrder = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+        // For BGRA the pixels are spread in groups of four across the halves (see `storeBGRA`):
+        // a 32-bit permute of luma and chroma alike, as every lane's arithmetic is its own.
+        let spread = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)
+        @inline(__always) func arranged(_ v: __m256i) -> __m256i { bgra ? _mm256_permutevar8x32_epi32(v, spread) : v }
+        // After a per-half pack of two 16-pixel loads the 32-bit groups are (0-3, 4-7, 16-19,
+        // 20-23 | 8-11, 12-15, 24-27, 28-31): into pixel order, or straight into BGRA's spread.
+        let packOrder = bgra ? _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7) : _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
         let stride = bgra ? 4 : 3
         let end = width - 31
         var x = 0
@@ -374,15 +379,15 @@ extension YCbCrRows {
             let y0: __m256i
             switch chroma {
             case .interleaved(let uv):
-                let c = Self.load256(uv + x)
+                let c = arranged(Self.load256(uv + x))
                 u8 = _mm256_xor_si256(_mm256_slli_epi16(c, 8), signFlip)
                 v8 = _mm256_xor_si256(_mm256_and_si256(c, highBytes), signFlip)
-                y0 = Self.load256(luma + x)
+                y0 = arranged(Self.load256(luma + x))
             case .planar(let cb, let cr):
                 // 16 Cb (and Cr) bytes widened to 16-bit lanes: pairs 0-7 in the low half, 8-15 in the high.
-                u8 = _mm256_xor_si256(_mm256_slli_epi16(_mm256_cvtepu8_epi16(Self.load(cb + x / 2)), 8), signFlip)
-                v8 = _mm256_xor_si256(_mm256_slli_epi16(_mm256_cvtepu8_epi16(Self.load(cr + x / 2)), 8), signFlip)
-                y0 = Self.load256(luma + x)
+                u8 = arranged(_mm256_xor_si256(_mm256_slli_epi16(_mm256_cvtepu8_epi16(Self.load(cb + x / 2)), 8), signFlip))
+                v8 = arranged(_mm256_xor_si256(_mm256_slli_epi16(_mm256_cvtepu8_epi16(Self.load(cr + x / 2)), 8), signFlip))
+                y0 = arranged(Self.load256(luma + x))
             case .packedYUYV:
                 let a = Self.load256(luma + 2 * x)
                 let b = Self.load256(luma + 2 * x + 32)
@@ -413,7 +418,7 @@ extension YCbCrRows {
                 }
             }
             pixels(y0, d + stride * x)
-            if let (l, o) = second { pixels(Self.load256(l + x), o + stride * x) }
+            if let (l, o) = second { pixels(arranged(Self.load256(l + x)), o + stride * x) }
             x += 32
         }
         return x
