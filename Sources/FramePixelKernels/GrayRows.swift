@@ -141,24 +141,28 @@ extension GrayRows {
     }
 
     static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
-        let lowBytes = _mm256_set1_epi16(0x00FF)
         let rounding = _mm256_set1_epi32(16384)
         let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
         let evenWeights = _mm256_setr_epi16(r, b, g, 0, r, b, g, 0, r, b, g, 0, r, b, g, 0)
         let oddWeights = _mm256_setr_epi16(0, g, r, b, 0, g, r, b, 0, g, r, b, 0, g, r, b)
+        // vectorRGB's even and odd words — (R0, B0, G1, 0, R2, B2, G3, 0) and (0, G0, R1, B1, 0, G2,
+        // R3, B3) — each made by one byte shuffle of a 16-byte load of four pixels (each 128-bit
+        // half its own four): two loads and two shuffles per eight pixels instead of four
+        // 8-byte loads, their unpacks, the shift and masks.
+        let z: Int8 = -128
+        let evenBytes = _mm256_setr_epi8(
+            0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z, 0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z)
+        let oddBytes = _mm256_setr_epi8(
+            z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z, z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z)
         var x = 0
-        // Eight-byte loads of two pixels each, as in vectorRGB; the last reads 2 bytes past pixel x + 31.
-        while x + 33 <= width {
-            let p = UnsafeRawPointer(s + 3 * x)
-            @inline(__always) func pair(_ o: Int) -> __m128i {
-                _mm_unpacklo_epi64(
-                    _mm_loadl_epi64(p.advanced(by: o).assumingMemoryBound(to: __m128i_u.self)),
-                    _mm_loadl_epi64(p.advanced(by: o + 6).assumingMemoryBound(to: __m128i_u.self)))
-            }
+        // The last load reads bytes up to 3x + 99: inside the row while x + 34 <= width.
+        while x + 34 <= width {
+            let p = UnsafePointer<UInt8>(s + 3 * x)
             @inline(__always) func eight(_ o: Int) -> __m256i {
-                let q = _mm256_set_m128i(pair(o + 12), pair(o)) // high half, low half
-                let even = _mm256_madd_epi16(_mm256_and_si256(q, lowBytes), evenWeights)
-                let odd = _mm256_madd_epi16(_mm256_and_si256(_mm256_slli_epi64(q, 8), lowBytes), oddWeights)
+                let q = _mm256_loadu2_m128i(
+                    UnsafePointer<__m128i_u>(OpaquePointer(p + o + 12)), UnsafePointer<__m128i_u>(OpaquePointer(p + o)))
+                let even = _mm256_madd_epi16(_mm256_shuffle_epi8(q, evenBytes), evenWeights)
+                let odd = _mm256_madd_epi16(_mm256_shuffle_epi8(q, oddBytes), oddWeights)
                 return _mm256_add_epi32(_mm256_add_epi32(even, odd), rounding)
             }
             _mm256_storeu_si256(
