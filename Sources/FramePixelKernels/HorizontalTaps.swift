@@ -27,6 +27,13 @@ public struct HorizontalTaps: Sendable {
     /// Per pair of blocks and pair of taps: 32 mask bytes (the two blocks' 16) and 16 weights.
     let masks: [UInt8]
     let blockWeights: [Int16]
+    /// Bilinear's faster form (two taps whose weights sum to 2048, blocks of 8 outputs within
+    /// 16 source bytes: scale factors up to about 2): the outputs it covers (a multiple of 16,
+    /// from 0), each block's load start, and per pair of blocks 96 bytes — the left taps'
+    /// mask, the right taps' mask, the right weights — for the two 128-bit lanes.
+    public let interpolated: Int
+    let pairBases: [Int32]
+    let pairTables: [UInt8]
 
     /// `first[i]`: output `i`'s first source pixel; `weights[i · taps + k]`: the weight of
     /// source pixel `first[i] + k`. `taps` even (pad with zero weights).
@@ -83,6 +90,37 @@ public struct HorizontalTaps: Sendable {
             }
         }
         #endif
+        var pairBlocks = 0
+        var pairBases: [Int32] = []
+        var pairTables: [UInt8] = []
+        #if FRAMEKIT_AVX2
+        if channels == 1 && taps == 2 && sourceWidth >= 16 && (0..<count).allSatisfy({ weights[2 * $0] + weights[2 * $0 + 1] == 2048 }) {
+            while (pairBlocks + 1) * 8 <= count {
+                let base = min(first[pairBlocks * 8], Int32(sourceWidth - 16))
+                let fits = (0..<16).allSatisfy { o in index[pairBlocks * 16 + o] >= base && index[pairBlocks * 16 + o] - base < 16 }
+                guard fits else { break }
+                pairBases.append(base)
+                pairBlocks += 1
+            }
+            pairBlocks &= ~1
+            pairBases.removeLast(pairBases.count - pairBlocks)
+            pairTables = [UInt8](repeating: 0x80, count: pairBlocks / 2 * 96)
+            for b in 0..<pairBlocks {
+                let at = (b / 2) * 96 + (b % 2) * 16
+                for j in 0..<8 {
+                    let o = (b * 8 + j) * 2
+                    pairTables[at + 2 * j] = UInt8(index[o] - pairBases[b])
+                    pairTables[at + 32 + 2 * j] = UInt8(index[o + 1] - pairBases[b])
+                    let w = UInt16(bitPattern: weights[o + 1])
+                    pairTables[at + 64 + 2 * j] = UInt8(w & 0xFF)
+                    pairTables[at + 64 + 2 * j + 1] = UInt8(w >> 8)
+                }
+            }
+        }
+        #endif
+        interpolated = pairBlocks * 8
+        self.pairBases = pairBases
+        self.pairTables = pairTables
         shuffled = blocks * 4
         self.bases = bases
         self.masks = masks
@@ -106,11 +144,15 @@ public struct HorizontalTaps: Sendable {
     public func sumsShifted(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int16>) {
         var x = 0
         #if FRAMEKIT_AVX2
-        x = shuffledSums(row, shift: 4) { i, v, w in
-            // 16 sums packed to 16-bit values; packing works within 128-bit lanes, so the
-            // 32-bit pieces are put back in order after it.
-            let packed = _mm256_permutevar8x32_epi32(_mm256_packs_epi32(v, w), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
-            _mm256_storeu_si256(UnsafeMutableRawPointer(out + i).assumingMemoryBound(to: __m256i_u.self), packed)
+        if interpolated > 0 {
+            x = interpolatedPairs(row, into: out)
+        } else {
+            x = shuffledSums(row, shift: 4) { i, v, w in
+                // 16 sums packed to 16-bit values; packing works within 128-bit lanes, so the
+                // 32-bit pieces are put back in order after it.
+                let packed = _mm256_permutevar8x32_epi32(_mm256_packs_epi32(v, w), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
+                _mm256_storeu_si256(UnsafeMutableRawPointer(out + i).assumingMemoryBound(to: __m256i_u.self), packed)
+            }
         }
         #endif
         #if arch(x86_64)
@@ -216,6 +258,42 @@ extension HorizontalTaps {
             }
         }
         return shuffled
+    }
+}
+
+extension HorizontalTaps {
+    /// Bilinear with weights (2048 − w, w): (a·(2048 − w) + b·w) >> 4 is exactly
+    /// 128·a + ((b − a)·w) >> 4, which 16-bit lanes compute (the product's low and high halves
+    /// shifted together), eight outputs a 128-bit lane from one 16-byte load: two byte shuffles
+    /// per 16 outputs where the general path needs four shuffles, a pack and a permute.
+    @inline(__always)
+    func interpolatedPairs(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int16>) -> Int {
+        pairBases.withUnsafeBufferPointer { bases in
+            pairTables.withUnsafeBufferPointer { tables in
+                let t = UnsafeRawPointer(tables.baseAddress!)
+                var step = 0
+                while step &* 16 < interpolated {
+                    let source = _mm256_loadu2_m128i(
+                        UnsafePointer<__m128i_u>(OpaquePointer(row + Int(bases[2 &* step &+ 1]))),
+                        UnsafePointer<__m128i_u>(OpaquePointer(row + Int(bases[2 &* step]))))
+                    let at = step &* 96
+                    @inline(__always) func table(_ o: Int) -> __m256i {
+                        _mm256_loadu_si256(t.advanced(by: at &+ o).assumingMemoryBound(to: __m256i_u.self))
+                    }
+                    let a = _mm256_shuffle_epi8(source, table(0))
+                    let b = _mm256_shuffle_epi8(source, table(32))
+                    let w = table(64)
+                    let d = _mm256_sub_epi16(b, a)
+                    let shifted = _mm256_or_si256(
+                        _mm256_srli_epi16(_mm256_mullo_epi16(d, w), 4), _mm256_slli_epi16(_mm256_mulhi_epi16(d, w), 12))
+                    _mm256_storeu_si256(
+                        UnsafeMutableRawPointer(out + step &* 16).assumingMemoryBound(to: __m256i_u.self),
+                        _mm256_add_epi16(_mm256_slli_epi16(a, 7), shifted))
+                    step &+= 1
+                }
+            }
+        }
+        return interpolated
     }
 }
 #endif

@@ -181,7 +181,8 @@ struct KernelDispatchTests {
                             wide.sumsShifted(r.baseAddress!, into: &shifted.1)
                         }
                     }
-                    let name = "\(taps) taps, \(channels) ch, \(sourceWidth) → \(outputs) (\(wide.shuffled) shuffled)"
+                    let name =
+                        "\(taps) taps, \(channels) ch, \(sourceWidth) → \(outputs) (\(wide.shuffled) shuffled, \(wide.interpolated) interpolated)"
                     #expect(Array(sums.0.prefix(n)) == want, "\(name): baseline sums")
                     #expect(sums.0 == sums.1, "\(name): the builds' sums")
                     #expect(sums.0[n] == -1 && sums.1[n] == -1, "\(name): wrote past the row")
@@ -196,6 +197,11 @@ struct KernelDispatchTests {
         let (first, weights) = Self.randomTaps(outputs: 480, sourceWidth: 1280, taps: 4, bilinear: false, using: &generator)
         let wide = FramePixelKernelsAVX2.HorizontalTaps(first: first, weights: weights, taps: 4, sourceWidth: 1280, channels: 1)
         #expect(wide.shuffled >= 480 - 32)
+        // And a 3/4 bilinear resize's through the 16-bit form (8 outputs a lane), nearly whole.
+        let pairs = Self.randomTaps(outputs: 960, sourceWidth: 1280, taps: 2, bilinear: true, using: &generator)
+        let bilinear = FramePixelKernelsAVX2.HorizontalTaps(
+            first: pairs.first, weights: pairs.weights, taps: 2, sourceWidth: 1280, channels: 1)
+        #expect(bilinear.interpolated >= 960 - 16)
     }
 
     @Test(
