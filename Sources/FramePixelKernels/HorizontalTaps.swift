@@ -15,8 +15,8 @@ import _Builtin_intrinsics.intel
 public struct HorizontalTaps: Sendable {
     /// Output pixels per row, source pixels per row, taps per output, bytes per pixel.
     public let count: Int, sourceWidth: Int, taps: Int, channels: Int
-    /// Per output and tap: the source pixel (clamped into the row; its weight is 0 where it
-    /// was past the end) and the weight, at `output · taps + tap`.
+    /// Per output and tap: the source pixel (clamped into the row: a tap past its end reads the
+    /// last pixel) and the weight, at `output · taps + tap`.
     let index: [Int32]
     let weights: [Int16]
     /// Outputs the shuffle path covers (a multiple of 16, from 0; always 0 in the baseline
@@ -32,6 +32,9 @@ public struct HorizontalTaps: Sendable {
     /// from 0), each block's load start, and per pair of blocks 96 bytes — the left taps'
     /// mask, the right taps' mask, the right weights — for the two 128-bit lanes.
     public let interpolated: Int
+    /// One channel, two taps, each pair two neighbours: what the baseline's gather reads as a
+    /// 16-bit load.
+    let adjacentPairs: Bool
     let pairBases: [Int32]
     let pairTables: [UInt8]
 
@@ -49,6 +52,7 @@ public struct HorizontalTaps: Sendable {
             for k in 0..<taps { index[i * taps + k] = min(first[i] + Int32(k), Int32(sourceWidth - 1)) }
         }
         self.index = index
+        adjacentPairs = channels == 1 && taps == 2 && (0..<count).allSatisfy { index[2 * $0 + 1] == index[2 * $0] + 1 }
         var blocks = 0
         var bases: [Int32] = []
         var masks: [UInt8] = []
@@ -94,7 +98,9 @@ public struct HorizontalTaps: Sendable {
         var pairBases: [Int32] = []
         var pairTables: [UInt8] = []
         #if FRAMEKIT_AVX2
-        if channels == 1 && taps == 2 && sourceWidth >= 16 && (0..<count).allSatisfy({ weights[2 * $0] + weights[2 * $0 + 1] == 2048 }) {
+        if channels == 1 && taps == 2 && sourceWidth >= 16
+            && (0..<count).allSatisfy({ Int32(weights[2 * $0]) + Int32(weights[2 * $0 + 1]) == 2048 })
+        {
             while (pairBlocks + 1) * 8 <= count {
                 let base = min(first[pairBlocks * 8], Int32(sourceWidth - 16))
                 let fits = (0..<16).allSatisfy { o in index[pairBlocks * 16 + o] >= base && index[pairBlocks * 16 + o] - base < 16 }
@@ -156,7 +162,7 @@ public struct HorizontalTaps: Sendable {
         }
         #endif
         #if arch(x86_64)
-        if channels == 1 && taps == 2 && sourceWidth >= 2 { x = gatheredPairs(row, from: x, into: out) }
+        if adjacentPairs { x = gatheredPairs(row, from: x, into: out) }
         #endif
         scalar(row, from: x) { out[$0] = Int16(truncatingIfNeeded: $1 &>> 4) }
     }

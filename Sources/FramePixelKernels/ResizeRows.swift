@@ -3,9 +3,10 @@ import _Builtin_intrinsics.intel
 #endif
 
 /// The vertical halves of the resizes, one output row at a time: the bilinear blend of two
-/// interpolated rows, the 2x2 box mean, and the weighted sum of an area resize's rows. Each has
-/// an AVX2 step (32 outputs) in the AVX2 build, then SSE2 or portable code the compiler
-/// vectorises; every path computes the same integers.
+/// interpolated rows, the 2x2 box mean, and the weighted sum of an area resize's rows. The
+/// blend and the mean have an AVX2 step (32 outputs) in the AVX2 build, then SSE2 or portable
+/// code; the area sums are portable loops the compiler vectorises (256-bit in the AVX2 build).
+/// Every path computes the same integers.
 public enum ResizeRows {
     /// Bilinear: out = ((top · a) >> 16 + (bottom · b) >> 16 + 2) >> 2, clamped to a byte, with
     /// a + b = 2048 and rows of 128 × the interpolated pixels (`HorizontalTaps.sumsShifted`):

@@ -43,7 +43,7 @@ public enum Resize {
             }
             // Only where the shuffles cover (nearly) the whole row: gathered one by one, the
             // horizontal pass is cheaper on the fewer output rows.
-            if order == .horizontalFirst || horizontal.shuffled + 32 >= dw {
+            if order == .horizontalFirst || (horizontal.shuffled > 0 && horizontal.shuffled + 32 >= dw) {
                 return areaHorizontalFirst(source, plane: plane, into: &destination, horizontal: horizontal, yTaps: yTaps)
             }
         }
@@ -130,7 +130,10 @@ public enum Resize {
 
     /// An axis's taps in fixed point: output index `i` covers `width` source indices from
     /// `first[i]` with `weights[i * width ..< (i + 1) * width]`, 12-bit weights summing to exactly
-    /// 4096 (the rounding remainder on the largest), zeros padding the shorter lists.
+    /// 4096, zeros padding the shorter lists. Each weight is the step between the rounded
+    /// running sums, so none is off by more than 1 and none can go negative — giving the
+    /// rounding remainder to the largest went below zero (and wrapped) when hundreds of taps'
+    /// errors added up (a 3840-pixel row to 13).
     struct FixedTaps: Sendable {
         let first: [Int]
         let weights: [UInt32]
@@ -140,12 +143,14 @@ public enum Resize {
             first = taps.map { $0.first?.0 ?? 0 }
             var w = [UInt32](repeating: 0, count: taps.count * width)
             for (i, list) in taps.enumerated() {
-                var fixed = list.map { UInt32(($0.1 * 4096).rounded()) }
-                let total = fixed.reduce(0, +)
-                if let largest = fixed.indices.max(by: { fixed[$0] < fixed[$1] }) {
-                    fixed[largest] = fixed[largest] &+ 4096 &- total // exact: the weights' sum is 4096
+                var running = 0.0
+                var previous: UInt32 = 0
+                for (k, tap) in list.enumerated() {
+                    running += Double(tap.1)
+                    let next = k == list.count - 1 ? 4096 : UInt32(min(4096, max(Double(previous), (running * 4096).rounded())))
+                    w[i * width + k] = next - previous
+                    previous = next
                 }
-                for (k, value) in fixed.enumerated() { w[i * width + k] = value }
             }
             weights = w
         }
