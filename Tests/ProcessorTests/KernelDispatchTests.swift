@@ -293,4 +293,60 @@ struct KernelDispatchTests {
             #expect(worst <= 1, "\(sw)x\(sh) → \(dw)x\(dh): off by \(worst) from cv::resize")
         }
     }
+
+    @Test(
+        "filter rows (blur passes, Sobel, threshold): both builds byte for byte at widths 1…130",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func filterRowsAgree() {
+        var generator = SeededGenerator(seed: 5)
+        let blurs: [(FramePixelKernels.FilterRows.Blur, FramePixelKernelsAVX2.FilterRows.Blur)] = [
+            (.box3, .box3), (.box5, .box5), (.gaussian3, .gaussian3), (.gaussian5, .gaussian5)
+        ]
+        for w in 1...130 {
+            let rows = (0..<5).map { _ in (0..<w).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+            // Rows of sums and passes in one allocation each (the kernels take pointers).
+            let sums = UnsafeMutablePointer<UInt16>.allocate(capacity: 10 * w)
+            let passes = UnsafeMutablePointer<Int16>.allocate(capacity: 12 * w)
+            defer {
+                sums.deallocate()
+                passes.deallocate()
+            }
+            func row(_ k: Int) -> UnsafePointer<UInt16> { UnsafePointer(sums + k * w) }
+            for (base, wide) in blurs {
+                for k in 0..<5 {
+                    FramePixelKernels.FilterRows.horizontal(base, rows[k], into: sums + k * w, width: w)
+                    FramePixelKernelsAVX2.FilterRows.horizontal(wide, rows[k], into: sums + (5 + k) * w, width: w)
+                }
+                #expect(
+                    Array(UnsafeBufferPointer(start: sums, count: 5 * w)) == Array(UnsafeBufferPointer(start: sums + 5 * w, count: 5 * w)),
+                    "\(base) horizontal, width \(w)")
+                var out = ([UInt8](repeating: 0, count: w + 1), [UInt8](repeating: 0, count: w + 1))
+                FramePixelKernels.FilterRows.vertical(base, (row(0), row(1), row(2), row(3), row(4)), into: &out.0, width: w)
+                FramePixelKernelsAVX2.FilterRows.vertical(wide, (row(0), row(1), row(2), row(3), row(4)), into: &out.1, width: w)
+                #expect(out.0 == out.1 && out.0[w] == 0, "\(base) vertical, width \(w)")
+            }
+            for k in 0..<3 {
+                FramePixelKernels.FilterRows.sobelHorizontal(
+                    rows[k], difference: passes + 2 * k * w, smooth: passes + (2 * k + 1) * w, width: w)
+                FramePixelKernelsAVX2.FilterRows.sobelHorizontal(
+                    rows[k], difference: passes + (6 + 2 * k) * w, smooth: passes + (7 + 2 * k) * w, width: w)
+            }
+            #expect(
+                Array(UnsafeBufferPointer(start: passes, count: 6 * w)) == Array(UnsafeBufferPointer(start: passes + 6 * w, count: 6 * w)),
+                "Sobel passes, width \(w)")
+            func pass(_ k: Int) -> UnsafePointer<Int16> { UnsafePointer(passes + k * w) }
+            var magnitude = ([UInt8](repeating: 0, count: w), [UInt8](repeating: 0, count: w))
+            FramePixelKernels.FilterRows.sobelMagnitude(
+                up: (pass(0), pass(1)), middle: pass(2), down: (pass(4), pass(5)), into: &magnitude.0, width: w)
+            FramePixelKernelsAVX2.FilterRows.sobelMagnitude(
+                up: (pass(0), pass(1)), middle: pass(2), down: (pass(4), pass(5)), into: &magnitude.1, width: w)
+            #expect(magnitude.0 == magnitude.1, "Sobel magnitude, width \(w)")
+            for (t, m) in [(UInt8(0), UInt8(255)), (127, 200), (254, 1)] {
+                var above = ([UInt8](repeating: 7, count: w), [UInt8](repeating: 7, count: w))
+                FramePixelKernels.FilterRows.threshold(rows[0], &above.0, count: w, threshold: t, maxValue: m)
+                FramePixelKernelsAVX2.FilterRows.threshold(rows[0], &above.1, count: w, threshold: t, maxValue: m)
+                #expect(above.0 == rows[0].map { $0 > t ? m : 0 } && above.0 == above.1, "threshold \(t)/\(m), width \(w)")
+            }
+        }
+    }
 }

@@ -163,3 +163,74 @@ extension KernelDispatch {
         }
     }
 }
+
+extension KernelDispatch {
+    /// FrameProcessors' filter rows (`FilterRows`) in the build that runs.
+    package enum Blur: Sendable {
+        case box3, box5, gaussian3, gaussian5
+
+        var base: FramePixelKernels.FilterRows.Blur {
+            switch self {
+            case .box3: .box3
+            case .box5: .box5
+            case .gaussian3: .gaussian3
+            case .gaussian5: .gaussian5
+            }
+        }
+
+        var wide: FramePixelKernelsAVX2.FilterRows.Blur {
+            switch self {
+            case .box3: .box3
+            case .box5: .box5
+            case .gaussian3: .gaussian3
+            case .gaussian5: .gaussian5
+            }
+        }
+    }
+
+    package static func blurHorizontal(_ blur: Blur, _ p: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt16>, width: Int) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.FilterRows.horizontal(blur.wide, p, into: out, width: width)
+        case .baseline: FramePixelKernels.FilterRows.horizontal(blur.base, p, into: out, width: width)
+        }
+    }
+
+    package static func blurVertical(
+        _ blur: Blur,
+        _ rows: (UnsafePointer<UInt16>, UnsafePointer<UInt16>, UnsafePointer<UInt16>, UnsafePointer<UInt16>, UnsafePointer<UInt16>),
+        into out: UnsafeMutablePointer<UInt8>, width: Int
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.FilterRows.vertical(blur.wide, rows, into: out, width: width)
+        case .baseline: FramePixelKernels.FilterRows.vertical(blur.base, rows, into: out, width: width)
+        }
+    }
+
+    package static func sobelHorizontal(
+        _ p: UnsafePointer<UInt8>, difference: UnsafeMutablePointer<Int16>, smooth: UnsafeMutablePointer<Int16>, width: Int
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.FilterRows.sobelHorizontal(p, difference: difference, smooth: smooth, width: width)
+        case .baseline: FramePixelKernels.FilterRows.sobelHorizontal(p, difference: difference, smooth: smooth, width: width)
+        }
+    }
+
+    package static func sobelMagnitude(
+        up: (UnsafePointer<Int16>, UnsafePointer<Int16>), middle: UnsafePointer<Int16>, down: (UnsafePointer<Int16>, UnsafePointer<Int16>),
+        into out: UnsafeMutablePointer<UInt8>, width: Int
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.FilterRows.sobelMagnitude(up: up, middle: middle, down: down, into: out, width: width)
+        case .baseline: FramePixelKernels.FilterRows.sobelMagnitude(up: up, middle: middle, down: down, into: out, width: width)
+        }
+    }
+
+    package static func threshold(
+        _ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, count: Int, threshold: UInt8, maxValue: UInt8
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.FilterRows.threshold(s, d, count: count, threshold: threshold, maxValue: maxValue)
+        case .baseline: FramePixelKernels.FilterRows.threshold(s, d, count: count, threshold: threshold, maxValue: maxValue)
+        }
+    }
+}
