@@ -349,4 +349,47 @@ struct KernelDispatchTests {
             }
         }
     }
+
+    @Test(
+        "quarter turns' register blocks (16x16 and 8x8): both builds byte for byte, and the source's pixels where they belong",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func quarterTurnBlocksAgree() {
+        var generator = SeededGenerator(seed: 90)
+        for (w, h) in [(16, 16), (32, 32), (40, 24), (57, 33), (8, 70), (70, 9), (96, 64), (7, 7)] {
+            let source = (0..<(w * h)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            for clockwise in [true, false] {
+                var outs = ([UInt8](repeating: 0, count: w * h), [UInt8](repeating: 0, count: w * h))
+                var reach = [(y: Int, x: Int)]()
+                // One tile per 32x32, as Transform walks them.
+                for ty in stride(from: 0, to: h, by: 32) {
+                    for tx in stride(from: 0, to: w, by: 32) {
+                        let (xe, ye) = (min(tx + 32, w), min(ty + 32, h))
+                        reach.append(
+                            FramePixelKernels.QuarterTurn.blocks(
+                                source, w, &outs.0, h, x: tx, y: ty, xEnd: xe, yEnd: ye, width: w, height: h, clockwise: clockwise))
+                        let wide = FramePixelKernelsAVX2.QuarterTurn.blocks(
+                            source, w, &outs.1, h, x: tx, y: ty, xEnd: xe, yEnd: ye, width: w, height: h, clockwise: clockwise)
+                        #expect(wide == reach.last!, "\(w)x\(h) tile \(tx),\(ty)")
+                    }
+                }
+                #expect(outs.0 == outs.1, "\(w)x\(h) clockwise \(clockwise)")
+                // Every pixel the blocks covered is where the turn puts it (the rest is the caller's).
+                var tile = 0
+                for ty in stride(from: 0, to: h, by: 32) {
+                    for tx in stride(from: 0, to: w, by: 32) {
+                        let (ry, rx) = reach[tile]
+                        tile += 1
+                        for sy in ty..<ry {
+                            for sx in tx..<rx {
+                                let (dx, dy) = clockwise ? (h - 1 - sy, sx) : (sy, w - 1 - sx)
+                                if outs.1[dy * h + dx] != source[sy * w + sx] {
+                                    Issue.record("\(w)x\(h) clockwise \(clockwise): (\(sx), \(sy)) misplaced")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

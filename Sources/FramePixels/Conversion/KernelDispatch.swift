@@ -234,3 +234,21 @@ extension KernelDispatch {
         }
     }
 }
+
+extension KernelDispatch {
+    /// `QuarterTurn.blocks`: a tile's whole blocks; returns how far they reach.
+    @inline(__always)
+    static func quarterTurnBlocks(
+        _ s: UnsafePointer<UInt8>, _ sStride: Int, _ d: UnsafeMutablePointer<UInt8>, _ dStride: Int,
+        x: Int, y: Int, xEnd: Int, yEnd: Int, width: Int, height: Int, clockwise: Bool
+    ) -> (y: Int, x: Int) {
+        switch path {
+        case .avx2:
+            FramePixelKernelsAVX2.QuarterTurn.blocks(
+                s, sStride, d, dStride, x: x, y: y, xEnd: xEnd, yEnd: yEnd, width: width, height: height, clockwise: clockwise)
+        case .baseline:
+            FramePixelKernels.QuarterTurn.blocks(
+                s, sStride, d, dStride, x: x, y: y, xEnd: xEnd, yEnd: yEnd, width: width, height: height, clockwise: clockwise)
+        }
+    }
+}

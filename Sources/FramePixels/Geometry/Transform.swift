@@ -1,9 +1,5 @@
 import FrameCore
 
-#if arch(x86_64)
-import _Builtin_intrinsics.intel
-#endif
-
 /// Rotation by quarter turns and mirroring: what a capture connection applies.
 public enum Transform {
     public enum Rotation: Int, Sendable, CaseIterable {
@@ -52,7 +48,7 @@ public enum Transform {
     }
 
     /// A quarter turn of an 8-bit plane in 32x32 tiles, so reads and writes both stay in cache;
-    /// with SSE2 each tile goes as 8x8 blocks transposed in registers.
+    /// each tile goes as blocks transposed in registers (16x16 with AVX2, 8x8 with SSE2).
     static func quarterTurnGray(_ source: PixelBuffer, into out: inout PixelBuffer, clockwise: Bool) {
         let sw = source.width
         let sh = source.height
@@ -65,15 +61,10 @@ public enum Transform {
                     for tx in stride(from: 0, to: sw, by: tile) {
                         let yEnd = min(ty + tile, sh)
                         let xEnd = min(tx + tile, sw)
-                        var blockEnd = (ty, tx) // how far whole 8x8 blocks reach
-                        #if arch(x86_64)
-                        blockEnd = (ty + (yEnd - ty) / 8 * 8, tx + (xEnd - tx) / 8 * 8)
-                        for by in stride(from: ty, to: blockEnd.0, by: 8) {
-                            for bx in stride(from: tx, to: blockEnd.1, by: 8) {
-                                turnBlock(s, sp.bytesPerRow, d, dp.bytesPerRow, x: bx, y: by, width: sw, height: sh, clockwise: clockwise)
-                            }
-                        }
-                        #endif
+                        // Whole blocks in registers (`QuarterTurn`, in the build that runs), then the rest.
+                        let blockEnd = KernelDispatch.quarterTurnBlocks(
+                            s, sp.bytesPerRow, d, dp.bytesPerRow, x: tx, y: ty, xEnd: xEnd, yEnd: yEnd, width: sw, height: sh,
+                            clockwise: clockwise)
                         for sy in ty..<yEnd {
                             let row = s + sy * sp.bytesPerRow
                             // Pixels the blocks did not cover: the columns right of them, and whole rows below.
@@ -88,53 +79,6 @@ public enum Transform {
             }
         }
     }
-
-    #if arch(x86_64)
-    /// Turns the 8x8 block at (x, y): eight 8-byte rows interleaved three times (bytes, 16-bit
-    /// pairs, 32-bit quads) leave each column as half a register. Loading the rows bottom-up
-    /// turns clockwise; top-down with the columns stored in reverse order, counter-clockwise.
-    @inline(__always)
-    static func turnBlock(
-        _ s: UnsafePointer<UInt8>, _ sStride: Int, _ d: UnsafeMutablePointer<UInt8>, _ dStride: Int,
-        x: Int, y: Int, width: Int, height: Int, clockwise: Bool
-    ) {
-        @inline(__always) func row(_ i: Int) -> __m128i {
-            let sourceRow: Int = y &+ (clockwise ? 7 &- i : i)
-            let offset: Int = sourceRow &* sStride &+ x
-            return _mm_loadl_epi64(UnsafeRawPointer(s + offset).assumingMemoryBound(to: __m128i_u.self))
-        }
-        let a0 = _mm_unpacklo_epi8(row(0), row(1))
-        let a1 = _mm_unpacklo_epi8(row(2), row(3))
-        let a2 = _mm_unpacklo_epi8(row(4), row(5))
-        let a3 = _mm_unpacklo_epi8(row(6), row(7))
-        let b0 = _mm_unpacklo_epi16(a0, a1)
-        let b1 = _mm_unpackhi_epi16(a0, a1)
-        let b2 = _mm_unpacklo_epi16(a2, a3)
-        let b3 = _mm_unpackhi_epi16(a2, a3)
-        let columns = (_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3))
-        // Column j of the block becomes output row x + j (clockwise) or width-1-x-j, starting at
-        // output column height-8-y (clockwise) or y.
-        let dx = clockwise ? height &- 8 &- y : y
-        @inline(__always) func store(_ j: Int, _ v: __m128i, high: Bool) {
-            let dy: Int = clockwise ? x &+ j : width &- 1 &- x &- j
-            let offset: Int = dy &* dStride &+ dx
-            let p = UnsafeMutableRawPointer(d + offset)
-            if high {
-                _mm_storeh_pd(p.assumingMemoryBound(to: Double.self), _mm_castsi128_pd(v))
-            } else {
-                _mm_storel_epi64(p.assumingMemoryBound(to: __m128i_u.self), v)
-            }
-        }
-        store(0, columns.0, high: false)
-        store(1, columns.0, high: true)
-        store(2, columns.1, high: false)
-        store(3, columns.1, high: true)
-        store(4, columns.2, high: false)
-        store(5, columns.2, high: true)
-        store(6, columns.3, high: false)
-        store(7, columns.3, high: true)
-    }
-    #endif
 
     /// Calls `body` with each row of each plane of `source` and the same row of `out`.
     static func eachRow(
