@@ -7,26 +7,29 @@ import _Builtin_intrinsics.intel
 /// shuffles); the AVX2 build first reverses 32 bytes a vector (`vpshufb` within each 128-bit
 /// lane, then `vpermd` swapping the lanes — one `vpermd` for 4-byte pixels).
 public enum MirrorRows {
-    public static func reverse(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, count n: Int, bytesPerPixel: Int) {
-        var x = 0
+    public static func reverse(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, count: Int, bytesPerPixel: Int) {
+        var (d, n) = (d, count)
         #if FRAMEKIT_AVX2
         if bytesPerPixel == 1 || bytesPerPixel == 2 || bytesPerPixel == 4 {
-            x = wide(s, d, n, bytesPerPixel)
+            // The output's first `done` pixels are the source's last; what is left is the mirror
+            // of the source's first n − done pixels into the output's rest.
+            let done = wide(s, d, n, bytesPerPixel)
+            (d, n) = (d + done &* bytesPerPixel, n &- done)
         }
         #endif
         switch bytesPerPixel {
-        case 1: reverse(s, d, n, from: x, as: SIMD16<UInt8>.self)
-        case 2: reverse(s, d, n, from: x, as: SIMD8<UInt16>.self)
-        case 4: reverse(s, d, n, from: x, as: SIMD4<UInt32>.self)
+        case 1: reverse(s, d, n, as: SIMD16<UInt8>.self)
+        case 2: reverse(s, d, n, as: SIMD8<UInt16>.self)
+        case 4: reverse(s, d, n, as: SIMD4<UInt32>.self)
         default:
-            for x in x..<n {
+            for x in 0..<n {
                 (d + bytesPerPixel &* (n &- 1 &- x)).copyMemory(from: s + bytesPerPixel &* x, byteCount: bytesPerPixel)
             }
         }
     }
 
     @inline(__always)
-    static func reverse<V: SIMD>(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, from start: Int, as: V.Type)
+    static func reverse<V: SIMD>(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, _ n: Int, as: V.Type)
     where V.Scalar: FixedWidthInteger {
         let size = MemoryLayout<V.Scalar>.size
         let lanes = V.scalarCount
@@ -36,7 +39,7 @@ public enum MirrorRows {
             for i in 0..<lanes { r[i] = v[lanes &- 1 &- i] }
             d.storeBytes(of: r, toByteOffset: (n &- x &- lanes) &* size, as: V.self)
         }
-        var x = start
+        var x = 0
         while x &+ 4 &* lanes <= n { // four vectors a step: fewer loop instructions per byte moved
             one(x)
             one(x &+ lanes)
@@ -68,10 +71,12 @@ extension MirrorRows {
             : _mm256_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1)
         let swap = _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)
         let whole = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0)
+        // Reading from the source's end and writing the output forwards (as libyuv does): the
+        // stores ascend, which measured faster than descending ones.
         @inline(__always) func one(_ o: Int) {
-            let v = _mm256_loadu_si256(s.advanced(by: o).assumingMemoryBound(to: __m256i_u.self))
+            let v = _mm256_loadu_si256(s.advanced(by: bytes &- o &- 32).assumingMemoryBound(to: __m256i_u.self))
             let r = size == 4 ? _mm256_permutevar8x32_epi32(v, whole) : _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, inLane), swap)
-            _mm256_storeu_si256(d.advanced(by: bytes &- o &- 32).assumingMemoryBound(to: __m256i_u.self), r)
+            _mm256_storeu_si256(d.advanced(by: o).assumingMemoryBound(to: __m256i_u.self), r)
         }
         var o = 0
         while o &+ 128 <= bytes {
