@@ -53,6 +53,17 @@ enum FilterSuite {
         Case(
             name: "yuyv-to-bgra", source: .yuyv, target: .bgra32,
             framekit: { try ColorConversion.convert($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .yuyvToBGRA) }),
+        // RGB → Y'CbCr 4:2:0. OpenCV 4.6 has no NV12 output: its I420 (the same work, planes apart)
+        // is the baseline for both; it takes chroma from each block's top-left pixel, FrameKit
+        // and libyuv the block's mean.
+        Case(
+            name: "rgb-to-i420", source: .rgb24, target: .i420,
+            framekit: { try ColorConversion.convertToYCbCr($0, into: &$1) }, opencv: { try OpenCV.cvtColor($0, &$1, .rgbToI420) }),
+        Case(
+            name: "bgra-to-nv12", source: .bgra32, target: .nv12VideoRange,
+            framekit: { try ColorConversion.convertToYCbCr($0, into: &$1) },
+            // (OpenCV sees an NV12 buffer as the same w x 3h/2 bytes as an I420 one: it writes its I420 there.)
+            opencv: { try OpenCV.cvtColor($0, &$1, .bgraToI420) }),
         Case(
             name: "resize-area-half", source: .gray8, target: .gray8,
             framekit: { try Resize.area($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: true) },

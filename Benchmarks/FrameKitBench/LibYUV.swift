@@ -60,6 +60,27 @@ enum LibYUV {
                 let p = plane(s, 0)
                 output(&d) { o, os in _ = YUY2ToARGB(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
             }
+        case "rgb-to-i420":
+            return { s, d in
+                let p = plane(s, 0)
+                d.withUnsafeMutablePlanes { o in
+                    func out(_ i: Int) -> (UnsafeMutablePointer<UInt8>, Int32) {
+                        (o[i].base.assumingMemoryBound(to: UInt8.self), Int32(o[i].plane.bytesPerRow))
+                    }
+                    let (y, u, v) = (out(0), out(1), out(2))
+                    _ = RAWToI420(p.0, p.1, y.0, y.1, u.0, u.1, v.0, v.1, Int32(s.width), Int32(s.height))
+                }
+            }
+        case "bgra-to-nv12":
+            return { s, d in
+                let p = plane(s, 0)
+                d.withUnsafeMutablePlanes { o in
+                    let (y, uv) = (o[0], o[1])
+                    _ = ARGBToNV12(
+                        p.0, p.1, y.base.assumingMemoryBound(to: UInt8.self), Int32(y.plane.bytesPerRow),
+                        uv.base.assumingMemoryBound(to: UInt8.self), Int32(uv.plane.bytesPerRow), Int32(s.width), Int32(s.height))
+                }
+            }
         case "resize-area-half", "resize-area-0.375", "resize-bilinear-0.75":
             let filter = name.hasPrefix("resize-area") ? kFilterBox : kFilterBilinear
             return { s, d in

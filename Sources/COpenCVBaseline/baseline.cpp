@@ -47,6 +47,8 @@ int cv_code(int32_t code) {
     case FKCVB_YUV2BGRA_I420: return cv::COLOR_YUV2BGRA_I420;
     case FKCVB_YUV2RGB_YUY2: return cv::COLOR_YUV2RGB_YUY2;
     case FKCVB_YUV2BGRA_YUY2: return cv::COLOR_YUV2BGRA_YUY2;
+    case FKCVB_RGB2YUV_I420: return cv::COLOR_RGB2YUV_I420;
+    case FKCVB_BGRA2YUV_I420: return cv::COLOR_BGRA2YUV_I420;
     default: throw std::invalid_argument("unknown fkcvb_color_code");
     }
 }

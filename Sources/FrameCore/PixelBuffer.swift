@@ -158,6 +158,17 @@ public struct PixelBuffer: Sendable {
         return try body(UnsafeMutableRawBufferPointer(start: storage.baseAddress + p.offset, count: p.byteSpan), p)
     }
 
+    /// Writes every plane at once (for conversions that fill luma and chroma rows together):
+    /// `body` gets each plane's first byte and layout, in plane order. Planes never overlap.
+    @inlinable
+    public mutating func withUnsafeMutablePlanes<R, E: Error>(
+        _ body: ([(base: UnsafeMutableRawPointer, plane: Plane)]) throws(E) -> R
+    ) throws(E) -> R {
+        makeUnique()
+        let planes = (0..<planeCount).map { (base: storage.baseAddress + plane($0).offset, plane: plane($0)) }
+        return try body(planes)
+    }
+
     @inlinable
     mutating func makeUnique() {
         if !isKnownUniquelyReferenced(&storage) { self = copy() }

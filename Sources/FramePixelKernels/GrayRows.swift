@@ -3,7 +3,7 @@ import _Builtin_intrinsics.intel
 #endif
 
 /// Gray = (9798·R + 19235·G + 3735·B + 16384) >> 15: the weights OpenCV 4 uses, so results
-/// match it exactly. With SSE2, two `pmaddwd` (16-bit multiplies summed in pairs into 32 bits)
+/// match it exactly (other weights and an offset give the luma of an RGB → Y'CbCr conversion). With SSE2, two `pmaddwd` (16-bit multiplies summed in pairs into 32 bits)
 /// give four pixels' exact sums: for BGRA on each pixel's (B, R) and (G, A) halves, for RGB24
 /// on the even and odd bytes of two-pixel groups (see `vectorRGB`).
 ///
@@ -12,27 +12,38 @@ import _Builtin_intrinsics.intel
 /// same sums run 32 pixels a step in 256-bit registers first. Both give the same bytes (the
 /// arithmetic is exact); FramePixels' `KernelDispatch` picks one at start-up.
 public enum GrayRows {
-    static let red: Int32 = 9798, green: Int32 = 19235, blue: Int32 = 3735
+    /// (red·R + green·G + blue·B + bias) >> 15, each weight below 2^15 and the result at most
+    /// 255: OpenCV's gray, or a Y'CbCr conversion's luma (its offset in the bias).
+    public struct Weights: Sendable {
+        public let red: Int32, green: Int32, blue: Int32, bias: Int32
+        public init(red: Int32, green: Int32, blue: Int32, bias: Int32) {
+            (self.red, self.green, self.blue, self.bias) = (red, green, blue, bias)
+        }
+        /// OpenCV 4's RGB → gray, rounded.
+        public static let gray = Weights(red: 9798, green: 19235, blue: 3735, bias: 16384)
+    }
 
     @inline(__always)
-    static func gray(r: UInt8, g: UInt8, b: UInt8) -> UInt8 {
-        UInt8(truncatingIfNeeded: (Int32(r) &* red &+ Int32(g) &* green &+ Int32(b) &* blue &+ 16384) &>> 15)
+    static func value(r: UInt8, g: UInt8, b: UInt8, _ w: Weights) -> UInt8 {
+        UInt8(truncatingIfNeeded: (Int32(r) &* w.red &+ Int32(g) &* w.green &+ Int32(b) &* w.blue &+ w.bias) &>> 15)
     }
 
     /// One row of `width` pixels; `bgra` false means RGB24.
-    public static func convertRow(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int, bgra: Bool) {
+    public static func convertRow(
+        _ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int, bgra: Bool, weights w: Weights = .gray
+    ) {
         var x = 0
         #if FRAMEKIT_AVX2
-        x = bgra ? wideBGRA(s, d, width) : wideRGB(s, d, width)
+        x = bgra ? wideBGRA(s, d, width, w) : wideRGB(s, d, width, w)
         #endif
         #if arch(x86_64)
-        x += bgra ? vectorBGRA(s + 4 * x, d + x, width - x) : vectorRGB(s + 3 * x, d + x, width - x)
+        x += bgra ? vectorBGRA(s + 4 * x, d + x, width - x, w) : vectorRGB(s + 3 * x, d + x, width - x, w)
         #endif
         let stride = bgra ? 4 : 3
         let (ri, bi) = bgra ? (2, 0) : (0, 2)
         while x < width {
             let p = s + stride &* x
-            d[x] = gray(r: p[ri], g: p[1], b: p[bi])
+            d[x] = value(r: p[ri], g: p[1], b: p[bi], w)
             x += 1
         }
     }
@@ -48,12 +59,12 @@ extension GrayRows {
             _mm_packs_epi32(_mm_srli_epi32(s.2, 15), _mm_srli_epi32(s.3, 15)))
     }
 
-    static func vectorBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+    static func vectorBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
         // Each pixel's (B, R) and (G, A) 16-bit halves against (blue, red) and (green, 0).
         let low = _mm_set1_epi32(0x00FF_00FF)
-        let outer = _mm_set1_epi32(red << 16 | blue)
-        let middle = _mm_set1_epi32(green)
-        let rounding = _mm_set1_epi32(16384)
+        let outer = _mm_set1_epi32(w.red << 16 | w.blue)
+        let middle = _mm_set1_epi32(w.green)
+        let rounding = _mm_set1_epi32(w.bias)
         var x = 0
         while x + 16 <= width {
             let p = UnsafeRawPointer(s + 4 * x)
@@ -71,14 +82,14 @@ extension GrayRows {
         return x
     }
 
-    static func vectorRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+    static func vectorRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
         // Two pixels per 64-bit lane: R0 G0 B0 R1 G1 B1 · ·. As 16-bit words, its even bytes are
         // (R0, B0, G1, ·) and, shifted up one byte, its odd ones (0, G0, R1, B1): weighted by
         // (red, blue, green, 0) and (0, green, red, blue), each pixel's three products land in
         // one 32-bit lane of one multiply-add or the other. No shuffling pixels into lanes.
         let lowBytes = _mm_set1_epi16(0x00FF)
-        let rounding = _mm_set1_epi32(16384)
-        let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
+        let rounding = _mm_set1_epi32(w.bias)
+        let (r, g, b) = (Int16(w.red), Int16(w.green), Int16(w.blue))
         let evenWeights = _mm_set_epi16(0, g, b, r, 0, g, b, r)
         let oddWeights = _mm_set_epi16(b, r, g, 0, b, r, g, 0)
         var x = 0
@@ -118,11 +129,11 @@ extension GrayRows {
         return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words.0, words.1), order)
     }
 
-    static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+    static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
         let low = _mm256_set1_epi32(0x00FF_00FF)
-        let outer = _mm256_set1_epi32(red << 16 | blue)
-        let middle = _mm256_set1_epi32(green)
-        let rounding = _mm256_set1_epi32(16384)
+        let outer = _mm256_set1_epi32(w.red << 16 | w.blue)
+        let middle = _mm256_set1_epi32(w.green)
+        let rounding = _mm256_set1_epi32(w.bias)
         var x = 0
         while x + 32 <= width {
             let p = UnsafeRawPointer(s + 4 * x)
@@ -140,9 +151,9 @@ extension GrayRows {
         return x
     }
 
-    static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
-        let rounding = _mm256_set1_epi32(16384)
-        let (r, g, b) = (Int16(red), Int16(green), Int16(blue))
+    static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
+        let rounding = _mm256_set1_epi32(w.bias)
+        let (r, g, b) = (Int16(w.red), Int16(w.green), Int16(w.blue))
         let evenWeights = _mm256_setr_epi16(r, b, g, 0, r, b, g, 0, r, b, g, 0, r, b, g, 0)
         let oddWeights = _mm256_setr_epi16(0, g, r, b, 0, g, r, b, 0, g, r, b, 0, g, r, b)
         // vectorRGB's even and odd words — (R0, B0, G1, 0, R2, B2, G3, 0) and (0, G0, R1, B1, 0, G2,

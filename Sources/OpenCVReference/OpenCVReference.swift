@@ -8,6 +8,8 @@ public enum OpenCV {
     public enum ColorCode: Sendable {
         case bgraToGray, rgbToGray, yuv420ToGray, yuyvToGray
         case nv12ToRGB, nv12ToBGRA, i420ToRGB, i420ToBGRA, yuyvToRGB, yuyvToBGRA
+        /// To I420, BT.601 video range; OpenCV takes each 2x2 block's chroma from its top-left pixel.
+        case rgbToI420, bgraToI420
         var raw: fkcvb_color_code {
             switch self {
             case .bgraToGray: FKCVB_BGRA2GRAY
@@ -20,6 +22,8 @@ public enum OpenCV {
             case .i420ToBGRA: FKCVB_YUV2BGRA_I420
             case .yuyvToRGB: FKCVB_YUV2RGB_YUY2
             case .yuyvToBGRA: FKCVB_YUV2BGRA_YUY2
+            case .rgbToI420: FKCVB_RGB2YUV_I420
+            case .bgraToI420: FKCVB_BGRA2YUV_I420
             }
         }
     }

@@ -51,6 +51,51 @@ struct FilterAccuracyTests {
         }
     }
 
+    @Test(
+        "RGB24/BGRA → I420 and NV12: luma within 1 of cv::cvtColor(…2YUV_I420); chroma, each 2x2 block's mean, equal on flat blocks",
+        arguments: [PixelFormat.rgb24, .bgra32])
+    func toYCbCr(format: PixelFormat) throws {
+        for photo in ReferenceImages.photos {
+            let image = try ReferenceImages.load(photo, as: format)
+            var ours = try PixelBuffer(width: image.width, height: image.height, format: .i420)
+            var theirs = ours.copy()
+            try ColorConversion.convertToYCbCr(image, into: &ours)
+            try OpenCV.cvtColor(image, &theirs, format == .rgb24 ? .rgbToI420 : .bgraToI420)
+            let lumaBytes = image.width * image.height
+            let (a, b) = (ours.packedBytes(), theirs.packedBytes())
+            let luma = zip(a.prefix(lumaBytes), b.prefix(lumaBytes)).map { abs(Int($0) - Int($1)) }
+            #expect(luma.max() ?? 0 <= 1, "\(photo.lastPathComponent): luma off by \(luma.max() ?? 0)")
+            // OpenCV's chroma is the block's top-left pixel's; where all four pixels are alike,
+            // the mean is that pixel, so the two must agree within 1 there.
+            let rgb = try PixelFormatConversion.convert(image, to: .rgb24).packedBytes()
+            let (w, cw) = (image.width, image.width / 2)
+            var flat = 0
+            for cy in 0..<(image.height / 2) {
+                for cx in 0..<cw {
+                    let corners = [(2 * cx, 2 * cy), (2 * cx + 1, 2 * cy), (2 * cx, 2 * cy + 1), (2 * cx + 1, 2 * cy + 1)]
+                    let pixels = corners.map { Array(rgb[(($0.1 * w + $0.0) * 3)..<(($0.1 * w + $0.0) * 3 + 3)]) }
+                    guard pixels.allSatisfy({ $0 == pixels[0] }) else { continue }
+                    flat += 1
+                    for plane in 0..<2 {
+                        let i = lumaBytes + plane * cw * (image.height / 2) + cy * cw + cx
+                        if abs(Int(a[i]) - Int(b[i])) > 1 {
+                            Issue.record("\(photo.lastPathComponent) block \(cx),\(cy) plane \(plane + 1)")
+                        }
+                    }
+                }
+            }
+            #expect(flat > 100, "too few flat blocks to compare chroma (\(flat))")
+            // NV12 is the same planes interleaved.
+            var nv12 = try PixelBuffer(width: image.width, height: image.height, format: .nv12VideoRange)
+            try ColorConversion.convertToYCbCr(image, into: &nv12)
+            let n = nv12.packedBytes()
+            #expect(Array(n.prefix(lumaBytes)) == Array(a.prefix(lumaBytes)))
+            let cbs = stride(from: lumaBytes, to: n.count, by: 2).map { n[$0] }
+            let crs = stride(from: lumaBytes + 1, to: n.count, by: 2).map { n[$0] }
+            #expect(cbs + crs == Array(a.suffix(from: lumaBytes)), "\(photo.lastPathComponent): NV12 and I420 chroma differ")
+        }
+    }
+
     static let rgbCases: [(PixelFormat, PixelFormat, OpenCV.ColorCode)] = [
         (.nv12VideoRange, .rgb24, .nv12ToRGB), (.nv12VideoRange, .bgra32, .nv12ToBGRA), (.i420, .rgb24, .i420ToRGB),
         (.i420, .bgra32, .i420ToBGRA), (.yuyv, .rgb24, .yuyvToRGB), (.yuyv, .bgra32, .yuyvToBGRA)

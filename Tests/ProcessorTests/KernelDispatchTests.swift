@@ -392,4 +392,91 @@ struct KernelDispatchTests {
             }
         }
     }
+
+    /// Y'CbCr of RGB by the definition, in floating point: luma per pixel, chroma from the mean.
+    static func exactYCbCr(r: Double, g: Double, b: Double, kr: Double, kb: Double, full: Bool) -> (y: Double, cb: Double, cr: Double) {
+        let kg = 1 - kr - kb
+        let (ys, cs, offset) = full ? (1.0, 1.0, 0.0) : (219.0 / 255, 224.0 / 255, 16.0)
+        let y = kr * r + kg * g + kb * b
+        return (offset + ys * y, 128 + cs * (b - y) / (2 * (1 - kb)), 128 + cs * (r - y) / (2 * (1 - kr)))
+    }
+
+    @Test(
+        "RGB24 and BGRA to NV12 and I420 rows (both matrices and ranges): both builds byte for byte at widths 0…100, within 1 of the definition",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func rgbToYCbCrRowsAgree() {
+        var generator = SeededGenerator(seed: 420)
+        for (kr, kb) in [(0.299, 0.114), (0.2126, 0.0722)] {
+            for full in [false, true] {
+                let base = FramePixelKernels.RGBToYCbCrRows(kr: kr, kb: kb, fullRange: full)
+                let wide = FramePixelKernelsAVX2.RGBToYCbCrRows(kr: kr, kb: kb, fullRange: full)
+                for bgra in [false, true] {
+                    let channels = bgra ? 4 : 3
+                    for width in 0...100 {
+                        let pairs = (width + 1) / 2
+                        let top = (0..<(width * channels)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                        let bottom = (0..<(width * channels)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                        for planar in [false, true] {
+                            // Per build: two luma rows, then the chroma (Cb/Cr pairs, or Cb then Cr), a guard byte after each.
+                            func run(
+                                _ convert: (
+                                    UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>,
+                                    UnsafeMutablePointer<UInt8>
+                                ) -> Void
+                            ) -> [[UInt8]] {
+                                let sizes = [width + 1, width + 1, (planar ? pairs : 2 * pairs) + 1, pairs + 1]
+                                let buffers = sizes.map { UnsafeMutablePointer<UInt8>.allocate(capacity: $0) }
+                                defer { for b in buffers { b.deallocate() } }
+                                for (b, n) in zip(buffers, sizes) { b.initialize(repeating: 0, count: n) }
+                                convert(buffers[0], buffers[1], buffers[2], buffers[3])
+                                return zip(buffers, sizes).map { Array(UnsafeBufferPointer(start: $0, count: $1)) }
+                            }
+                            let ours = run { y0, y1, c, d in
+                                base.convertRows(
+                                    top, bottom, lumaTop: y0, lumaBottom: y1, chroma: planar ? .planar(c, d) : .interleaved(c),
+                                    width: width, bgra: bgra)
+                            }
+                            let theirs = run { y0, y1, c, d in
+                                wide.convertRows(
+                                    top, bottom, lumaTop: y0, lumaBottom: y1, chroma: planar ? .planar(c, d) : .interleaved(c),
+                                    width: width, bgra: bgra)
+                            }
+                            let name = "\(kr) full \(full) \(bgra ? "BGRA" : "RGB24") \(planar ? "I420" : "NV12") width \(width)"
+                            #expect(ours == theirs, "\(name)")
+                            #expect(ours.allSatisfy { $0.last == 0 }, "\(name): wrote past a row")
+                            // Against the definition.
+                            func rgb(_ row: [UInt8], _ x: Int) -> (Double, Double, Double) {
+                                let p = x * channels
+                                return bgra
+                                    ? (Double(row[p + 2]), Double(row[p + 1]), Double(row[p]))
+                                    : (Double(row[p]), Double(row[p + 1]), Double(row[p + 2]))
+                            }
+                            var worst = 0.0
+                            for x in 0..<width {
+                                for (row, out) in [(top, ours[0]), (bottom, ours[1])] {
+                                    let (r, g, b) = rgb(row, x)
+                                    worst = max(
+                                        worst, abs(Double(out[x]) - Self.exactYCbCr(r: r, g: g, b: b, kr: kr, kb: kb, full: full).y))
+                                }
+                            }
+                            for j in 0..<pairs {
+                                let xs = [2 * j, min(2 * j + 1, width - 1)]
+                                var (r, g, b) = (0.0, 0.0, 0.0)
+                                for row in [top, bottom] {
+                                    for x in xs {
+                                        let p = rgb(row, x)
+                                        (r, g, b) = (r + p.0 / 4, g + p.1 / 4, b + p.2 / 4)
+                                    }
+                                }
+                                let want = Self.exactYCbCr(r: r, g: g, b: b, kr: kr, kb: kb, full: full)
+                                let (u, v) = planar ? (ours[2][j], ours[3][j]) : (ours[2][2 * j], ours[2][2 * j + 1])
+                                worst = max(worst, abs(Double(u) - min(255, want.cb)), abs(Double(v) - min(255, want.cr)))
+                            }
+                            #expect(worst <= 1, "\(name): off by \(worst) from the definition")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

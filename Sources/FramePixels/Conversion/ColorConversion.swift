@@ -81,6 +81,52 @@ public enum ColorConversion {
         }
     }
 
+    // MARK: To Y'CbCr
+
+    /// Whether ``convertToYCbCr(_:into:matrix:)`` converts `source` to `target`: RGB24 or BGRA
+    /// to NV12 (either range) or I420.
+    public static func convertsToYCbCr(from source: PixelFormat, to target: PixelFormat) -> Bool {
+        (source == .rgb24 || source == .bgra32) && (target == .nv12VideoRange || target == .nv12FullRange || target == .i420)
+    }
+
+    /// Converts RGB24 or BGRA to NV12 (video or full range) or I420 (video range) of the same
+    /// size: luma per pixel, chroma as the mean of each 2x2 block (`RGBToYCbCrRows`), with
+    /// `matrix`'s coefficients — BT.601 video range: Y' = 16 + (65.481·R + 128.553·G + 24.966·B)
+    /// / 255, to within 1 of the exact value (15-bit luma and 14-bit chroma weights).
+    public static func convertToYCbCr(
+        _ source: PixelBuffer, into destination: inout PixelBuffer, matrix: Matrix = .bt601
+    ) throws(PixelBufferError) {
+        guard source.width == destination.width, source.height == destination.height else {
+            throw .sizeMismatch(expected: "\(source.width)x\(source.height)", actual: "\(destination.width)x\(destination.height)")
+        }
+        guard source.format == .rgb24 || source.format == .bgra32 else {
+            throw .unsupportedFormat(source.format, operation: "RGB → Y'CbCr conversion source (use rgb24 or bgra32)")
+        }
+        let target = destination.format
+        guard target == .nv12VideoRange || target == .nv12FullRange || target == .i420 else {
+            throw .unsupportedFormat(target, operation: "RGB → Y'CbCr conversion target (use nv12 or i420)")
+        }
+        let k = KernelDispatch.RGBToYCbCrKernel.forMatrix(matrix, fullRange: target == .nv12FullRange)
+        let (w, h) = (source.width, source.height)
+        let bgra = source.format == .bgra32
+        let planar = target == .i420
+        source.withUnsafeBytes(ofPlane: 0) { src, sp in
+            destination.withUnsafeMutablePlanes { planes in
+                let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let (y, lp) = (planes[0].base.assumingMemoryBound(to: UInt8.self), planes[0].plane.bytesPerRow)
+                let (cb, cp) = (planes[1].base.assumingMemoryBound(to: UInt8.self), planes[1].plane.bytesPerRow)
+                let (cr, rp) = planar ? (planes[2].base.assumingMemoryBound(to: UInt8.self), planes[2].plane.bytesPerRow) : (cb, cp)
+                for row in stride(from: 0, to: h, by: 2) {
+                    let next = min(row + 1, h - 1)
+                    k.convertRows(
+                        s + row * sp.bytesPerRow, s + next * sp.bytesPerRow, lumaTop: y + row * lp,
+                        lumaBottom: next > row ? y + next * lp : nil, cb: cb + (row / 2) * cp,
+                        cr: planar ? cr + (row / 2) * rp : nil, width: w, bgra: bgra)
+                }
+            }
+        }
+    }
+
     static func yCbCrToRGB(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: KernelDispatch.YCbCrKernel) {
         let w = source.width
         let h = source.height

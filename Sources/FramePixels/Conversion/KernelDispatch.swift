@@ -252,3 +252,44 @@ extension KernelDispatch {
         }
     }
 }
+
+extension KernelDispatch {
+    /// RGB24/BGRA → Y'CbCr 4:2:0 with one matrix and range, in both builds.
+    struct RGBToYCbCrKernel: Sendable {
+        let base: FramePixelKernels.RGBToYCbCrRows
+        let wide: FramePixelKernelsAVX2.RGBToYCbCrRows
+
+        init(matrix: ColorConversion.Matrix, fullRange: Bool) {
+            let (kr, kb) = matrix == .bt601 ? (0.299, 0.114) : (0.2126, 0.0722)
+            base = .init(kr: kr, kb: kb, fullRange: fullRange)
+            wide = .init(kr: kr, kb: kb, fullRange: fullRange)
+        }
+
+        static let all: [RGBToYCbCrKernel] = [
+            RGBToYCbCrKernel(matrix: .bt601, fullRange: false), RGBToYCbCrKernel(matrix: .bt601, fullRange: true),
+            RGBToYCbCrKernel(matrix: .bt709, fullRange: false), RGBToYCbCrKernel(matrix: .bt709, fullRange: true)
+        ]
+        static func forMatrix(_ m: ColorConversion.Matrix, fullRange: Bool) -> RGBToYCbCrKernel {
+            all[(m == .bt601 ? 0 : 2) + (fullRange ? 1 : 0)]
+        }
+
+        /// `cr` nil: `cb` is NV12's interleaved row.
+        @inline(__always)
+        func convertRows(
+            _ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, lumaTop: UnsafeMutablePointer<UInt8>,
+            lumaBottom: UnsafeMutablePointer<UInt8>?, cb: UnsafeMutablePointer<UInt8>, cr: UnsafeMutablePointer<UInt8>?, width: Int,
+            bgra: Bool
+        ) {
+            switch KernelDispatch.path {
+            case .avx2:
+                wide.convertRows(
+                    top, bottom, lumaTop: lumaTop, lumaBottom: lumaBottom, chroma: cr.map { .planar(cb, $0) } ?? .interleaved(cb),
+                    width: width, bgra: bgra)
+            case .baseline:
+                base.convertRows(
+                    top, bottom, lumaTop: lumaTop, lumaBottom: lumaBottom, chroma: cr.map { .planar(cb, $0) } ?? .interleaved(cb),
+                    width: width, bgra: bgra)
+            }
+        }
+    }
+}

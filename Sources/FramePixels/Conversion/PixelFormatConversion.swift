@@ -10,6 +10,10 @@ public enum PixelFormatConversion {
     ) throws(PixelBufferError) -> PixelBuffer {
         if source.format == format { return source }
         var out = try PixelBuffer(width: source.width, height: source.height, format: format)
+        if ColorConversion.convertsToYCbCr(from: source.format, to: format) {
+            try ColorConversion.convertToYCbCr(source, into: &out, matrix: matrix)
+            return out
+        }
         switch format {
         case .rgb24, .bgra32, .gray8:
             try ColorConversion.convert(source, into: &out, matrix: matrix)

@@ -14,6 +14,9 @@ public struct ConvertStage: ImageStage {
         (input.width, input.height, format)
     }
     package func render(_ input: PixelBuffer, into output: inout PixelBuffer) throws(PixelBufferError) {
+        if ColorConversion.convertsToYCbCr(from: input.format, to: format) {
+            return try ColorConversion.convertToYCbCr(input, into: &output, matrix: matrix)
+        }
         switch format {
         case .rgb24, .bgra32, .gray8: try ColorConversion.convert(input, into: &output, matrix: matrix)
         default: try PlanarYCbCr(reading: input).write(into: &output)
