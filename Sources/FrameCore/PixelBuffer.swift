@@ -159,7 +159,9 @@ public struct PixelBuffer: Sendable {
     }
 
     /// Writes every plane at once (for conversions that fill luma and chroma rows together):
-    /// `body` gets each plane's first byte and layout, in plane order. Planes never overlap.
+    /// `body` gets each plane's first byte and layout, in plane order. The planes of buffers
+    /// FrameKit allocates never overlap; a buffer wrapped around storage with explicit plane
+    /// offsets gets whatever those offsets say.
     @inlinable
     public mutating func withUnsafeMutablePlanes<R, E: Error>(
         _ body: ([(base: UnsafeMutableRawPointer, plane: Plane)]) throws(E) -> R

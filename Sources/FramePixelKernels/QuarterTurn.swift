@@ -4,7 +4,7 @@ import _Builtin_intrinsics.intel
 
 /// Quarter turns of an 8-bit plane, block by block in registers: 8x8 blocks (three rounds of
 /// SSE2 unpacks), and in the AVX2 build 16x16 blocks first — two rows to a 256-bit register, the
-/// same three rounds on both halves at once, one 64-bit permute joining each column's halves, and
+/// same three rounds on both halves at once, one 32-bit permute (`vpermd`) joining each column's halves, and
 /// whole 16-byte rows stored. Clockwise, source (sx, sy) goes to (height−1−sy, sx); counter-
 /// clockwise to (sy, width−1−sx).
 public enum QuarterTurn {
@@ -94,7 +94,7 @@ extension QuarterTurn {
 extension QuarterTurn {
     /// Turns the 16x16 block at (x, y). Register k holds block rows k and k + 8 (in its low and
     /// high halves); after the three rounds each half holds two columns of its eight rows, and a
-    /// 64-bit permute puts each column's two halves together: a register is then two whole
+    /// 32-bit permute puts each column's two halves together: a register is then two whole
     /// 16-byte output rows.
     @inline(__always)
     static func turn16(

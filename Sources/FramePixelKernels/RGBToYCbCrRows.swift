@@ -8,9 +8,9 @@ import _Builtin_intrinsics.intel
 /// cvtColor takes the block's top-left pixel alone) — with 14-bit weights on the 4-pixel sums:
 /// Cb = (cbR·ΣR + cbG·ΣG + cbB·ΣB + 128·2^16 + 2^15) >> 16, and Cr alike.
 ///
-/// Compiled twice, as `GrayRows` is: the SSE2 build sums blocks 16 pixels a step (RGB24's two
-/// pixels of a block from one 8-byte load, their words added 3 apart: SSE2 has no byte shuffle),
-/// the AVX2 build 32 pixels a step. Every path computes the same integers.
+/// Compiled twice, as `GrayRows` is: the SSE2 build sums blocks 16 pixels a step (RGB24's pixels
+/// each from a 4-byte load: SSE2 has no byte shuffle to spread 3-byte pixels), the AVX2 build 32
+/// pixels a step. Every path computes the same integers.
 public struct RGBToYCbCrRows: Sendable {
     public let luma: GrayRows.Weights
     let cbR: Int16, cbG: Int16, cbB: Int16

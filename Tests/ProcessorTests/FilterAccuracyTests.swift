@@ -52,7 +52,7 @@ struct FilterAccuracyTests {
     }
 
     @Test(
-        "RGB24/BGRA → I420 and NV12: luma within 1 of cv::cvtColor(…2YUV_I420); chroma, each 2x2 block's mean, equal on flat blocks",
+        "RGB24/BGRA → I420, NV12 and YUYV: luma within 1 of cv::cvtColor(…2YUV_I420); chroma, each block's mean, equal on flat blocks; padded views",
         arguments: [PixelFormat.rgb24, .bgra32])
     func toYCbCr(format: PixelFormat) throws {
         for photo in ReferenceImages.photos {
@@ -93,6 +93,35 @@ struct FilterAccuracyTests {
             let cbs = stride(from: lumaBytes, to: n.count, by: 2).map { n[$0] }
             let crs = stride(from: lumaBytes + 1, to: n.count, by: 2).map { n[$0] }
             #expect(cbs + crs == Array(a.suffix(from: lumaBytes)), "\(photo.lastPathComponent): NV12 and I420 chroma differ")
+            // A view with padded rows converts as its packed copy does.
+            let view = try image.cropped(to: Rect(x: 2, y: 2, width: 302, height: 200))
+            var fromView = try PixelBuffer(width: 302, height: 200, format: .nv12VideoRange)
+            var fromCopy = fromView.copy()
+            try ColorConversion.convertToYCbCr(view, into: &fromView)
+            try ColorConversion.convertToYCbCr(view.copy(), into: &fromCopy)
+            #expect(fromView.packedBytes() == fromCopy.packedBytes(), "\(photo.lastPathComponent): a padded view")
+            // YUYV: luma as I420's; each pair's chroma the mean of its two pixels, which on a flat
+            // 2x2 block is the I420 block's.
+            var yuyv = try PixelBuffer(width: image.width, height: image.height, format: .yuyv)
+            try ColorConversion.convertToYCbCr(image, into: &yuyv)
+            let packed = yuyv.packedBytes()
+            #expect(
+                stride(from: 0, to: packed.count, by: 2).map { packed[$0] } == Array(a.prefix(lumaBytes)),
+                "\(photo.lastPathComponent): YUYV luma")
+            var mismatch = 0
+            for cy in 0..<(image.height / 2) {
+                for cx in 0..<cw {
+                    let px = [(2 * cx, 2 * cy), (2 * cx + 1, 2 * cy), (2 * cx, 2 * cy + 1), (2 * cx + 1, 2 * cy + 1)].map {
+                        Array(rgb[(($0.1 * w + $0.0) * 3)..<(($0.1 * w + $0.0) * 3 + 3)])
+                    }
+                    guard px.allSatisfy({ $0 == px[0] }) else { continue }
+                    let o = (2 * cy) * w * 2 + 4 * cx
+                    let i = lumaBytes + cy * cw + cx
+                    let j = lumaBytes + cw * (image.height / 2) + cy * cw + cx
+                    if abs(Int(packed[o + 1]) - Int(a[i])) > 1 || abs(Int(packed[o + 3]) - Int(a[j])) > 1 { mismatch += 1 }
+                }
+            }
+            #expect(mismatch == 0, "\(photo.lastPathComponent): YUYV chroma differs from I420's on \(mismatch) flat blocks")
         }
     }
 

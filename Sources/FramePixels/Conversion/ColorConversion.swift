@@ -84,15 +84,16 @@ public enum ColorConversion {
     // MARK: To Y'CbCr
 
     /// Whether ``convertToYCbCr(_:into:matrix:)`` converts `source` to `target`: RGB24 or BGRA
-    /// to NV12 (either range) or I420.
+    /// to NV12 (either range), I420 or YUYV.
     public static func convertsToYCbCr(from source: PixelFormat, to target: PixelFormat) -> Bool {
-        (source == .rgb24 || source == .bgra32) && (target == .nv12VideoRange || target == .nv12FullRange || target == .i420)
+        (source == .rgb24 || source == .bgra32) && target.isYCbCr
     }
 
-    /// Converts RGB24 or BGRA to NV12 (video or full range) or I420 (video range) of the same
-    /// size: luma per pixel, chroma as the mean of each 2x2 block (`RGBToYCbCrRows`), with
-    /// `matrix`'s coefficients — BT.601 video range: Y' = 16 + (65.481·R + 128.553·G + 24.966·B)
-    /// / 255, to within 1 of the exact value (15-bit luma and 14-bit chroma weights).
+    /// Converts RGB24 or BGRA to NV12 (video or full range), I420 or YUYV (video range) of the
+    /// same size: luma per pixel, chroma as the mean of each 2x2 block (of each pixel pair for
+    /// YUYV's 4:2:2) (`RGBToYCbCrRows`), with `matrix`'s coefficients — BT.601 video range:
+    /// Y' = 16 + (65.481·R + 128.553·G + 24.966·B) / 255, to within 1 of the exact value (15-bit
+    /// luma and 14-bit chroma weights).
     public static func convertToYCbCr(
         _ source: PixelBuffer, into destination: inout PixelBuffer, matrix: Matrix = .bt601
     ) throws(PixelBufferError) {
@@ -103,12 +104,13 @@ public enum ColorConversion {
             throw .unsupportedFormat(source.format, operation: "RGB → Y'CbCr conversion source (use rgb24 or bgra32)")
         }
         let target = destination.format
-        guard target == .nv12VideoRange || target == .nv12FullRange || target == .i420 else {
-            throw .unsupportedFormat(target, operation: "RGB → Y'CbCr conversion target (use nv12 or i420)")
+        guard target.isYCbCr else {
+            throw .unsupportedFormat(target, operation: "RGB → Y'CbCr conversion target (use nv12, i420 or yuyv)")
         }
         let k = KernelDispatch.RGBToYCbCrKernel.forMatrix(matrix, fullRange: target == .nv12FullRange)
         let (w, h) = (source.width, source.height)
         let bgra = source.format == .bgra32
+        if target == .yuyv { return rgbToYUYV(source, into: &destination, k, bgra: bgra) }
         let planar = target == .i420
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
             destination.withUnsafeMutablePlanes { planes in
@@ -122,6 +124,30 @@ public enum ColorConversion {
                         s + row * sp.bytesPerRow, s + next * sp.bytesPerRow, lumaTop: y + row * lp,
                         lumaBottom: next > row ? y + next * lp : nil, cb: cb + (row / 2) * cp,
                         cr: planar ? cr + (row / 2) * rp : nil, width: w, bgra: bgra)
+                }
+            }
+        }
+    }
+
+    /// 4:2:2: each row as a 2x2 block row of itself (its pixel pairs' means), then interleaved.
+    static func rgbToYUYV(_ source: PixelBuffer, into destination: inout PixelBuffer, _ k: KernelDispatch.RGBToYCbCrKernel, bgra: Bool) {
+        let w = source.width
+        var scratch = [UInt8](repeating: 0, count: 2 * w)
+        source.withUnsafeBytes(ofPlane: 0) { src, sp in
+            destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                scratch.withUnsafeMutableBufferPointer { rows in
+                    let (y, cb, cr) = (rows.baseAddress!, rows.baseAddress! + w, rows.baseAddress! + w + w / 2)
+                    for row in 0..<source.height {
+                        let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * sp.bytesPerRow
+                        k.convertRows(s, s, lumaTop: y, lumaBottom: nil, cb: cb, cr: cr, width: w, bgra: bgra)
+                        let out = dst.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * dp.bytesPerRow
+                        for pair in 0..<(w / 2) {
+                            out[4 &* pair] = y[2 &* pair]
+                            out[4 &* pair &+ 1] = cb[pair]
+                            out[4 &* pair &+ 2] = y[2 &* pair &+ 1]
+                            out[4 &* pair &+ 3] = cr[pair]
+                        }
+                    }
                 }
             }
         }

@@ -43,15 +43,19 @@ public enum KernelDispatch {
         }
     }
 
-    /// Y'CbCr → RGB with one matrix and range, in both builds (each build has its own type).
-    struct YCbCrKernel: Sendable {
-        let base: FramePixelKernels.YCbCrRows
-        let wide: FramePixelKernelsAVX2.YCbCrRows
+    /// Y'CbCr → RGB with one matrix and range, in the build that runs (each build has its own
+    /// type). Only that build's value is made: the AVX2 build's own code (even its
+    /// initialiser) may use instructions a baseline CPU lacks.
+    enum YCbCrKernel: Sendable {
+        case base(FramePixelKernels.YCbCrRows)
+        case wide(FramePixelKernelsAVX2.YCbCrRows)
 
         init(matrix: ColorConversion.Matrix, fullRange: Bool) {
             let k = ColorConversion.Coefficients(matrix: matrix, fullRange: fullRange)
-            base = .init(y: k.y, rv: k.rv, gu: k.gu, gv: k.gv, bu: k.bu, fullRange: fullRange)
-            wide = .init(y: k.y, rv: k.rv, gu: k.gu, gv: k.gv, bu: k.bu, fullRange: fullRange)
+            switch path {
+            case .avx2: self = .wide(.init(y: k.y, rv: k.rv, gu: k.gu, gv: k.gv, bu: k.bu, fullRange: fullRange))
+            case .baseline: self = .base(.init(y: k.y, rv: k.rv, gu: k.gu, gv: k.gv, bu: k.bu, fullRange: fullRange))
+            }
         }
 
         static let all: [YCbCrKernel] = [
@@ -70,9 +74,9 @@ public enum KernelDispatch {
             second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?, cb: UnsafePointer<UInt8>?, cr: UnsafePointer<UInt8>?,
             width: Int, bgra: Bool
         ) {
-            switch KernelDispatch.path {
-            case .avx2: wide.convertRows(luma: luma, into: d, second: second, chroma: .init(cb: cb, cr: cr), width: width, bgra: bgra)
-            case .baseline: base.convertRows(luma: luma, into: d, second: second, chroma: .init(cb: cb, cr: cr), width: width, bgra: bgra)
+            switch self {
+            case .wide(let k): k.convertRows(luma: luma, into: d, second: second, chroma: .init(cb: cb, cr: cr), width: width, bgra: bgra)
+            case .base(let k): k.convertRows(luma: luma, into: d, second: second, chroma: .init(cb: cb, cr: cr), width: width, bgra: bgra)
             }
         }
     }
@@ -254,15 +258,18 @@ extension KernelDispatch {
 }
 
 extension KernelDispatch {
-    /// RGB24/BGRA → Y'CbCr 4:2:0 with one matrix and range, in both builds.
-    struct RGBToYCbCrKernel: Sendable {
-        let base: FramePixelKernels.RGBToYCbCrRows
-        let wide: FramePixelKernelsAVX2.RGBToYCbCrRows
+    /// RGB24/BGRA → Y'CbCr 4:2:0 with one matrix and range, in the build that runs (only
+    /// that build's value made, as for `YCbCrKernel`).
+    enum RGBToYCbCrKernel: Sendable {
+        case base(FramePixelKernels.RGBToYCbCrRows)
+        case wide(FramePixelKernelsAVX2.RGBToYCbCrRows)
 
         init(matrix: ColorConversion.Matrix, fullRange: Bool) {
             let (kr, kb) = matrix == .bt601 ? (0.299, 0.114) : (0.2126, 0.0722)
-            base = .init(kr: kr, kb: kb, fullRange: fullRange)
-            wide = .init(kr: kr, kb: kb, fullRange: fullRange)
+            switch path {
+            case .avx2: self = .wide(.init(kr: kr, kb: kb, fullRange: fullRange))
+            case .baseline: self = .base(.init(kr: kr, kb: kb, fullRange: fullRange))
+            }
         }
 
         static let all: [RGBToYCbCrKernel] = [
@@ -280,15 +287,13 @@ extension KernelDispatch {
             lumaBottom: UnsafeMutablePointer<UInt8>?, cb: UnsafeMutablePointer<UInt8>, cr: UnsafeMutablePointer<UInt8>?, width: Int,
             bgra: Bool
         ) {
-            switch KernelDispatch.path {
-            case .avx2:
-                wide.convertRows(
-                    top, bottom, lumaTop: lumaTop, lumaBottom: lumaBottom, chroma: cr.map { .planar(cb, $0) } ?? .interleaved(cb),
-                    width: width, bgra: bgra)
-            case .baseline:
-                base.convertRows(
-                    top, bottom, lumaTop: lumaTop, lumaBottom: lumaBottom, chroma: cr.map { .planar(cb, $0) } ?? .interleaved(cb),
-                    width: width, bgra: bgra)
+            let chroma: (FramePixelKernels.RGBToYCbCrRows.ChromaOut, FramePixelKernelsAVX2.RGBToYCbCrRows.ChromaOut) =
+                if let cr { (.planar(cb, cr), .planar(cb, cr)) } else { (.interleaved(cb), .interleaved(cb)) }
+            switch self {
+            case .wide(let k):
+                k.convertRows(top, bottom, lumaTop: lumaTop, lumaBottom: lumaBottom, chroma: chroma.1, width: width, bgra: bgra)
+            case .base(let k):
+                k.convertRows(top, bottom, lumaTop: lumaTop, lumaBottom: lumaBottom, chroma: chroma.0, width: width, bgra: bgra)
             }
         }
     }
