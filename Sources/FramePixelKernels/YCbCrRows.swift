@@ -275,12 +275,6 @@ extension YCbCrRows {
         _mm256_loadu_si256(UnsafeRawPointer(p).assumingMemoryBound(to: __m256i_u.self))
     }
 
-    /// The high 128 bits (an immediate-free way: `_mm256_extracti128_si256` is a macro Swift cannot call).
-    @inline(__always)
-    static func highHalf(_ v: __m256i) -> __m128i {
-        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)))
-    }
-
     /// 32 pixels as BGRA, each 128-bit half holding 8 even pixels' bytes then 8 odd, of the
     /// pixel groups `wideRows` spreads across the halves for BGRA (low half: pixels 0–3, 8–11,
     /// 16–19, 24–27; high: 4–7, 12–15, 20–23, 28–31). The interleave of `storePixels` on both

@@ -66,9 +66,7 @@ public enum ColorConversion {
         _ source: PixelBuffer, into destination: inout PixelBuffer,
         matrix: Matrix = .bt601
     ) throws(PixelBufferError) {
-        guard source.width == destination.width, source.height == destination.height else {
-            throw .sizeMismatch(expected: "\(source.width)x\(source.height)", actual: "\(destination.width)x\(destination.height)")
-        }
+        try requireSameSize(source, destination)
         if destination.format == .gray8 { return try convertToGray(source, into: &destination) }
         guard destination.format == .rgb24 || destination.format == .bgra32 else {
             throw .unsupportedFormat(destination.format, operation: "conversion target (use rgb24, bgra32 or gray8)")
@@ -97,9 +95,7 @@ public enum ColorConversion {
     public static func convertToYCbCr(
         _ source: PixelBuffer, into destination: inout PixelBuffer, matrix: Matrix = .bt601
     ) throws(PixelBufferError) {
-        guard source.width == destination.width, source.height == destination.height else {
-            throw .sizeMismatch(expected: "\(source.width)x\(source.height)", actual: "\(destination.width)x\(destination.height)")
-        }
+        try requireSameSize(source, destination)
         guard source.format == .rgb24 || source.format == .bgra32 else {
             throw .unsupportedFormat(source.format, operation: "RGB → Y'CbCr conversion source (use rgb24 or bgra32)")
         }
@@ -229,6 +225,10 @@ public enum ColorConversion {
 
     static func requireSameSize(_ a: PixelBuffer, _ b: PixelBuffer, format: PixelFormat) throws(PixelBufferError) {
         guard b.format == format else { throw .unsupportedFormat(b.format, operation: "destination (needs \(format))") }
+        try requireSameSize(a, b)
+    }
+
+    static func requireSameSize(_ a: PixelBuffer, _ b: PixelBuffer) throws(PixelBufferError) {
         guard a.width == b.width, a.height == b.height else {
             throw .sizeMismatch(expected: "\(a.width)x\(a.height)", actual: "\(b.width)x\(b.height)")
         }

@@ -173,6 +173,9 @@ extension KernelDispatch {
     package enum Blur: Sendable {
         case box3, box5, gaussian3, gaussian5
 
+        /// Rows each output row reads (3 or 5).
+        package var taps: Int { base.taps }
+
         var base: FramePixelKernels.FilterRows.Blur {
             switch self {
             case .box3: .box3

@@ -145,7 +145,7 @@ public enum Filters {
         try requireGray(source, destination)
         let w = source.width
         let h = source.height
-        let taps = blur == .box3 || blur == .gaussian3 ? 3 : 5
+        let taps = blur.taps
         var ring = [UInt16](repeating: 0, count: taps * w)
         var ringRow = [Int](repeating: -1, count: taps)
         source.withUnsafeBytes(ofPlane: 0) { src, sp in
