@@ -140,13 +140,7 @@ public enum FilterRows {
                     UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
                     maxValue == 255 ? above : _mm256_and_si256(above, high))
             }
-            while x &+ 128 <= w {
-                one(x)
-                one(x &+ 32)
-                one(x &+ 64)
-                one(x &+ 96)
-                x &+= 128
-            }
+            x = vectorSteps(from: 0, to: w, by: 32, one)
         }
         #endif
         let flip = SIMD16<UInt8>(repeating: 0x80)
@@ -157,18 +151,7 @@ public enum FilterRows {
             let above = unsafeBitCast(unsafeBitCast(v ^ flip, to: SIMD16<Int8>.self) .> limit, to: SIMD16<UInt8>.self)
             UnsafeMutableRawPointer(d + x).storeBytes(of: maxValue == 255 ? above : above & high, as: SIMD16<UInt8>.self)
         }
-        // Four vectors a step: the loop's own bookkeeping costs as much as one vector's work.
-        while x &+ 64 <= w {
-            one(x)
-            one(x &+ 16)
-            one(x &+ 32)
-            one(x &+ 48)
-            x &+= 64
-        }
-        while x &+ 16 <= w {
-            one(x)
-            x &+= 16
-        }
+        x = vectorSteps(from: x, to: w, by: 16, one)
         while x < w {
             d[x] = s[x] > threshold ? maxValue : 0
             x &+= 1

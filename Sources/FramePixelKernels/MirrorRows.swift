@@ -39,18 +39,7 @@ public enum MirrorRows {
             for i in 0..<lanes { r[i] = v[lanes &- 1 &- i] }
             d.storeBytes(of: r, toByteOffset: (n &- x &- lanes) &* size, as: V.self)
         }
-        var x = 0
-        while x &+ 4 &* lanes <= n { // four vectors a step: fewer loop instructions per byte moved
-            one(x)
-            one(x &+ lanes)
-            one(x &+ 2 &* lanes)
-            one(x &+ 3 &* lanes)
-            x &+= 4 &* lanes
-        }
-        while x &+ lanes <= n {
-            one(x)
-            x &+= lanes
-        }
+        var x = vectorSteps(from: 0, to: n, by: lanes, one)
         while x < n {
             d.storeBytes(
                 of: s.loadUnaligned(fromByteOffset: x &* size, as: V.Scalar.self), toByteOffset: (n &- 1 &- x) &* size, as: V.Scalar.self)
@@ -78,19 +67,7 @@ extension MirrorRows {
             let r = size == 4 ? _mm256_permutevar8x32_epi32(v, whole) : _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, inLane), swap)
             _mm256_storeu_si256(d.advanced(by: o).assumingMemoryBound(to: __m256i_u.self), r)
         }
-        var o = 0
-        while o &+ 128 <= bytes {
-            one(o)
-            one(o &+ 32)
-            one(o &+ 64)
-            one(o &+ 96)
-            o &+= 128
-        }
-        while o &+ 32 <= bytes {
-            one(o)
-            o &+= 32
-        }
-        return o / size
+        return vectorSteps(from: 0, to: bytes, by: 32, one) / size
     }
 }
 #endif
