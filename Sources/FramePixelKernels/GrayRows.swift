@@ -47,6 +47,22 @@ public enum GrayRows {
             x += 1
         }
     }
+
+    /// YUYV's luma, as it is (no range change, as OpenCV's YUV2GRAY_YUYV): the even bytes of
+    /// the packed row, `width` of them.
+    public static func lumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int) {
+        var x = 0
+        #if FRAMEKIT_AVX2
+        x = wideLumaOfYUYV(s, d, width)
+        #endif
+        #if arch(x86_64)
+        x += vectorLumaOfYUYV(s + 2 * x, d + x, width - x)
+        #endif
+        while x < width {
+            d[x] = s[2 &* x]
+            x += 1
+        }
+    }
 }
 
 #if arch(x86_64)
@@ -112,6 +128,24 @@ extension GrayRows {
         return x
     }
 }
+
+extension GrayRows {
+    /// 16 pixels a step: each 16-bit word's low byte (the luma) kept, two loads packed to bytes.
+    static func vectorLumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+        let low = _mm_set1_epi16(0x00FF)
+        let p = UnsafeRawPointer(s)
+        var x = 0
+        while x + 16 <= width {
+            let a = _mm_loadu_si128(p.advanced(by: 2 * x).assumingMemoryBound(to: __m128i_u.self))
+            let b = _mm_loadu_si128(p.advanced(by: 2 * x + 16).assumingMemoryBound(to: __m128i_u.self))
+            _mm_storeu_si128(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m128i_u.self),
+                _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)))
+            x += 16
+        }
+        return x
+    }
+}
 #endif
 
 #if FRAMEKIT_AVX2
@@ -127,6 +161,23 @@ extension GrayRows {
             _mm256_packs_epi32(_mm256_srli_epi32(s.2, 15), _mm256_srli_epi32(s.3, 15))
         )
         return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words.0, words.1), order)
+    }
+
+    /// 32 pixels a step; the per-half pack leaves the 8-byte groups as 0, 2, 1, 3.
+    static func wideLumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
+        let low = _mm256_set1_epi16(0x00FF)
+        let order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+        let p = UnsafeRawPointer(s)
+        var x = 0
+        while x + 32 <= width {
+            let a = _mm256_loadu_si256(p.advanced(by: 2 * x).assumingMemoryBound(to: __m256i_u.self))
+            let b = _mm256_loadu_si256(p.advanced(by: 2 * x + 32).assumingMemoryBound(to: __m256i_u.self))
+            _mm256_storeu_si256(
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
+                _mm256_permutevar8x32_epi32(_mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low)), order))
+            x += 32
+        }
+        return x
     }
 
     static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {

@@ -60,6 +60,26 @@ struct KernelDispatchTests {
     }
 
     @Test(
+        "YUYV to gray: both builds give the even bytes at every width 0…300",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func yuyvLumaAgrees() {
+        var generator = SeededGenerator(seed: 23)
+        for width in 0...300 {
+            let source = (0..<(2 * width)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let want = (0..<width).map { source[2 * $0] } + [0]
+            var base = [UInt8](repeating: 0, count: width + 1)
+            var wide = [UInt8](repeating: 0, count: width + 1)
+            source.withUnsafeBufferPointer { s in
+                let s = s.baseAddress ?? UnsafePointer(bitPattern: 1)!
+                base.withUnsafeMutableBufferPointer { FramePixelKernels.GrayRows.lumaOfYUYV(s, $0.baseAddress!, width: width) }
+                wide.withUnsafeMutableBufferPointer { FramePixelKernelsAVX2.GrayRows.lumaOfYUYV(s, $0.baseAddress!, width: width) }
+            }
+            #expect(base == want, "baseline, width \(width)")
+            #expect(wide == want, "AVX2, width \(width)")
+        }
+    }
+
+    @Test(
         "Y'CbCr to BGRA and RGB24 (NV12, I420, YUYV rows; one and two rows; every matrix and range): both builds byte for byte at widths 0…160",
         .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
     func yCbCrRowsAgree() {

@@ -43,18 +43,11 @@ public enum ColorConversion {
         PlaneRows.forEach(source, &destination) { s, d, w in
             switch format {
             case .gray8, .nv12VideoRange, .nv12FullRange, .i420: d.update(from: s, count: w)
-            case .yuyv: lumaFromYUYV(s, d, w)
+            case .yuyv: KernelDispatch.lumaOfYUYV(s, d, width: w)
             case .bgra32: KernelDispatch.grayRow(s, d, width: w, bgra: true)
             case .rgb24: KernelDispatch.grayRow(s, d, width: w, bgra: false)
             }
         }
-    }
-
-    // Each pixel read as one contiguous 16-bit word so the compiler vectorises the loop.
-    @inlinable
-    static func lumaFromYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ w: Int) {
-        let words = UnsafeRawPointer(s)
-        for x in 0..<w { d[x] = UInt8(truncatingIfNeeded: words.loadUnaligned(fromByteOffset: 2 &* x, as: UInt16.self)) }
     }
 
     // MARK: To RGB

@@ -43,6 +43,15 @@ public enum KernelDispatch {
         }
     }
 
+    /// YUYV's luma bytes, one row.
+    @inline(__always)
+    static func lumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.GrayRows.lumaOfYUYV(s, d, width: width)
+        case .baseline: FramePixelKernels.GrayRows.lumaOfYUYV(s, d, width: width)
+        }
+    }
+
     /// Y'CbCr → RGB with one matrix and range, in the build that runs (each build has its own
     /// type). Only that build's value is made: the AVX2 build's own code (even its
     /// initialiser) may use instructions a baseline CPU lacks.
