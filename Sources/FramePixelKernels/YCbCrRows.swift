@@ -21,10 +21,6 @@ public struct YCbCrRows: Sendable {
     let buLess2: Int16
     /// Video range subtracts 16 from luma (saturating at 0, as OpenCV does).
     let videoRange: Bool
-    #if FRAMEKIT_AVX2
-    /// Made once here: building them per row cost as much as the row.
-    let rgbMasks = RGBMasks()
-    #endif
 
     /// From the 20-bit gains (OpenCV's scale: ColorConversion's coefficients).
     public init(y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, fullRange: Bool) {
@@ -303,6 +299,11 @@ extension YCbCrRows {
     /// The `pshufb` masks that place 16 pixels' R, G and B bytes (8 even pixels', then 8 odd,
     /// in each 128-bit half) into their 48 RGB24 bytes: `m[k][c]` picks channel `c`'s bytes of
     /// output bytes 16k…16k+15 (0x80, a zero, where another channel's byte goes).
+    /// Made once, on the first RGB24 row (only the AVX2 path gets here): building them per row
+    /// cost as much as the row, and as a stored property they made the kernel 300 bytes, copied
+    /// on every call.
+    static let rgbMasks = RGBMasks()
+
     struct RGBMasks: Sendable {
         let r0: __m256i, g0: __m256i, b0: __m256i
         let r1: __m256i, g1: __m256i, b1: __m256i
@@ -364,6 +365,7 @@ extension YCbCrRows {
         // After a per-half pack of two 16-pixel loads the 32-bit groups are (0-3, 4-7, 16-19,
         // 20-23 | 8-11, 12-15, 24-27, 28-31): into pixel order, or straight into BGRA's spread.
         let packOrder = bgra ? _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7) : _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+        let masks = Self.rgbMasks
         let stride = bgra ? 4 : 3
         let end = width - 31
         var x = 0
@@ -408,7 +410,7 @@ extension YCbCrRows {
                 if bgra {
                     Self.storeBGRA(r: r, g: g, b: b, out)
                 } else {
-                    Self.storeRGB(r: r, g: g, b: b, rgbMasks, out)
+                    Self.storeRGB(r: r, g: g, b: b, masks, out)
                 }
             }
             pixels(y0, d + stride * x)

@@ -152,6 +152,12 @@ public enum ColorConversion {
             source.withUnsafeBytes(ofPlane: 0) { yb, yp in
                 let luma = yb.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 if format == .yuyv {
+                    // Rows without padding go as one long row (YUYV rows share no chroma): one
+                    // loop start and one tail per image instead of per row.
+                    if yp.bytesPerRow == 2 * w && dp.bytesPerRow == (bgra ? 4 : 3) * w {
+                        k.convertRows(luma: luma, into: out, second: nil, cb: nil, cr: nil, width: w * h, bgra: bgra)
+                        return
+                    }
                     for row in 0..<h {
                         k.convertRows(
                             luma: luma + row * yp.bytesPerRow, into: out + row * dp.bytesPerRow, second: nil, cb: nil, cr: nil,
