@@ -76,6 +76,20 @@ enum FilterSuite {
             name: "resize-bilinear-0.75", source: .gray8, target: .gray8,
             framekit: { try Resize.bilinear($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: false) },
             targetSize: { ($0 * 3 / 4, $1 * 3 / 4) }),
+        // libyuv has dedicated row functions for 1/2, 3/4 and 3/8 (fixed 8-bit box weights for the
+        // last two); 5/8 is a ratio it resamples in general, as most sizes a user asks for are.
+        Case(
+            name: "resize-bilinear-0.5", source: .gray8, target: .gray8,
+            framekit: { try Resize.bilinear($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: false) },
+            targetSize: { ($0 / 2, $1 / 2) }),
+        Case(
+            name: "resize-bilinear-0.625", source: .gray8, target: .gray8,
+            framekit: { try Resize.bilinear($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: false) },
+            targetSize: { ($0 * 5 / 8, $1 * 5 / 8) }),
+        Case(
+            name: "resize-area-0.625", source: .gray8, target: .gray8,
+            framekit: { try Resize.area($0, into: &$1) }, opencv: { try OpenCV.resize($0, &$1, area: true) },
+            targetSize: { ($0 * 5 / 8, $1 * 5 / 8) }),
         Case(
             name: "box-blur-3", source: .gray8, target: .gray8,
             framekit: { try Filters.boxBlur($0, into: &$1, size: .three) }, opencv: { try OpenCV.boxBlur($0, &$1, size: 3) }),

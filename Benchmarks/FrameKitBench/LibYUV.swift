@@ -81,7 +81,8 @@ enum LibYUV {
                         uv.base.assumingMemoryBound(to: UInt8.self), Int32(uv.plane.bytesPerRow), Int32(s.width), Int32(s.height))
                 }
             }
-        case "resize-area-half", "resize-area-0.375", "resize-bilinear-0.75":
+        case "resize-area-half", "resize-area-0.375", "resize-area-0.625", "resize-bilinear-0.5", "resize-bilinear-0.625",
+            "resize-bilinear-0.75":
             let filter = name.hasPrefix("resize-area") ? kFilterBox : kFilterBilinear
             return { s, d in
                 let p = plane(s, 0)

@@ -213,6 +213,30 @@ struct FilterAccuracyTests {
         }
     }
 
+    @Test("bilinear resize to exactly half size: each 2x2 block's rounded mean, as cv::resize gives it")
+    func bilinearHalf() throws {
+        for photo in ReferenceImages.photos {
+            // A padded view too (its rows then go one by one).
+            let whole = try ReferenceImages.load(photo, as: .gray8)
+            for image in [whole, try whole.cropped(to: Rect(x: 1, y: 3, width: 302, height: 198))] {
+                var ours = try PixelBuffer(width: image.width / 2, height: image.height / 2, format: .gray8)
+                var theirs = ours.copy()
+                try Resize.bilinear(image, into: &ours)
+                try OpenCV.resize(image, &theirs, area: false)
+                #expect(ReferenceImages.difference(ours, theirs).max == 0, "\(photo.lastPathComponent) \(image.width)x\(image.height)")
+                let source = image.packedBytes()
+                let means = (0..<ours.height).flatMap { y in
+                    (0..<ours.width).map { x in
+                        let at = 2 * y * image.width + 2 * x
+                        let sum = Int(source[at]) + Int(source[at + 1]) + Int(source[at + image.width]) + Int(source[at + image.width + 1])
+                        return UInt8((sum + 2) / 4)
+                    }
+                }
+                #expect(ours.packedBytes() == means)
+            }
+        }
+    }
+
     @Test("bilinear resize of colour images within 1 LSB of cv::resize", arguments: [PixelFormat.rgb24, .bgra32])
     func colourBilinear(format: PixelFormat) throws {
         for photo in ReferenceImages.photos {

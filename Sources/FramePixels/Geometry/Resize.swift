@@ -238,6 +238,12 @@ extension Resize {
         let sh = source.height
         let dw = destination.width
         let dh = destination.height
+        // Exactly half each way: every output's taps are a 2x2 block weighted 1024 each, and the
+        // fixed-point passes below give exactly the block's rounded mean — the 2x area kernel's
+        // bytes, in one pass over the source (OpenCV switches to its area resize here too).
+        if channels == 1 && sw == 2 * dw && sh == 2 * dh {
+            return areaInteger(source, plane: 0, into: &destination, factor: 2)
+        }
         let fx = Double(sw) / Double(dw)
         let fy = Double(sh) / Double(dh)
         let horizontal = bilinearPasses.plan(source: sw, destination: dw, channels: channels) {
