@@ -66,7 +66,7 @@ struct DiskFullTests {
         try withFullDisk { folder in
             // Fill the disk first.
             let filler = folder.appendingPathComponent("filler")
-            FileManager.default.createFile(atPath: filler.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: filler.path, contents: nil)
             let handle = try FileHandle(forWritingTo: filler)
             let block = Data(repeating: 7, count: 64 << 10)
             while (try? handle.write(contentsOf: block)) != nil {}

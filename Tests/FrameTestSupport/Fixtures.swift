@@ -15,9 +15,19 @@ public enum Fixtures {
     public static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// A fresh empty folder under the system temporary folder.
+    /// One folder per test process for everything the tests write, removed when the process
+    /// exits: test runs left thousands of folders of clips and recordings behind in the
+    /// system's temporary folder. (A process killed by a signal still leaves its one folder.)
+    public static let temporaryRoot: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("framekit-tests-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: Fixtures.temporaryRoot) }
+        return url
+    }()
+
+    /// A fresh empty folder of this process's ``temporaryRoot``.
     public static func temporaryFolder(_ label: String = "framekit-test") -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        let url = temporaryRoot.appendingPathComponent("\(label)-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
