@@ -202,7 +202,7 @@ struct DeviceControlTests {
 
     @Test("a device without controls answers from what it has: files have none, modes are fixed")
     func noControls() throws {
-        let clip = FileManager.default.temporaryDirectory.appendingPathComponent("controls-\(UUID().uuidString).y4m")
+        let clip = Fixtures.temporaryFolder("controls").appendingPathComponent("clip.y4m")
         defer { try? FileManager.default.removeItem(at: clip) }
         try Y4MWriter.write(frames: 2, width: 64, height: 48, to: clip)
         let file = try CaptureDevice.file(clip)
