@@ -144,35 +144,45 @@ extension RGBToYCbCrRows {
 #if FRAMEKIT_AVX2
 extension RGBToYCbCrRows {
     /// 16 blocks (32 pixels of each row) a step, each 128-bit half doing what one SSE2 `four`
-    /// does; RGB24 first spread to 4-byte pixels (B, G, R, 0) by a byte shuffle. Returns the
-    /// blocks done, from 0.
+    /// does. Each row's pixel pairs are summed by a byte shuffle that puts a pair's two bytes of
+    /// each channel side by side — (B, B', G, G', R, R', 0, 0), for BGRA and RGB24 alike — and a
+    /// `pmaddubsw` against ones: the rows' pair sums added are the block sums, in two shuffles
+    /// where widening and adding halves took six. Returns the blocks done, from 0.
     func wideChroma(_ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, _ chroma: ChromaOut, width: Int, bgra: Bool) -> Int {
         let zero = _mm256_setzero_si256()
+        let ones = _mm256_set1_epi8(1)
         let wu = _mm256_setr_epi16(cbB, cbG, cbR, 0, cbB, cbG, cbR, 0, cbB, cbG, cbR, 0, cbB, cbG, cbR, 0)
         let wv = _mm256_setr_epi16(crB, crG, crR, 0, crB, crG, crR, 0, crB, crG, crR, 0, crB, crG, crR, 0)
         let bias = _mm256_set1_epi32(Self.chromaBias)
         let lowBytes = _mm256_set1_epi16(0x00FF)
         let z: Int8 = -128
-        let spread = _mm256_setr_epi8(2, 1, 0, z, 5, 4, 3, z, 8, 7, 6, z, 11, 10, 9, z, 2, 1, 0, z, 5, 4, 3, z, 8, 7, 6, z, 11, 10, 9, z)
+        // Per 128-bit half, four pixels — BGRA's at bytes 4j (B, G, R, A), RGB24's at 3j (R, G, B) —
+        // as two blocks' pairs of B, G and R bytes.
+        let pairs =
+            bgra
+            ? _mm256_setr_epi8(0, 4, 1, 5, 2, 6, z, z, 8, 12, 9, 13, 10, 14, z, z, 0, 4, 1, 5, 2, 6, z, z, 8, 12, 9, 13, 10, 14, z, z)
+            : _mm256_setr_epi8(2, 5, 1, 4, 0, 3, z, z, 8, 11, 7, 10, 6, 9, z, z, 2, 5, 1, 4, 0, 3, z, z, 8, 11, 7, 10, 6, 9, z, z)
         // After the packs, 32-bit groups of two blocks come as 0 2 4 6 | 1 3 5 7 (in blocks 0-1, 4-5, … | 2-3, 6-7, …).
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)
         // RGB24's last 16-byte load reads 4 bytes past its 8 pixels: inside the row while x + 34 <= width.
         let need = bgra ? 32 : 34
         var pair = 0
         while 2 &* pair &+ need <= width {
-            @inline(__always) func pixels(_ row: UnsafePointer<UInt8>, _ k: Int) -> __m256i {
-                let x = 2 &* pair &+ 8 &* k // pixels x…x+7: x…x+3 in the low half, x+4…x+7 in the high
-                if bgra { return _mm256_loadu_si256(UnsafeRawPointer(row + 4 &* x).assumingMemoryBound(to: __m256i_u.self)) }
-                let p = row + 3 &* x
-                return _mm256_shuffle_epi8(
-                    _mm256_loadu2_m128i(UnsafePointer(OpaquePointer(p + 12)), UnsafePointer(OpaquePointer(p))), spread)
+            // One row's pixels x…x+7 (x…x+3 in the low half, x+4…x+7 in the high) as 16-bit pair sums.
+            @inline(__always) func pairSums(_ row: UnsafePointer<UInt8>, _ k: Int) -> __m256i {
+                let x = 2 &* pair &+ 8 &* k
+                let pixels: __m256i
+                if bgra {
+                    pixels = _mm256_loadu_si256(UnsafeRawPointer(row + 4 &* x).assumingMemoryBound(to: __m256i_u.self))
+                } else {
+                    let p = row + 3 &* x
+                    pixels = _mm256_loadu2_m128i(UnsafePointer(OpaquePointer(p + 12)), UnsafePointer(OpaquePointer(p)))
+                }
+                return _mm256_maddubs_epi16(_mm256_shuffle_epi8(pixels, pairs), ones)
             }
             @inline(__always) func eight(_ k: Int) -> __m256i {
-                let t = pixels(top, k)
-                let b = pixels(bottom, k)
-                let lo = _mm256_add_epi16(_mm256_unpacklo_epi8(t, zero), _mm256_unpacklo_epi8(b, zero))
-                let hi = _mm256_add_epi16(_mm256_unpackhi_epi8(t, zero), _mm256_unpackhi_epi8(b, zero))
-                let sums = _mm256_add_epi16(_mm256_unpacklo_epi64(lo, hi), _mm256_unpackhi_epi64(lo, hi))
+                // Per block (B, G, R, 0) sums, two blocks a half, as the SSE2 `blockSums` gives them.
+                let sums = _mm256_add_epi16(pairSums(top, k), pairSums(bottom, k))
                 let mu = _mm256_madd_epi16(sums, wu)
                 let mv = _mm256_madd_epi16(sums, wv)
                 let x = _mm256_unpacklo_epi32(mu, mv)
