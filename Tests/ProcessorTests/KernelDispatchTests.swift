@@ -272,6 +272,34 @@ struct KernelDispatchTests {
             #expect(
                 finished.0 == sums.map { UInt8((UInt32($0) * 4096 + (1 << 23)) >> 24) } && finished.0 == finished.1, "area rows \(count)")
 
+            // The fused pass over 1…4 rows: the accumulator's bytes (weights summing to 4096, as an area resize's do).
+            let rows = (0..<4).map { _ in (0..<count).map { _ in Int32.random(in: 0...(255 * 4096), using: &generator) } }
+            for taps in 1...4 {
+                var weights = (0..<taps - 1).map { _ in UInt32.random(in: 1...(4096 / UInt32(taps)), using: &generator) }
+                weights.append(4096 - weights.reduce(0, +))
+                var viaAccumulator = [UInt8](repeating: 0, count: count)
+                var fused = ([UInt8](repeating: 0, count: count + 1), [UInt8](repeating: 0, count: count + 1))
+                var acc = [UInt32](repeating: 0, count: count)
+                for k in 0..<taps {
+                    FramePixelKernels.ResizeRows.accumulate(rows[k], weight: weights[k], into: &acc, count: count, start: k == 0)
+                }
+                FramePixelKernels.ResizeRows.finish(acc, into: &viaAccumulator, count: count)
+                rows[0].withUnsafeBufferPointer { r0 in
+                    rows[1].withUnsafeBufferPointer { r1 in
+                        rows[2].withUnsafeBufferPointer { r2 in
+                            rows[3].withUnsafeBufferPointer { r3 in
+                                let pointers = [r0, r1, r2, r3].map { $0.baseAddress ?? UnsafePointer(bitPattern: 4)! }
+                                FramePixelKernels.ResizeRows.weightedRows(pointers, weights, taps: taps, into: &fused.0, count: count)
+                                FramePixelKernelsAVX2.ResizeRows.weightedRows(
+                                    pointers, weights, taps: taps, into: &fused.1, count: count)
+                            }
+                        }
+                    }
+                }
+                #expect(
+                    Array(fused.0.prefix(count)) == viaAccumulator && fused.0 == fused.1 && fused.1[count] == 0, "\(taps) rows, \(count)")
+            }
+
             for size in 1...4 {
                 let row = bytes(count * size)
                 var mirrored = ([UInt8](repeating: 0, count: count * size + 1), [UInt8](repeating: 0, count: count * size + 1))

@@ -159,6 +159,18 @@ extension KernelDispatch {
         }
     }
 
+    /// `ResizeRows.weightedRows` (1 to 4 rows).
+    @inline(__always)
+    static func weightedRows(
+        _ rows: UnsafePointer<UnsafePointer<Int32>>, _ weights: UnsafePointer<UInt32>, taps: Int,
+        into out: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ResizeRows.weightedRows(rows, weights, taps: taps, into: out, count: count)
+        case .baseline: FramePixelKernels.ResizeRows.weightedRows(rows, weights, taps: taps, into: out, count: count)
+        }
+    }
+
     @inline(__always)
     static func finish(_ acc: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
         switch path {
