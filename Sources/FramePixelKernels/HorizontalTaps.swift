@@ -12,7 +12,7 @@ import _Builtin_intrinsics.intel
 /// shuffle masks are made here, per block), and a `pmaddwd` by the block's weights — no
 /// pixel-by-pixel gather. The baseline build (SSE2 has no `pshufb`) gathers two-tap pairs as
 /// 16-bit loads, and the scalar code computes the same integers for everything else.
-public struct HorizontalTaps: Sendable {
+public final class HorizontalTaps: Sendable {
     /// Output pixels per row, source pixels per row, taps per output, bytes per pixel.
     public let count: Int, sourceWidth: Int, taps: Int, channels: Int
     /// Per output and tap: the source pixel (clamped into the row: a tap past its end reads the
@@ -29,8 +29,9 @@ public struct HorizontalTaps: Sendable {
     let blockWeights: [Int16]
     /// Bilinear's faster form (two taps whose weights sum to 2048, blocks of 8 outputs within
     /// 16 source bytes: scale factors up to about 2): the outputs it covers (a multiple of 16,
-    /// from 0), each block's load start, and per pair of blocks 96 bytes — the left taps'
-    /// mask, the right taps' mask, the right weights — for the two 128-bit lanes.
+    /// from 0), each block's load start, and per pair of blocks 96 bytes — the mask that puts
+    /// each output's (left, right) bytes side by side, and the right weight's two parts as
+    /// signed byte pairs (−high, high) and (−low, low) — for the two 128-bit lanes.
     public let interpolated: Int
     /// One channel, two taps, each pair two neighbours: what the baseline's gather reads as a
     /// 16-bit load.
@@ -115,11 +116,17 @@ public struct HorizontalTaps: Sendable {
                 let at = (b / 2) * 96 + (b % 2) * 16
                 for j in 0..<8 {
                     let o = (b * 8 + j) * 2
-                    pairTables[at + 2 * j] = UInt8(index[o] - pairBases[b])
-                    pairTables[at + 32 + 2 * j] = UInt8(index[o + 1] - pairBases[b])
-                    let w = UInt16(bitPattern: weights[o + 1])
-                    pairTables[at + 64 + 2 * j] = UInt8(w & 0xFF)
-                    pairTables[at + 64 + 2 * j + 1] = UInt8(w >> 8)
+                    var (left, w) = (index[o], Int(weights[o + 1]))
+                    // All the weight on the right (the row's end): the right pixel twice, weight 0.
+                    if w == 2048 { (left, w) = (index[o + 1], 0) }
+                    pairTables[at + 2 * j] = UInt8(left - pairBases[b])
+                    pairTables[at + 2 * j + 1] = UInt8(index[o + 1] - pairBases[b])
+                    // w = 16·high + low: high ≤ 127 and low ≤ 15 fit signed bytes.
+                    let (high, low) = (w >> 4, w & 15)
+                    pairTables[at + 32 + 2 * j] = UInt8(bitPattern: Int8(-high))
+                    pairTables[at + 32 + 2 * j + 1] = UInt8(high)
+                    pairTables[at + 64 + 2 * j] = UInt8(bitPattern: Int8(-low))
+                    pairTables[at + 64 + 2 * j + 1] = UInt8(low)
                 }
             }
         }
@@ -269,14 +276,16 @@ extension HorizontalTaps {
 
 extension HorizontalTaps {
     /// Bilinear with weights (2048 − w, w): (a·(2048 − w) + b·w) >> 4 is exactly
-    /// 128·a + ((b − a)·w) >> 4, which 16-bit lanes compute (the product's low and high halves
-    /// shifted together), eight outputs a 128-bit lane from one 16-byte load: two byte shuffles
-    /// per 16 outputs where the general path needs four shuffles, a pack and a permute.
+    /// 128·a + (b − a)·high + ((b − a)·low) >> 4 for w = 16·high + low, and with each output's
+    /// (a, b) bytes side by side one `pmaddubsw` by (−high, high) gives (b − a)·high and one
+    /// by (−low, low) gives (b − a)·low: eight outputs a 128-bit lane from one 16-byte load and
+    /// one byte shuffle (the general path needs four shuffles, a pack and a permute per 16).
     @inline(__always)
     func interpolatedPairs(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int16>) -> Int {
         pairBases.withUnsafeBufferPointer { bases in
             pairTables.withUnsafeBufferPointer { tables in
                 let t = UnsafeRawPointer(tables.baseAddress!)
+                let lowBytes = _mm256_set1_epi16(0x00FF)
                 var step = 0
                 while step &* 16 < interpolated {
                     let source = _mm256_loadu2_m128i(
@@ -286,15 +295,13 @@ extension HorizontalTaps {
                     @inline(__always) func table(_ o: Int) -> __m256i {
                         _mm256_loadu_si256(t.advanced(by: at &+ o).assumingMemoryBound(to: __m256i_u.self))
                     }
-                    let a = _mm256_shuffle_epi8(source, table(0))
-                    let b = _mm256_shuffle_epi8(source, table(32))
-                    let w = table(64)
-                    let d = _mm256_sub_epi16(b, a)
-                    let shifted = _mm256_or_si256(
-                        _mm256_srli_epi16(_mm256_mullo_epi16(d, w), 4), _mm256_slli_epi16(_mm256_mulhi_epi16(d, w), 12))
+                    let pairs = _mm256_shuffle_epi8(source, table(0)) // per 16-bit lane: a | b << 8
+                    let high = _mm256_maddubs_epi16(pairs, table(32))
+                    let low = _mm256_srai_epi16(_mm256_maddubs_epi16(pairs, table(64)), 4)
+                    let a128 = _mm256_slli_epi16(_mm256_and_si256(pairs, lowBytes), 7)
                     _mm256_storeu_si256(
                         UnsafeMutableRawPointer(out + step &* 16).assumingMemoryBound(to: __m256i_u.self),
-                        _mm256_add_epi16(_mm256_slli_epi16(a, 7), shifted))
+                        _mm256_add_epi16(_mm256_add_epi16(a128, high), low))
                     step &+= 1
                 }
             }

@@ -143,6 +143,7 @@ public enum Resize {
     static let areaAxes = ResizePlans<FixedTaps>()
     static let areaPasses = ResizePlans<KernelDispatch.Taps>()
     static let bilinearPasses = ResizePlans<KernelDispatch.Taps>()
+    static let bilinearRows = ResizePlans<[(Int, Int, Int16)]>()
 
     /// An axis's taps in fixed point: output index `i` covers `width` source indices from
     /// `first[i]` with `weights[i * width ..< (i + 1) * width]`, 12-bit weights summing to exactly
@@ -279,6 +280,15 @@ extension Resize {
             }
             return KernelDispatch.Taps(first: lefts, weights: weights, taps: 2, sourceWidth: sw, channels: channels)
         }
+        // Per output row: its two source rows and the lower one's weight (of 2048).
+        let vertical = bilinearRows.plan(source: sh, destination: dh) {
+            (0..<dh).map { y -> (Int, Int, Int16) in
+                let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
+                let y0 = min(Int(sy), sh - 1)
+                let y1 = min(y0 + 1, sh - 1)
+                return (y0, y1, y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded()))
+            }
+        }
         let rowLength = dw * channels
         var cache = [Int16](repeating: 0, count: 2 * rowLength)
         var cachedRow = (-1, -1)
@@ -288,10 +298,7 @@ extension Resize {
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     for y in 0..<dh {
-                        let sy = max(0, (Double(y) + 0.5) * fy - 0.5)
-                        let y0 = min(Int(sy), sh - 1)
-                        let y1 = min(y0 + 1, sh - 1)
-                        let wy = y1 == y0 ? 0 : Int16(((sy - Double(y0)) * 2048).rounded())
+                        let (y0, y1, wy) = vertical[y]
                         // Two slots by row parity: consecutive output rows mostly share their source rows.
                         func prepare(_ sourceRow: Int) {
                             guard (sourceRow & 1 == 0 ? cachedRow.0 : cachedRow.1) != sourceRow else { return }
