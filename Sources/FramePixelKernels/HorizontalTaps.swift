@@ -12,6 +12,9 @@ import _Builtin_intrinsics.intel
 /// shuffle masks are made here, per block), and a `pmaddwd` by the block's weights — no
 /// pixel-by-pixel gather. The baseline build (SSE2 has no `pshufb`) gathers two-tap pairs as
 /// 16-bit loads, and the scalar code computes the same integers for everything else.
+///
+/// A class (immutable): passed along per row (through `KernelDispatch.Taps`), it costs one
+/// reference, where the struct it was retained and released its seven arrays on every call.
 public final class HorizontalTaps: Sendable {
     /// Output pixels per row, source pixels per row, taps per output, bytes per pixel.
     public let count: Int, sourceWidth: Int, taps: Int, channels: Int
