@@ -299,11 +299,6 @@ extension YCbCrRows {
     /// The `pshufb` masks that place 16 pixels' R, G and B bytes (8 even pixels', then 8 odd,
     /// in each 128-bit half) into their 48 RGB24 bytes: `m[k][c]` picks channel `c`'s bytes of
     /// output bytes 16k…16k+15 (0x80, a zero, where another channel's byte goes).
-    /// Made once, on the first RGB24 row (only the AVX2 path gets here): building them per row
-    /// cost as much as the row, and as a stored property they made the kernel 300 bytes, copied
-    /// on every call.
-    static let rgbMasks = RGBMasks()
-
     struct RGBMasks: Sendable {
         let r0: __m256i, g0: __m256i, b0: __m256i
         let r1: __m256i, g1: __m256i, b1: __m256i
@@ -324,6 +319,11 @@ extension YCbCrRows {
             (r2, g2, b2) = (mask(2, 0), mask(2, 1), mask(2, 2))
         }
     }
+
+    /// Made once, on the first RGB24 row (only the AVX2 path gets here): building them per row
+    /// cost as much as the row, and as a stored property they made the kernel 300 bytes, copied
+    /// on every call.
+    static let rgbMasks = RGBMasks()
 
     /// 32 pixels as RGB24: three ORs of three byte shuffles per 48 bytes (each 128-bit half's);
     /// the halves are 48 bytes apart.

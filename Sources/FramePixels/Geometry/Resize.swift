@@ -94,44 +94,42 @@ public enum Resize {
         var ring = [Int32](repeating: 0, count: m * dw)
         var ringRows = [Int](repeating: -1, count: m)
         var acc = [UInt32](repeating: 0, count: dw)
+        // Up to four rows an output row reads (the common case, factors above about 1/3) go
+        // through one fused pass, more through the accumulator.
+        let rows = UnsafeMutablePointer<UnsafePointer<Int32>>.allocate(capacity: 4)
+        let weights = UnsafeMutablePointer<UInt32>.allocate(capacity: 4)
+        defer { (rows.deallocate(), weights.deallocate()) }
         source.withUnsafeBytes(ofPlane: plane) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 ring.withUnsafeMutableBufferPointer { ring in
                     acc.withUnsafeMutableBufferPointer { acc in
-                        // Up to four rows an output row reads (the common case, factors above
-                        // about 1/3) go through one fused pass; more through the accumulator.
-                        withUnsafeTemporaryAllocation(of: UnsafePointer<Int32>.self, capacity: 4) { rows in
-                            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4) { weights in
-                                let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                                let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                                for dy in 0..<dh {
-                                    var taps = 0
-                                    for k in 0..<m {
-                                        let wy = yTaps.weights[dy &* m &+ k]
-                                        if wy == 0 { continue }
-                                        // Rows first…first+m−1 fall in distinct slots, and a row leaves
-                                        // the ring only once no later output row reads it.
-                                        let row = yTaps.first[dy] &+ k
-                                        let slot = ring.baseAddress! + (row % m) &* dw
-                                        if ringRows[row % m] != row {
-                                            horizontal.sums(s + row &* sp.bytesPerRow, into: slot)
-                                            ringRows[row % m] = row
-                                        }
-                                        if m <= 4 {
-                                            (rows[taps], weights[taps]) = (UnsafePointer(slot), wy)
-                                        } else {
-                                            KernelDispatch.accumulate(slot, weight: wy, into: acc.baseAddress!, count: dw, start: taps == 0)
-                                        }
-                                        taps += 1
-                                    }
-                                    let out = d + dy &* dp.bytesPerRow
-                                    if m <= 4 {
-                                        KernelDispatch.weightedRows(
-                                            rows.baseAddress!, weights.baseAddress!, taps: taps, into: out, count: dw)
-                                    } else {
-                                        KernelDispatch.finish(acc.baseAddress!, into: out, count: dw)
-                                    }
+                        let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        for dy in 0..<dh {
+                            var taps = 0
+                            for k in 0..<m {
+                                let wy = yTaps.weights[dy &* m &+ k]
+                                if wy == 0 { continue }
+                                // Rows first…first+m−1 fall in distinct slots, and a row leaves
+                                // the ring only once no later output row reads it.
+                                let row = yTaps.first[dy] &+ k
+                                let slot = ring.baseAddress! + (row % m) &* dw
+                                if ringRows[row % m] != row {
+                                    horizontal.sums(s + row &* sp.bytesPerRow, into: slot)
+                                    ringRows[row % m] = row
                                 }
+                                if m <= 4 {
+                                    (rows[taps], weights[taps]) = (UnsafePointer(slot), wy)
+                                } else {
+                                    KernelDispatch.accumulate(slot, weight: wy, into: acc.baseAddress!, count: dw, start: taps == 0)
+                                }
+                                taps += 1
+                            }
+                            let out = d + dy &* dp.bytesPerRow
+                            if m <= 4 {
+                                KernelDispatch.weightedRows(rows, weights, taps: taps, into: out, count: dw)
+                            } else {
+                                KernelDispatch.finish(acc.baseAddress!, into: out, count: dw)
                             }
                         }
                     }
