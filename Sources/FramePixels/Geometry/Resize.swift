@@ -98,7 +98,10 @@ public enum Resize {
         // through one fused pass, more through the accumulator.
         let rows = UnsafeMutablePointer<UnsafePointer<Int32>>.allocate(capacity: 4)
         let weights = UnsafeMutablePointer<UInt32>.allocate(capacity: 4)
-        defer { (rows.deallocate(), weights.deallocate()) }
+        defer {
+            rows.deallocate()
+            weights.deallocate()
+        }
         source.withUnsafeBytes(ofPlane: plane) { src, sp in
             destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
                 ring.withUnsafeMutableBufferPointer { ring in
