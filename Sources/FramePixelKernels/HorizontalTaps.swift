@@ -102,9 +102,15 @@ public final class HorizontalTaps: Sendable {
         var pairBases: [Int32] = []
         var pairTables: [UInt8] = []
         #if FRAMEKIT_AVX2
-        if channels == 1 && taps == 2 && sourceWidth >= 16
-            && (0..<count).allSatisfy({ Int32(weights[2 * $0]) + Int32(weights[2 * $0 + 1]) == 2048 })
-        {
+        // Weights summing to 2048, each within 0…2048 (the byte encoding of the right weight's
+        // parts below holds only there; other pairs take the general path).
+        let interpolating =
+            channels == 1 && taps == 2 && sourceWidth >= 16
+            && (0..<count).allSatisfy { (i: Int) -> Bool in
+                let (left, right) = (Int32(weights[2 * i]), Int32(weights[2 * i + 1]))
+                return left + right == 2048 && right >= 0 && right <= 2048
+            }
+        if interpolating {
             while (pairBlocks + 1) * 8 <= count {
                 let base = min(first[pairBlocks * 8], Int32(sourceWidth - 16))
                 let fits = (0..<16).allSatisfy { o in index[pairBlocks * 16 + o] >= base && index[pairBlocks * 16 + o] - base < 16 }
@@ -120,7 +126,8 @@ public final class HorizontalTaps: Sendable {
                 for j in 0..<8 {
                     let o = (b * 8 + j) * 2
                     var (left, w) = (index[o], Int(weights[o + 1]))
-                    // All the weight on the right (the row's end): the right pixel twice, weight 0.
+                    // All the weight on the right (the row's end, or a fraction rounded up): the
+                    // right pixel twice, weight 0.
                     if w == 2048 { (left, w) = (index[o + 1], 0) }
                     pairTables[at + 2 * j] = UInt8(left - pairBases[b])
                     pairTables[at + 2 * j + 1] = UInt8(index[o + 1] - pairBases[b])

@@ -320,9 +320,9 @@ extension YCbCrRows {
         }
     }
 
-    /// Made once, on the first RGB24 row (only the AVX2 path gets here): building them per row
-    /// cost as much as the row, and as a stored property they made the kernel 300 bytes, copied
-    /// on every call.
+    /// Made once, on the AVX2 path's first call (never on a CPU without AVX2): building them per
+    /// row cost as much as the row, and as a stored property they made the kernel 300 bytes,
+    /// copied on every call.
     static let rgbMasks = RGBMasks()
 
     /// 32 pixels as RGB24: three ORs of three byte shuffles per 48 bytes (each 128-bit half's);

@@ -151,7 +151,7 @@ struct FilterAccuracyTests {
     @Test(
         "Y'CbCr → RGB: the SSE2 blocks and the scalar row ends give the same bytes",
         arguments: [
-            (PixelFormat.nv12VideoRange, PixelFormat.rgb24), (.nv12FullRange, .bgra32), (.i420, .rgb24), (.yuyv, .bgra32)
+            (PixelFormat.nv12VideoRange, PixelFormat.rgb24), (.nv12FullRange, .bgra32), (.i420, .rgb24), (.yuyv, .bgra32), (.yuyv, .rgb24)
         ])
     func vectorAndScalarAgree(source: PixelFormat, target: PixelFormat) throws {
         // The narrower view ends 18 pixels earlier, so pixels converted in vector blocks in
@@ -216,7 +216,7 @@ struct FilterAccuracyTests {
     @Test("bilinear resize to exactly half size: each 2x2 block's rounded mean, as cv::resize gives it")
     func bilinearHalf() throws {
         for photo in ReferenceImages.photos {
-            // A padded view too (its rows then go one by one).
+            // A padded view too (rows with a stride wider than the row, from an odd offset).
             let whole = try ReferenceImages.load(photo, as: .gray8)
             for image in [whole, try whole.cropped(to: Rect(x: 1, y: 3, width: 302, height: 198))] {
                 var ours = try PixelBuffer(width: image.width / 2, height: image.height / 2, format: .gray8)

@@ -66,9 +66,10 @@ struct KernelDispatchTests {
         var generator = SeededGenerator(seed: 23)
         for width in 0...300 {
             let source = (0..<(2 * width)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let want = (0..<width).map { source[2 * $0] } + [0]
-            var base = [UInt8](repeating: 0, count: width + 1)
-            var wide = [UInt8](repeating: 0, count: width + 1)
+            // One byte past the row, 0xA5: a kernel writing past the row changes it.
+            let want = (0..<width).map { source[2 * $0] } + [0xA5]
+            var base = [UInt8](repeating: 0xA5, count: width + 1)
+            var wide = [UInt8](repeating: 0xA5, count: width + 1)
             source.withUnsafeBufferPointer { s in
                 let s = s.baseAddress ?? UnsafePointer(bitPattern: 1)!
                 base.withUnsafeMutableBufferPointer { FramePixelKernels.GrayRows.lumaOfYUYV(s, $0.baseAddress!, width: width) }
@@ -152,7 +153,8 @@ struct KernelDispatchTests {
             let start = min(Int(Double(i) * scale), sourceWidth - (bilinear ? 2 : 1))
             first[i] = Int32(max(start, 0))
             if bilinear {
-                let w = Int16.random(in: 0...2048, using: &generator)
+                // Now and then all the weight on one side (a row's end, or a fraction rounded to 0 or 1).
+                let w = i % 7 == 3 ? 2048 : i % 11 == 5 ? 0 : Int16.random(in: 0...2048, using: &generator)
                 weights[2 * i] = 2048 - w
                 weights[2 * i + 1] = w
             } else {
@@ -220,6 +222,21 @@ struct KernelDispatchTests {
         let (first, weights) = Self.randomTaps(outputs: 480, sourceWidth: 1280, taps: 4, bilinear: false, using: &generator)
         let wide = FramePixelKernelsAVX2.HorizontalTaps(first: first, weights: weights, taps: 4, sourceWidth: 1280, channels: 1)
         #expect(wide.shuffled >= 480 - 32)
+        // Pairs summing to 2048 with a weight outside 0…2048 are not bilinear's: the 16-bit form
+        // (whose byte encoding of the weight holds only within) is not taken, and the builds agree.
+        let odd = Self.randomTaps(outputs: 480, sourceWidth: 640, taps: 2, bilinear: true, using: &generator)
+        var skewed = odd.weights
+        (skewed[2 * 100], skewed[2 * 100 + 1]) = (2100, -52)
+        (skewed[2 * 300], skewed[2 * 300 + 1]) = (-12, 2060)
+        let skewedBase = FramePixelKernels.HorizontalTaps(first: odd.first, weights: skewed, taps: 2, sourceWidth: 640, channels: 1)
+        let skewedWide = FramePixelKernelsAVX2.HorizontalTaps(first: odd.first, weights: skewed, taps: 2, sourceWidth: 640, channels: 1)
+        let row = (0..<640).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var skewedOut = ([Int16](repeating: -1, count: 480), [Int16](repeating: -1, count: 480))
+        row.withUnsafeBufferPointer { r in
+            skewedBase.sumsShifted(r.baseAddress!, into: &skewedOut.0)
+            skewedWide.sumsShifted(r.baseAddress!, into: &skewedOut.1)
+        }
+        #expect(skewedWide.interpolated == 0 && skewedOut.0 == skewedOut.1)
         // And a 3/4 bilinear resize's through the 16-bit form (8 outputs a lane), nearly whole.
         let pairs = Self.randomTaps(outputs: 960, sourceWidth: 1280, taps: 2, bilinear: true, using: &generator)
         let bilinear = FramePixelKernelsAVX2.HorizontalTaps(
@@ -278,7 +295,7 @@ struct KernelDispatchTests {
                 var weights = (0..<taps - 1).map { _ in UInt32.random(in: 1...(4096 / UInt32(taps)), using: &generator) }
                 weights.append(4096 - weights.reduce(0, +))
                 var viaAccumulator = [UInt8](repeating: 0, count: count)
-                var fused = ([UInt8](repeating: 0, count: count + 1), [UInt8](repeating: 0, count: count + 1))
+                var fused = ([UInt8](repeating: 0xA5, count: count + 1), [UInt8](repeating: 0xA5, count: count + 1))
                 var acc = [UInt32](repeating: 0, count: count)
                 for k in 0..<taps {
                     FramePixelKernels.ResizeRows.accumulate(rows[k], weight: weights[k], into: &acc, count: count, start: k == 0)
@@ -297,7 +314,8 @@ struct KernelDispatchTests {
                     }
                 }
                 #expect(
-                    Array(fused.0.prefix(count)) == viaAccumulator && fused.0 == fused.1 && fused.1[count] == 0, "\(taps) rows, \(count)")
+                    Array(fused.0.prefix(count)) == viaAccumulator && fused.0 == fused.1 && fused.1[count] == 0xA5, "\(taps) rows, \(count)"
+                )
             }
 
             for size in 1...4 {
@@ -408,7 +426,8 @@ struct KernelDispatchTests {
             for clockwise in [true, false] {
                 var outs = ([UInt8](repeating: 0, count: w * h), [UInt8](repeating: 0, count: w * h))
                 var reach = [(y: Int, x: Int)]()
-                // One tile per 32x32, as Transform walks them.
+                // Tiles of 32x32, several per image (Transform's are 32 rows by 256 columns; the
+                // kernel takes any tile).
                 for ty in stride(from: 0, to: h, by: 32) {
                     for tx in stride(from: 0, to: w, by: 32) {
                         let (xe, ye) = (min(tx + 32, w), min(ty + 32, h))

@@ -93,9 +93,9 @@ public enum Resize {
         let m = yTaps.width
         var ring = [Int32](repeating: 0, count: m * dw)
         var ringRows = [Int](repeating: -1, count: m)
-        var acc = [UInt32](repeating: 0, count: dw)
         // Up to four rows an output row reads (the common case, factors above about 1/3) go
         // through one fused pass, more through the accumulator.
+        var acc = [UInt32](repeating: 0, count: m <= 4 ? 0 : dw)
         let rows = UnsafeMutablePointer<UnsafePointer<Int32>>.allocate(capacity: 4)
         let weights = UnsafeMutablePointer<UInt32>.allocate(capacity: 4)
         defer {

@@ -51,7 +51,7 @@ public enum Transform {
     /// both stay in cache (the tile's 8 KB of source, and 32 bytes of each of 256 output rows);
     /// each tile goes as blocks transposed in registers (16x16 with AVX2, 8x8 with SSE2). The
     /// tiles were 32x32: then each tile's set-up and its calls cost more than its pixels
-    /// (720p: 0.15 ns per pixel, 1.4x libyuv's time; now 0.06–0.08).
+    /// (720p: 0.15 ns per pixel, 1.4x libyuv's time; now 0.06–0.09).
     static func quarterTurnGray(_ source: PixelBuffer, into out: inout PixelBuffer, clockwise: Bool) {
         let sw = source.width
         let sh = source.height
