@@ -177,16 +177,13 @@ extension GrayRows {
         let low = _mm256_set1_epi16(0x00FF)
         let order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
         let p = UnsafeRawPointer(s)
-        var x = 0
-        while x + 32 <= width {
-            let a = _mm256_loadu_si256(p.advanced(by: 2 * x).assumingMemoryBound(to: __m256i_u.self))
-            let b = _mm256_loadu_si256(p.advanced(by: 2 * x + 32).assumingMemoryBound(to: __m256i_u.self))
+        return overlappedSteps(count: width, step: 32, reach: 32) { x in
+            let a = _mm256_loadu_si256(p.advanced(by: 2 &* x).assumingMemoryBound(to: __m256i_u.self))
+            let b = _mm256_loadu_si256(p.advanced(by: 2 &* x &+ 32).assumingMemoryBound(to: __m256i_u.self))
             _mm256_storeu_si256(
                 UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
                 _mm256_permutevar8x32_epi32(_mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low)), order))
-            x += 32
         }
-        return x
     }
 
     static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
@@ -194,9 +191,8 @@ extension GrayRows {
         let outer = _mm256_set1_epi32(w.red << 16 | w.blue)
         let middle = _mm256_set1_epi32(w.green)
         let rounding = _mm256_set1_epi32(w.bias)
-        var x = 0
-        while x + 32 <= width {
-            let p = UnsafeRawPointer(s + 4 * x)
+        return overlappedSteps(count: width, step: 32, reach: 32) { x in
+            let p = UnsafeRawPointer(s + 4 &* x)
             @inline(__always) func eight(_ o: Int) -> __m256i {
                 let q = _mm256_loadu_si256(p.advanced(by: o).assumingMemoryBound(to: __m256i_u.self))
                 let sides = _mm256_madd_epi16(_mm256_and_si256(q, low), outer)
@@ -206,9 +202,7 @@ extension GrayRows {
             _mm256_storeu_si256(
                 UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
                 pack32((eight(0), eight(32), eight(64), eight(96))))
-            x += 32
         }
-        return x
     }
 
     static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
@@ -225,10 +219,9 @@ extension GrayRows {
             0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z, 0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z)
         let oddBytes = _mm256_setr_epi8(
             z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z, z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z)
-        var x = 0
-        // The last load reads bytes up to 3x + 99: inside the row while x + 34 <= width.
-        while x + 34 <= width {
-            let p = UnsafePointer<UInt8>(s + 3 * x)
+        // A step's last load reads bytes up to 3x + 99: inside the row where x + 34 <= width.
+        return overlappedSteps(count: width, step: 32, reach: 34) { x in
+            let p = UnsafePointer<UInt8>(s + 3 &* x)
             @inline(__always) func eight(_ o: Int) -> __m256i {
                 let q = _mm256_loadu2_m128i(
                     UnsafePointer<__m128i_u>(OpaquePointer(p + o + 12)), UnsafePointer<__m128i_u>(OpaquePointer(p + o)))
@@ -239,9 +232,7 @@ extension GrayRows {
             _mm256_storeu_si256(
                 UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
                 pack32((eight(0), eight(24), eight(48), eight(72))))
-            x += 32
         }
-        return x
     }
 }
 #endif

@@ -164,10 +164,9 @@ extension RGBToYCbCrRows {
             : _mm256_setr_epi8(2, 5, 1, 4, 0, 3, z, z, 8, 11, 7, 10, 6, 9, z, z, 2, 5, 1, 4, 0, 3, z, z, 8, 11, 7, 10, 6, 9, z, z)
         // After the packs, 32-bit groups of two blocks come as 0 2 4 6 | 1 3 5 7 (in blocks 0-1, 4-5, … | 2-3, 6-7, …).
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)
-        // RGB24's last 16-byte load reads 4 bytes past its 8 pixels: inside the row while x + 34 <= width.
-        let need = bgra ? 32 : 34
-        var pair = 0
-        while 2 &* pair &+ need <= width {
+        // RGB24's last 16-byte load reads 4 bytes past its 8 pixels: inside the row where a step's
+        // 32 pixels start 34 before the row's end. Steps by blocks (pixel pairs).
+        return overlappedSteps(count: width / 2, step: 16, reach: bgra ? 16 : 17) { pair in
             // One row's pixels x…x+7 (x…x+3 in the low half, x+4…x+7 in the high) as 16-bit pair sums.
             @inline(__always) func pairSums(_ row: UnsafePointer<UInt8>, _ k: Int) -> __m256i {
                 let x = 2 &* pair &+ 8 &* k
@@ -203,9 +202,7 @@ extension RGBToYCbCrRows {
                 _mm_storeu_si128(UnsafeMutableRawPointer(cb + pair).assumingMemoryBound(to: __m128i_u.self), _mm256_castsi256_si128(u))
                 _mm_storeu_si128(UnsafeMutableRawPointer(cr + pair).assumingMemoryBound(to: __m128i_u.self), _mm256_castsi256_si128(v))
             }
-            pair &+= 16
         }
-        return pair
     }
 }
 #endif
