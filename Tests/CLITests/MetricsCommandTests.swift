@@ -16,15 +16,17 @@ struct MetricsCommandTests {
         return process
     }
 
-    /// GET `path` until the server answers (it starts with the process).
-    func get(_ port: Int, _ path: String, tries: Int = 100) throws -> (status: Int, body: String) {
+    /// GET `path` until the server answers (it starts with the process: on a machine busy with
+    /// the other suites that took over the 5 s this once allowed).
+    func get(_ port: Int, _ path: String, tries: Int = 600) throws -> (status: Int, body: String) {
         for _ in 0..<tries {
             if let r = try? RawHTTP.request(port: port, "GET", path, headers: "Host: pod-10-1-2-3:\(port)\r\n"), r.status > 0 {
                 return (r.status, String(decoding: r.body, as: UTF8.self))
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw CocoaError(.fileReadNoPermission)
+        throw CocoaError(
+            .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer on 127.0.0.1:\(port)\(path) in \(tries / 20) s"])
     }
 
     /// The value of the series `name{labels}` in Prometheus text.
