@@ -29,7 +29,7 @@ struct MediaCommandTests {
     )
     func streamInDiscovery() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = Int.random(in: 20_000...60_000)
+        let port = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: port, seconds: 5)
         defer { server.terminate() }
         Thread.sleep(forTimeInterval: 0.7)
@@ -75,7 +75,7 @@ struct MediaCommandTests {
     @Test("detect --input tcp://… reads a live stream in real time; a stream that cannot be reached is exit 75 naming it")
     func liveStream() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = Int.random(in: 20_000...60_000)
+        let port = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: port, seconds: 4)
         defer { server.terminate() }
         Thread.sleep(forTimeInterval: 0.7)
@@ -89,7 +89,7 @@ struct MediaCommandTests {
         #expect(missing.status == 75 && missing.stderr.contains("tcp://127.0.0.1:1"), "\(missing.stderr)")
         let scheme = try BinaryRunner.run("framekit", ["detect", "--input", "nosuch://host/x"])
         #expect(scheme.status == 1 && scheme.stderr.contains("no 'nosuch' protocol"), "\(scheme.status) \(scheme.stderr)")
-        let shortPort = Int.random(in: 20_000...60_000)
+        let shortPort = FreePort.next()
         let short = try FFmpegTool.serveTCP(port: shortPort, seconds: 1.5)
         defer { short.terminate() }
         Thread.sleep(forTimeInterval: 0.7)

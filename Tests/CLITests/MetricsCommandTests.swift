@@ -36,7 +36,7 @@ struct MetricsCommandTests {
 
     @Test("detect --metrics: monotonic counters by source and reason, cumulative histograms, healthz 200, nothing else served")
     func detect() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = FreePort.next()
         let process = try start(["detect", "--device", "virtual", "--preset", "vga640x480", "--metrics", "127.0.0.1:\(port)"])
         defer {
             process.interrupt()
@@ -64,11 +64,11 @@ struct MetricsCommandTests {
 
     @Test("healthz turns 503 when the source stalls (a stream gone and being reconnected)")
     func stalled() throws {
-        let streamPort = Int.random(in: 20_000...40_000)
+        let streamPort = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: streamPort, seconds: 2)
         defer { server.terminate() }
         Thread.sleep(forTimeInterval: 0.7)
-        let port = Int.random(in: 40_001...60_000)
+        let port = FreePort.next()
         let process = try start(["detect", "--input", "tcp://127.0.0.1:\(streamPort)", "--reconnect", "100", "--metrics", "\(port)"])
         defer {
             process.interrupt()
@@ -89,7 +89,7 @@ struct MetricsCommandTests {
 
     @Test("preview --metrics serves beside the page; a bad address is a usage error")
     func preview() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = FreePort.next()
         let preview = try RunningPreview.start(
             ["preview", "--port", "0", "--device", "virtual", "--duration", "20", "--metrics", "127.0.0.1:\(port)"])
         defer { preview.stop() }

@@ -132,7 +132,7 @@ struct MediaSourceTests {
     @Test("a live TCP stream: real time; when the server goes the session says so, reconnects when it is back, counts balance")
     func liveReconnect() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = Int.random(in: 20_000...40_000)
+        let port = FreePort.next()
         let first = try FFmpegTool.serveTCP(port: port, seconds: 2.5)
         Thread.sleep(forTimeInterval: 0.7) // the listener is up
         let url = try #require(URL(string: "tcp://127.0.0.1:\(port)"))
@@ -164,7 +164,7 @@ struct MediaSourceTests {
     @Test("RTSP from a real server (GStreamer's): frames in real time; the server killed and restarted, capture resumes")
     func rtsp() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = Int.random(in: 20_000...60_000)
+        let port = FreePort.next()
         var server = try FFmpegTool.serveRTSP(port: port)
         defer { server.terminate() }
         let url = try #require(URL(string: "rtsp://127.0.0.1:\(port)/test"))
@@ -189,7 +189,7 @@ struct MediaSourceTests {
     @Test("a stream that does not come back: the reconnection gives up with streamUnavailable and the session stops")
     func liveGivesUp() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = Int.random(in: 40_001...60_000)
+        let port = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: port, seconds: 1)
         Thread.sleep(forTimeInterval: 0.7)
         let device = try CaptureDevice.stream(
