@@ -172,17 +172,14 @@ extension GrayRows {
         return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words.0, words.1), order)
     }
 
-    /// 32 pixels a step; the per-half pack leaves the 8-byte groups as 0, 2, 1, 3.
+    /// 32 pixels a step.
     static func wideLumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
         let low = _mm256_set1_epi16(0x00FF)
-        let order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
         let p = UnsafeRawPointer(s)
         return overlappedSteps(count: width, step: 32, reach: 32) { x in
             let a = _mm256_loadu_si256(p.advanced(by: 2 &* x).assumingMemoryBound(to: __m256i_u.self))
             let b = _mm256_loadu_si256(p.advanced(by: 2 &* x &+ 32).assumingMemoryBound(to: __m256i_u.self))
-            _mm256_storeu_si256(
-                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
-                _mm256_permutevar8x32_epi32(_mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low)), order))
+            storePacked(_mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low)), at: d + x)
         }
     }
 

@@ -171,10 +171,8 @@ public final class HorizontalTaps: Sendable {
             x = interpolatedPairs(row, into: out)
         } else {
             x = shuffledSums(row, shift: 4) { i, v, w in
-                // 16 sums packed to 16-bit values; packing works within 128-bit lanes, so the
-                // 32-bit pieces are put back in order after it.
-                let packed = _mm256_permutevar8x32_epi32(_mm256_packs_epi32(v, w), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))
-                _mm256_storeu_si256(UnsafeMutableRawPointer(out + i).assumingMemoryBound(to: __m256i_u.self), packed)
+                // 16 sums packed to 16-bit values.
+                storePacked(_mm256_packs_epi32(v, w), at: out + i)
             }
         }
         #endif

@@ -28,7 +28,7 @@ public enum ResizeRows {
                     _mm256_adds_epi16(_mm256_adds_epi16(_mm256_mulhi_epi16(t, wa), _mm256_mulhi_epi16(u, wb)), two), 2)
             }
             while i + 32 <= count {
-                storeBytes(_mm256_packus_epi16(rows(i), rows(i + 16)), at: out + i)
+                storePacked(_mm256_packus_epi16(rows(i), rows(i + 16)), at: out + i)
                 i += 32
             }
         }
@@ -69,7 +69,7 @@ public enum ResizeRows {
             return _mm256_srli_epi16(_mm256_add_epi16(sum, two), 2)
         }
         while i + 32 <= count {
-            storeBytes(_mm256_packus_epi16(means(i), means(i + 16)), at: out + i)
+            storePacked(_mm256_packus_epi16(means(i), means(i + 16)), at: out + i)
             i += 32
         }
         #endif
@@ -132,16 +132,3 @@ public enum ResizeRows {
         for i in 0..<count { out[i] = UInt8(truncatingIfNeeded: (acc[i] &+ (1 << 23)) &>> 24) }
     }
 }
-
-#if FRAMEKIT_AVX2
-extension ResizeRows {
-    /// Stores the 32 bytes `_mm256_packus_epi16(a, b)` made, in order: packing works within
-    /// 128-bit lanes, so its 64-bit pieces come as a0 b0 a1 b1.
-    @inline(__always)
-    static func storeBytes(_ packed: __m256i, at out: UnsafeMutablePointer<UInt8>) {
-        _mm256_storeu_si256(
-            UnsafeMutableRawPointer(out).assumingMemoryBound(to: __m256i_u.self),
-            _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)))
-    }
-}
-#endif

@@ -1,3 +1,7 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
+
 /// Calls `body(x)` for x = start, start + step, … while a whole step fits before `end`, four
 /// calls a loop turn first (the loop's own bookkeeping costs as much as one vector's work);
 /// returns where it stopped, for the caller's narrower or scalar tail.
@@ -37,3 +41,13 @@ func overlappedSteps(count: Int, step: Int, reach: Int, _ body: (Int) -> Void) -
     if last &+ step > x { body(last) }
     return last &+ step
 }
+
+#if FRAMEKIT_AVX2
+/// Stores the 32 bytes a 256-bit pack of `a` and `b` (`packus`/`packs`, 16 → 8 or 32 → 16 bits)
+/// made, in order: packing works within 128-bit lanes, so its 64-bit pieces come as a0 b0 a1 b1.
+@inline(__always)
+func storePacked(_ packed: __m256i, at out: UnsafeMutableRawPointer) {
+    _mm256_storeu_si256(
+        out.assumingMemoryBound(to: __m256i_u.self), _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)))
+}
+#endif
