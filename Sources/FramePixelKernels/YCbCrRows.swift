@@ -116,7 +116,11 @@ public struct YCbCrRows: Sendable {
     ) {
         var x = 0
         #if FRAMEKIT_AVX2
-        x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
+        if case .packedYUYV = chroma, bgra {
+            x = yuyvBGRA(luma, into: d, width: width)
+        } else {
+            x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
+        }
         #endif
         #if arch(x86_64)
         x += vectorRows(from: x, luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
@@ -339,6 +343,71 @@ extension YCbCrRows {
         store(0, m.r0, m.g0, m.b0)
         store(1, m.r1, m.g1, m.b1)
         store(2, m.r2, m.g2, m.b2)
+    }
+
+    /// YUYV → BGRA, 32 pixels a step with one pixel per 16-bit lane, YUYV's own order: Y'·256
+    /// is the word shifted left by 8, and a byte shuffle copies each pair's Cb and Cr into both
+    /// of its pixels' lanes. No packs to split luma from chroma and none of `wideRows`' even/odd
+    /// split: 1.28x → 1.14x libyuv's time at 720p (probe, interleaved runs).
+    @inline(__always)
+    func yuyvBGRA(_ row: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>, width: Int) -> Int {
+        let lumaGain = _mm256_set1_epi16(Int16(bitPattern: self.luma))
+        let lumaOffset = _mm256_set1_epi16(videoRange ? 0x1000 : 0)
+        let rvGain = _mm256_set1_epi16(rv)
+        let guGain = _mm256_set1_epi16(gu)
+        let gvGain = _mm256_set1_epi16(gv)
+        let buGain = _mm256_set1_epi16(buLess2)
+        let rounding = _mm256_set1_epi16(512)
+        let chromaSign = _mm256_set1_epi16(Int16(bitPattern: 0x8000))
+        let opaque = _mm256_set1_epi8(-1)
+        // The 16 pixels of a load in 64-bit groups (0, 2 | 1, 3): after the per-half packs and
+        // interleaves below, each of the four stores then gets 8 consecutive pixels.
+        let order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+        let cb = _mm256_setr_epi8(
+            -128, 1, -128, 1, -128, 5, -128, 5, -128, 9, -128, 9, -128, 13, -128, 13,
+            -128, 1, -128, 1, -128, 5, -128, 5, -128, 9, -128, 9, -128, 13, -128, 13)
+        let cr = _mm256_setr_epi8(
+            -128, 3, -128, 3, -128, 7, -128, 7, -128, 11, -128, 11, -128, 15, -128, 15,
+            -128, 3, -128, 3, -128, 7, -128, 7, -128, 11, -128, 11, -128, 15, -128, 15)
+        @inline(__always) func sixteen(_ p: UnsafePointer<UInt8>) -> (r: __m256i, g: __m256i, b: __m256i) {
+            // Chroma's sign flipped once, in the high byte of each word (the shift drops it from luma).
+            let v = _mm256_xor_si256(_mm256_permutevar8x32_epi32(Self.load256(p), order), chromaSign)
+            let y = _mm256_mulhi_epu16(_mm256_subs_epu16(_mm256_slli_epi16(v, 8), lumaOffset), lumaGain)
+            let u8 = _mm256_shuffle_epi8(v, cb)
+            let v8 = _mm256_shuffle_epi8(v, cr)
+            let rc = _mm256_mulhi_epi16(v8, rvGain)
+            let gc = _mm256_add_epi16(_mm256_mulhi_epi16(u8, guGain), _mm256_mulhi_epi16(v8, gvGain))
+            let bc = _mm256_add_epi16(_mm256_srai_epi16(u8, 1), _mm256_mulhi_epi16(u8, buGain))
+            // (s·512 + 2^14) >> 15 = (s + 32) >> 6 (on the multiply ports, not the shift ports
+            // the shuffles share). The SSE2 code adds the 32 before its saturating add instead;
+            // the two differ only where that add saturates, and there both give ≥ 511 (or
+            // ≤ −512), which the pack clamps to the same 255 (or 0).
+            @inline(__always) func channel(_ c: __m256i) -> __m256i { _mm256_mulhrs_epi16(_mm256_adds_epi16(y, c), rounding) }
+            return (channel(rc), channel(gc), channel(bc))
+        }
+        let end = width - 31
+        var x = 0
+        while x < end {
+            let p = sixteen(row + 2 * x)
+            let q = sixteen(row + 2 * x + 32)
+            let r = _mm256_packus_epi16(p.r, q.r)
+            let g = _mm256_packus_epi16(p.g, q.g)
+            let b = _mm256_packus_epi16(p.b, q.b)
+            let lowBG = _mm256_unpacklo_epi8(b, g)
+            let lowRA = _mm256_unpacklo_epi8(r, opaque)
+            let highBG = _mm256_unpackhi_epi8(b, g)
+            let highRA = _mm256_unpackhi_epi8(r, opaque)
+            let o = UnsafeMutableRawPointer(d + 4 * x)
+            @inline(__always) func store(_ v: __m256i, _ offset: Int) {
+                _mm256_storeu_si256(o.advanced(by: offset).assumingMemoryBound(to: __m256i_u.self), v)
+            }
+            store(_mm256_unpacklo_epi16(lowBG, lowRA), 0)
+            store(_mm256_unpackhi_epi16(lowBG, lowRA), 32)
+            store(_mm256_unpacklo_epi16(highBG, highRA), 64)
+            store(_mm256_unpackhi_epi16(highBG, highRA), 96)
+            x += 32
+        }
+        return x
     }
 
     /// Returns how many pixels were converted (a multiple of 32), from pixel 0.
