@@ -6,6 +6,7 @@ import Synchronization
 /// `framekit detect`: faces in every delivered frame, as JSON lines, then a summary.
 enum DetectCommand: Command {
     static let name = "detect"
+    static let stopsOnInterrupt = true
     static let abstract = "Detect faces in live or recorded video; one JSON line per frame, then a summary."
     static let usage =
         "framekit detect [--preset NAME] [--device PATH|ID|virtual | --input FILE|DIR [--realtime]] [--frames N] [--duration S] [--stats FILE.json] ..."

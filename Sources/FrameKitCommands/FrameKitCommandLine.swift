@@ -10,9 +10,13 @@ protocol Command: SendableMetatype {
     static var specs: [OptionSpec] { get }
     /// Runs with the arguments after the subcommand's name; returns the exit status.
     static func run(_ arguments: [String]) throws -> Int32
+    /// Whether SIGINT/SIGTERM end it cleanly (it watches for them): they are then caught from
+    /// the start, so that one during start-up is not the default death.
+    static var stopsOnInterrupt: Bool { get }
 }
 
 extension Command {
+    static var stopsOnInterrupt: Bool { false }
     static var help: String { helpText(command: name, abstract: abstract, usage: usage, specs: specs) }
 }
 
@@ -71,6 +75,7 @@ public enum FrameKitCommandLine {
             Console.err("framekit: unknown subcommand '\(first)' (valid: \(commands.map { $0.name }.joined(separator: ", ")))")
             return ExitCode.usage
         }
+        if command.stopsOnInterrupt { SignalWatch.install() }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
             Console.out(command.help)

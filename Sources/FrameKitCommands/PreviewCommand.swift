@@ -5,6 +5,7 @@ import FrameKit
 /// `framekit preview`: the live preview over HTTP.
 enum PreviewCommand: Command {
     static let name = "preview"
+    static let stopsOnInterrupt = true
     static let abstract = "Serve a live preview (video with face boxes, live stats) over HTTP."
     static let usage =
         "framekit preview [--port 8080] [--host 127.0.0.1] [--allow-host NAME,...] [--duration S] [--device PATH|ID|virtual] [--preset NAME]"

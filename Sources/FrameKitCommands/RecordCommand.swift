@@ -6,6 +6,7 @@ import Synchronization
 /// `framekit record`: Motion-JPEG AVI of the camera.
 enum RecordCommand: Command {
     static let name = "record"
+    static let stopsOnInterrupt = true
     static let abstract = "Record video: H.264 in MP4 or MOV, or Motion-JPEG in AVI (by the file's extension)."
     static let usage = "framekit record --output FILE.mp4|mov|avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
     static let output = Option.text(

@@ -19,6 +19,8 @@ enum SignalWatch {
 
     private static let handlers = Mutex<[UInt64: @Sendable () -> Void]>([:])
     private static let nextID = Atomic<UInt64>(0)
+    /// Whether SIGINT or SIGTERM has arrived: a watch started after that fires at once.
+    private static let received = Atomic<Bool>(false)
 
     /// The process's signal sources; `nonisolated(unsafe)` because it is written once, by the
     /// lazy initialiser of a `static let` (which runs exactly once, thread-safely), and never after.
@@ -28,6 +30,7 @@ enum SignalWatch {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
+                SignalWatch.received.store(true, ordering: .sequentiallyConsistent)
                 for handler in SignalWatch.handlers.withLock({ Array($0.values) }) { handler() }
             }
             source.resume()
@@ -35,11 +38,20 @@ enum SignalWatch {
         }
     }()
 
-    /// Calls `handler` on SIGINT or SIGTERM until the watch is cancelled.
+    /// Catches the signals from now on. The command line calls this first for the commands that
+    /// watch for them, so that a signal during start-up (opening the camera, loading the model:
+    /// before the run's watch exists) stops the run as soon as it starts, instead of the default
+    /// action killing the process with no summary and status 143.
+    static func install() { _ = sources }
+
+    /// Calls `handler` on SIGINT or SIGTERM until the watch is cancelled — at once if one has
+    /// already arrived. (A signal landing while the watch is being added may call it twice:
+    /// handlers only raise flags.)
     static func onInterrupt(_ handler: @escaping @Sendable () -> Void) -> Watch {
         _ = sources
         let id = nextID.add(1, ordering: .relaxed).newValue
         handlers.withLock { $0[id] = handler }
+        if received.load(ordering: .sequentiallyConsistent) { handler() }
         return Watch(id: id)
     }
 }

@@ -20,8 +20,10 @@ import Glibc
 /// or a name in ``Configuration/allowedHosts``: DNS rebinding gets 421); a request head must
 /// arrive whole within ``Configuration/requestTimeout`` (408) and within size limits (414,
 /// 431); at most ``Configuration/maxClients`` streams and, separately,
-/// ``Configuration/maxPendingRequests`` connections still sending their request (503 beyond):
-/// open streams never lock out `/` or `/stats.json`. A slow client never stalls capture:
+/// ``Configuration/maxPendingRequests`` connections still sending their request, read by one
+/// thread with `poll` (beyond that the longest-waiting is dropped with 503, so idle connections
+/// never lock out a client that sends its request): open streams never lock out `/` or
+/// `/stats.json`. A slow client never stalls capture:
 /// publishing only replaces the latest frame, and each client is sent the newest frame when
 /// it is ready for one (the frames in between are dropped for it).
 public final class PreviewServer: Sendable {
@@ -31,8 +33,9 @@ public final class PreviewServer: Sendable {
         public var port: UInt16 = 8080
         /// Video streams served at once.
         public var maxClients: Int = 4
-        /// Connections still sending their request head, at once (slow or idle clients).
-        public var maxPendingRequests: Int = 32
+        /// Connections still sending their request head, at once (slow or idle clients); at the
+        /// limit the longest-waiting one is dropped for a new one.
+        public var maxPendingRequests: Int = 256
         /// Seconds a client has to send its whole request head.
         public var requestTimeout: Double = 5
         /// Seconds a client may take to accept a frame before it is disconnected.
@@ -72,7 +75,6 @@ public final class PreviewServer: Sendable {
     private let newFrame = NSCondition()
     private let statsJSON = Mutex("{}")
     private let clients = Atomic<Int>(0) // streams
-    private let pending = Atomic<Int>(0) // connections whose request is still being read
     private let running = Atomic<Bool>(false)
     private let listener = Atomic<Int32>(-1)
     private let boundPort = Atomic<Int>(0)
@@ -155,7 +157,7 @@ public final class PreviewServer: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        guard bound == 0, listen(fd, 128) == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else {
             let e = errno
             close(fd)
             throw .socket(SystemCallError(call: "bind/listen \(configuration.host):\(configuration.port)", errno: e))
@@ -187,41 +189,103 @@ public final class PreviewServer: Sendable {
         close(listener.load(ordering: .relaxed))
     }
 
-    private func acceptLoop(_ fd: Int32) {
+    /// A connection whose request head is still arriving.
+    private struct Waiting {
+        let fd: Int32
+        let deadline: Date
+        var bytes: [UInt8] = []
+    }
+
+    /// Accepts connections and reads their request heads, all on this one thread with `poll`: an
+    /// idle or slow client costs a descriptor and its bytes so far, not a thread, so a flood of
+    /// them (slowloris) cannot starve the server. At ``Configuration/maxPendingRequests`` the
+    /// longest-waiting one is dropped (503) to make room: a client that sends its request
+    /// promptly is always read. Each complete request is answered on a thread of its own.
+    private func acceptLoop(_ listener: Int32) {
         var outOfDescriptors = false
+        var waiting: [Waiting] = [] // oldest first
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        defer { for client in waiting { close(client.fd) } }
         while running.load(ordering: .relaxed) {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) > 0 else { continue }
-            let client = accept(fd, nil, nil)
-            guard client >= 0 else {
-                // Out of file descriptors: the listening socket stays readable, so retrying at
-                // once would spin. Back off, and say so once per episode.
-                if errno == EMFILE || errno == ENFILE {
-                    if !outOfDescriptors { report("framekit preview: out of file descriptors; new clients wait") }
-                    outOfDescriptors = true
-                    Thread.sleep(forTimeInterval: 0.2)
+            var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            polled += waiting.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            if poll(&polled, nfds_t(polled.count), 100) < 0 && errno != EINTR { continue }
+            let now = Date()
+            var still: [Waiting] = []
+            still.reserveCapacity(waiting.count + 1)
+            for (index, var client) in waiting.enumerated() {
+                if polled[index + 1].revents != 0 {
+                    let n = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
+                    if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) {
+                        still.append(client)
+                        continue
+                    }
+                    if n <= 0 { // closed by the client, or reset
+                        close(client.fd)
+                        continue
+                    }
+                    client.bytes += chunk[0..<n]
+                    let outcome = HTTPRequest.parse(client.bytes[...])
+                    if outcome != .incomplete {
+                        let fd = client.fd
+                        Thread.detachNewThread { [self] in
+                            respond(fd, outcome)
+                            close(fd)
+                        }
+                        continue
+                    }
                 }
-                continue
+                if now >= client.deadline {
+                    refuse(client.fd, 408, "request timeout")
+                    continue
+                }
+                still.append(client)
             }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            if outOfDescriptors {
-                report("framekit preview: accepting clients again")
-                outOfDescriptors = false
-            }
-            var timeout = timeval(
-                tv_sec: Int(configuration.sendTimeout), tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
-            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            if pending.add(1, ordering: .relaxed).newValue > configuration.maxPendingRequests {
-                _ = send(client, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many clients\n".utf8), head: false))
-                pending.subtract(1, ordering: .relaxed)
-                close(client)
-                continue
-            }
-            Thread.detachNewThread { [self] in
-                handle(client)
-                close(client)
+            waiting = still
+            guard polled[0].revents & Int16(POLLIN) != 0 else { continue }
+            // The listener is non-blocking: take what has queued up, a bounded batch at a time.
+            for _ in 0..<64 {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else {
+                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                    // Out of file descriptors: the listening socket stays readable, so retrying at
+                    // once would spin. Back off, and say so once per episode.
+                    if errno == EMFILE || errno == ENFILE {
+                        if !outOfDescriptors { report("framekit preview: out of file descriptors; new clients wait") }
+                        outOfDescriptors = true
+                        if let oldest = waiting.first {
+                            refuse(oldest.fd, 503, "too many clients")
+                            waiting.removeFirst()
+                        } else {
+                            Thread.sleep(forTimeInterval: 0.2)
+                        }
+                    }
+                    break
+                }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                if outOfDescriptors {
+                    report("framekit preview: accepting clients again")
+                    outOfDescriptors = false
+                }
+                var timeout = timeval(
+                    tv_sec: Int(configuration.sendTimeout),
+                    tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
+                setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                if waiting.count >= max(configuration.maxPendingRequests, 1) {
+                    refuse(waiting[0].fd, 503, "too many clients")
+                    waiting.removeFirst()
+                }
+                waiting.append(Waiting(fd: client, deadline: now.addingTimeInterval(configuration.requestTimeout)))
             }
         }
+    }
+
+    /// A short refusal from the accepting thread, which must never wait on a client: the few
+    /// bytes go into the socket's buffer or not at all; then the connection is closed.
+    private func refuse(_ fd: Int32, _ status: Int, _ reason: String) {
+        let response = HTTPResponse.make(status, HTTPResponse.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false)
+        _ = response.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        close(fd)
     }
 
     private func report(_ line: String) {
@@ -232,9 +296,7 @@ public final class PreviewServer: Sendable {
 
     // MARK: Requests
 
-    private func handle(_ fd: Int32) {
-        let outcome = readRequest(fd)
-        pending.subtract(1, ordering: .relaxed)
+    private func respond(_ fd: Int32, _ outcome: HTTPRequest.Outcome) {
         let request: HTTPRequest
         switch outcome {
         case .request(let r): request = r
@@ -243,7 +305,7 @@ public final class PreviewServer: Sendable {
                 fd, HTTPResponse.make(status, HTTPResponse.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false))
             return
         case .incomplete:
-            return // closed, or the deadline passed (408 already sent)
+            return // never handed over: the accepting thread waits for a whole head
         }
         let head = request.method == "HEAD"
         guard !configuration.checksHost || hostIsAllowed(request.header("host")) else {
@@ -389,29 +451,6 @@ public final class PreviewServer: Sendable {
     }
 
     /// The request head, read whole within ``Configuration/requestTimeout``.
-    private func readRequest(_ fd: Int32) -> HTTPRequest.Outcome {
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let deadline = Date().addingTimeInterval(configuration.requestTimeout)
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else {
-                _ = send(fd, HTTPResponse.make(408, "Request Timeout", "text/plain", Array("request timeout\n".utf8), head: false))
-                return .incomplete
-            }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&p, 1, Int32(min(remaining, 0.5) * 1000) + 1)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return .incomplete }
-            buffer += chunk[0..<n]
-            let outcome = HTTPRequest.parse(buffer[...])
-            if outcome != .incomplete { return outcome }
-        }
-    }
-
     private func stream(_ fd: Int32, head: Bool) {
         let header =
             "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\n"

@@ -52,6 +52,34 @@ struct FaultTests {
         #expect(FileManager.default.fileExists(atPath: stats.path))
     }
 
+    @Test(
+        "SIGTERM during start-up (the camera chosen, the model not yet loaded) still ends detect cleanly: exit 0 and a summary, not death by signal"
+    )
+    func sigtermDuringStartup() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.framekit)
+        // No --device: the choice of camera says so on stderr, before the network is loaded.
+        process.arguments = ["detect", "--preset", "vga640x480", "--frames", "300"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let reader = ReadAll(out.fileHandleForReading)
+        var said = Data()
+        while !said.contains(UInt8(ascii: "\n")), process.isRunning {
+            said.append(err.fileHandleForReading.availableData)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let text = reader.wait()
+        #expect(
+            process.terminationReason == .exit && process.terminationStatus == 0,
+            "\(process.terminationReason) \(process.terminationStatus)")
+        let last = text.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last.hasPrefix("{\"summary\""), "\(String(decoding: said, as: UTF8.self)) \(last.prefix(80))")
+    }
+
     @Test("SIGTERM ends a recording like Ctrl-C: the AVI is finalised and OpenCV reads every frame of it")
     func recordSigterm() throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")

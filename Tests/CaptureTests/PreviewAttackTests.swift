@@ -35,6 +35,24 @@ struct PreviewAttackTests {
         #expect(RawHTTP.split(slow[0].read()).status == 408)
     }
 
+    @Test(
+        "a flood of idle connections (more than the pending limit) never locks a prompt client out: the longest-waiting are dropped with 503"
+    )
+    func idleFlood() throws {
+        let server = try server {
+            $0.maxPendingRequests = 64
+            $0.requestTimeout = 30 // the flood outlives the test: only eviction can make room
+        }
+        defer { server.stop() }
+        let idle = try (0..<200).map { _ in try RawHTTP(port: server.port) }
+        Thread.sleep(forTimeInterval: 0.3)
+        for _ in 0..<5 {
+            #expect(try RawHTTP.request(port: server.port, "GET", "/stats.json").status == 200)
+        }
+        // The first connections were dropped to make room, each with a 503; the newest still wait.
+        #expect(RawHTTP.split(idle[0].read()).status == 503)
+    }
+
     @Test("oversized and malformed heads get 414, 431 or 400 at once, never a reset or a hang")
     func malformed() throws {
         let server = try server()
