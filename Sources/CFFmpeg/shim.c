@@ -242,7 +242,10 @@ struct cffm_writer {
     int finished;
     // For the size a finished file would have now: fragments hold packets in memory until the
     // next key frame, so the file's own size lags behind.
-    int64_t header_bytes, packet_bytes, packets, key_packets, frames;
+    int64_t header_bytes, packet_bytes, packets, key_packets, key_bytes, frames;
+    // The hard size limit (0: none), and whether a packet has been held back by it.
+    int64_t max_bytes;
+    int over_limit;
     // Packets passed through as they are (Motion-JPEG in AVI): no encoder.
     int passthrough;
     // Space held back on the recording's disk for its index (AVI writes it at the end): a file
@@ -306,6 +309,14 @@ void cffm_writer_free(cffm_writer *w) {
     free(w);
 }
 
+void cffm_writer_set_limit(cffm_writer *w, int64_t max_bytes) {
+    if (w) w->max_bytes = max_bytes;
+}
+
+int64_t cffm_writer_frames_written(const cffm_writer *w) { return w ? w->packets : 0; }
+
+int cffm_writer_at_limit(const cffm_writer *w) { return w ? w->over_limit : 0; }
+
 int64_t cffm_writer_bytes(const cffm_writer *w) {
     if (!w || !w->format || !w->format->pb) return 0;
     if (w->passthrough) {
@@ -313,11 +324,14 @@ int64_t cffm_writer_bytes(const cffm_writer *w) {
         // OpenDML's ix00 standard index: 8 a frame) and headers of further RIFF-AVIX chunks.
         return avio_tell(w->format->pb) + 24 * w->frames + 4096 * (1 + avio_tell(w->format->pb) / (1 << 30));
     }
-    // Generous per-sample (trun entry), per-fragment (moof, traf, mdat headers) and trailer
-    // (mfra) allowances: the projection errs high, so a size limit is never passed.
-    // Frames the encoder still holds (look-ahead, B-frames) count at the average packet's size.
+    // Frames the encoder still holds (look-ahead, B-frames) count at the average size of the
+    // packets between key frames (a key frame is many times larger: counting the held frames
+    // at the first one's size stopped 200 KB recordings after half a second), or at a quarter
+    // of a key frame before there are any. This only decides when to stop giving frames; the
+    // limit itself is enforced packet by packet (`fits`).
     int64_t held = w->frames > w->packets ? w->frames - w->packets : 0;
-    int64_t average = w->packets > 0 ? w->packet_bytes / w->packets : 0;
+    int64_t others = w->packets - w->key_packets;
+    int64_t average = others > 0 ? (w->packet_bytes - w->key_bytes) / others : (w->key_packets > 0 ? w->key_bytes / w->key_packets / 4 : 0);
     int64_t projected = w->header_bytes + w->packet_bytes + held * average + 24 * w->frames + 320 * (w->key_packets + 1) + 1024;
     int64_t written = avio_tell(w->format->pb);
     return projected > written ? projected : written;
@@ -380,6 +394,19 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
 }
 
 // Sends `frame` (NULL: flush) and writes every packet the encoder has ready.
+// Whether a packet of `size` bytes still fits under the hard limit: the finished file's size
+// with it, with generous per-sample (trun entry), per-fragment (moof, traf, mdat headers) and
+// trailer (mfra) allowances. Once one does not, none after it is written either (a later
+// packet may depend on it).
+static int fits(cffm_writer *w, int64_t size, int key) {
+    if (w->max_bytes <= 0) return 1;
+    if (!w->over_limit) {
+        int64_t finished = w->header_bytes + w->packet_bytes + size + 24 * (w->packets + 1) + 320 * (w->key_packets + 1 + key) + 1024;
+        if (finished > w->max_bytes) w->over_limit = 1;
+    }
+    return !w->over_limit;
+}
+
 static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t message_size) {
     int error = avcodec_send_frame(w->codec, frame);
     if (error < 0) { describe(error, "encoding", message, message_size); return CFFM_ERROR; }
@@ -387,9 +414,17 @@ static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t 
         error = avcodec_receive_packet(w->codec, w->packet);
         if (error == AVERROR(EAGAIN) || error == AVERROR_EOF) return CFFM_OK;
         if (error < 0) { describe(error, "encoding", message, message_size); return CFFM_ERROR; }
+        int key = (w->packet->flags & AV_PKT_FLAG_KEY) != 0;
+        if (!fits(w, w->packet->size, key)) {
+            av_packet_unref(w->packet);
+            continue;
+        }
         w->packet_bytes += w->packet->size;
         w->packets += 1;
-        if (w->packet->flags & AV_PKT_FLAG_KEY) w->key_packets += 1;
+        if (key) {
+            w->key_packets += 1;
+            w->key_bytes += w->packet->size;
+        }
         av_packet_rescale_ts(w->packet, w->codec->time_base, w->stream->time_base);
         w->packet->stream_index = w->stream->index;
         error = av_interleaved_write_frame(w->format, w->packet);  // takes the packet's reference

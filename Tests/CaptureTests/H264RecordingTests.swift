@@ -82,4 +82,29 @@ struct H264RecordingTests {
         #expect(size <= 150_000 && frames > 0, "\(size) bytes, \(frames) frames")
         #expect(try probe(url).frames == frames)
     }
+
+    @Test(
+        "the file-size limit uses most of the room: default settings, 60 KB of VGA — not stopped after the first key frame while the encoder still holds frames"
+    )
+    func limitUsesTheRoom() throws {
+        try #require(FFmpegTool.isInstalled)
+        let movie = MovieFileOutput()
+        movie.maxRecordedFileSize = 60_000
+        let url = Fixtures.temporaryFolder().appendingPathComponent("room.mp4")
+        let session = try virtualSession(preset: .vga640x480, outputs: [movie])
+        try session.startRunning()
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        let (_, frames, error) = try #require(waiter.wait())
+        session.stopRunning()
+        guard case .maximumFileSizeReached(60_000)? = error else {
+            Issue.record("ended with \(String(describing: error))")
+            return
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+        // Counting the encoder's held frames at the first key frame's size stopped this at ~12 KB
+        // (and every limit up to ~270 KB at the same 17 frames).
+        #expect(size <= 60_000 && size >= 30_000, "\(size) bytes, \(frames) frames")
+        #expect(try probe(url).frames == frames)
+    }
 }

@@ -132,6 +132,18 @@ cffm_status cffm_writer_finish(cffm_writer *writer, char *message, size_t messag
 /// wait in memory until their fragment is complete, so the file itself lags behind.
 int64_t cffm_writer_bytes(const cffm_writer *writer);
 
+/// A hard limit on the finished file's size (0: none): packets that would take it past the limit
+/// are not written, nor any after them (those the encoder flushes at the end included), so a
+/// recording stops at a decodable point, within the limit.
+void cffm_writer_set_limit(cffm_writer *writer, int64_t max_bytes);
+
+/// Whether the limit has held a packet back (the recording is at its end).
+int cffm_writer_at_limit(const cffm_writer *writer);
+
+/// The frames in the file (packets written): fewer than those given while the encoder holds
+/// some, or when the limit cut the end.
+int64_t cffm_writer_frames_written(const cffm_writer *writer);
+
 /// Frees the writer (closing the file if `cffm_writer_finish` was not called).
 void cffm_writer_free(cffm_writer *writer);
 

@@ -17,7 +17,9 @@ protocol MovieWriter: AnyObject {
     /// Writes the headers for frames of this size and rate (once, at the first frame, before
     /// any limit is checked: a recording a limit ends at once is still a valid, empty file).
     func prepare(width: Int, height: Int, frameRate: Double) throws
-    /// Writes one frame; false, with nothing written, when the file would pass `maxBytes`.
+    /// Writes one frame; false once the file is at `maxBytes`, which it never passes (MJPEG:
+    /// the frame is not written; H.264: the encoder may have taken it, and no packet that would
+    /// pass the limit reaches the file).
     func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool
     /// Completes the file (index, trailer) and closes it.
     func close() throws
@@ -123,8 +125,10 @@ final class H264MovieWriter: MovieWriter {
     private let container: MovieFile.Container
     private let settings: MovieFileOutput.H264Settings
     private var writer: OpaquePointer?
-    private var lastFrameBytes = 0
-    private(set) var frameCount = 0
+    /// Frames given to the encoder (their timeline's index).
+    private var framesGiven = 0
+    /// Frames in the file: the encoder holds some back, and the size limit may cut the last.
+    var frameCount: Int { Int(cffm_writer_frames_written(writer)) }
 
     /// `fileDescriptor`: the reserved file, closed here; libavformat reopens it by name.
     init(path: String, fileDescriptor: Int32, container: MovieFile.Container, settings: MovieFileOutput.H264Settings) {
@@ -164,8 +168,13 @@ final class H264MovieWriter: MovieWriter {
     func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
         var message = [CChar](repeating: 0, count: 512)
         guard writer != nil else { throw Failure(description: "prepare(width:height:frameRate:) was not called") }
-        // The next frame is estimated at twice the last one's bytes (a key frame is larger).
-        if let maxBytes, bytesWritten + max(2 * lastFrameBytes, 4096) > maxBytes { return false }
+        // The shim holds the limit packet by packet (none that would pass it is written); the
+        // recording ends once it has held one back, or once the projected size (the frames the
+        // encoder still holds counted at a typical frame's size) has reached the limit.
+        if let maxBytes {
+            cffm_writer_set_limit(writer, Int64(maxBytes))
+            if cffm_writer_at_limit(writer) != 0 || bytesWritten >= maxBytes { return false }
+        }
         let layout: cffm_input_layout
         switch frame.format {
         case .i420: layout = CFFM_INPUT_I420
@@ -175,7 +184,6 @@ final class H264MovieWriter: MovieWriter {
         case .bgra32: layout = CFFM_INPUT_BGRA
         case .rgb24: layout = CFFM_INPUT_RGB24
         }
-        let before = bytesWritten
         let status = frame.withUnsafeBytes(ofPlane: 0) { p0, plane0 in
             frame.withUnsafeBytes(ofPlane: 1) { p1, plane1 in
                 frame.withUnsafeBytes(ofPlane: 2) { p2, plane2 in
@@ -183,14 +191,13 @@ final class H264MovieWriter: MovieWriter {
                         $0.isEmpty ? nil : $0.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     }
                     let strides = [Int32(plane0.bytesPerRow), Int32(plane1.bytesPerRow), Int32(plane2.bytesPerRow)]
-                    return cffm_writer_write(writer, planes, strides, layout, Int64(frameCount), &message, message.count)
+                    return cffm_writer_write(writer, planes, strides, layout, Int64(framesGiven), &message, message.count)
                 }
             }
         }
         guard status == CFFM_OK else { throw Failure(description: Self.text(message)) }
-        frameCount += 1
-        lastFrameBytes = max(lastFrameBytes / 2, bytesWritten - before)
-        return true
+        framesGiven += 1
+        return cffm_writer_at_limit(writer) == 0
     }
 
     func close() throws {
