@@ -29,6 +29,19 @@ final class RecordingWaiter: RecordingDelegate {
 
 @Suite("Photo and movie-file outputs")
 struct OutputTests {
+    @Test("a recording that ends before its first frame leaves no file (the reserved name was never a movie)", arguments: ["avi", "mp4"])
+    func endedBeforeAnyFrame(_ container: String) throws {
+        let movie = MovieFileOutput() // in no session: no frame ever comes
+        let url = Fixtures.temporaryFolder().appendingPathComponent("never.\(container)")
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        #expect(FileManager.default.fileExists(atPath: url.path), "the name is taken at the start")
+        movie.stopRecording()
+        let (_, frames, _) = try #require(waiter.wait())
+        #expect(frames == 0)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "an empty, headerless file was left behind")
+    }
+
     @Test("a photo is a JPEG of the preset's size, taken while a video output runs; settings are single-use")
     func photo() throws {
         let recorder = Recorder()

@@ -160,6 +160,9 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         guard let done else { return }
         var failure = error
         do { try done.writer.close() } catch { failure = failure ?? .cannotWrite(path: done.url.path, reason: "\(error)") }
+        // Ended before its headers (no frame came, or the disk had no room for them): the file
+        // is the empty name reserved at the start, not a movie. Complete or absent.
+        if !done.writer.isPrepared { try? FileManager.default.removeItem(at: done.url) }
         let frameCount = done.writer.frameCount
         let url = done.url
         let delegate = done.delegate

@@ -11,6 +11,9 @@ import Glibc
 /// extension. Used on the output's queue, under its file lock, by one thread at a time.
 protocol MovieWriter: AnyObject {
     var frameCount: Int { get }
+    /// Whether `prepare` has written the headers: until then the reserved file is empty, not a
+    /// movie, and a recording that ends there removes it.
+    var isPrepared: Bool { get }
     var bytesWritten: Int { get }
     /// The largest file the container can hold (no limit for OpenDML AVI, MP4 or MOV).
     var maximumBytes: Int { get }
@@ -79,6 +82,7 @@ package final class MJPEGMovieWriter: MovieWriter {
     deinit { cffm_writer_free(writer) }
 
     package var bytesWritten: Int { Int(cffm_writer_bytes(writer)) }
+    package var isPrepared: Bool { writer != nil }
     package var maximumBytes: Int { Int.max }
 
     package func prepare(width: Int, height: Int, frameRate: Double) throws {
@@ -141,6 +145,7 @@ final class H264MovieWriter: MovieWriter {
     deinit { cffm_writer_free(writer) }
 
     var bytesWritten: Int { Int(cffm_writer_bytes(writer)) }
+    var isPrepared: Bool { writer != nil }
     var maximumBytes: Int { Int.max }
 
     struct Failure: Error, CustomStringConvertible {
