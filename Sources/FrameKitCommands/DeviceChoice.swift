@@ -52,6 +52,9 @@ enum DeviceChoice {
         }
     }
 
+    /// The stream protocols `--input` takes (docs/capture.md): those FFmpeg reads live.
+    static let streamSchemes = ["rtsp", "rtsps", "tcp", "udp", "http", "https", "srt"]
+
     /// A `--device` value as a node path (`0` → /dev/video0).
     private static func nodePath(_ id: String) -> String {
         id == "virtual" || id.hasPrefix("/") ? id : (Int(id).map { "/dev/video\($0)" } ?? id)
@@ -59,9 +62,13 @@ enum DeviceChoice {
 
     private static func open(_ id: String) throws -> CaptureDevice {
         if id == "virtual" { return CaptureDevice.virtualCamera }
-        if id.hasPrefix("virtual:"), let n = Int(id.dropFirst("virtual:".count)), n > 0 {
+        if id.hasPrefix("virtual:") {
+            guard let n = Int(id.dropFirst("virtual:".count)), n > 0 else {
+                throw UsageError("--device '\(id)': the virtual cameras are virtual, virtual:2, virtual:3…")
+            }
             return CaptureDevice.makeVirtualCamera(uniqueID: id, name: "FrameKit Virtual Camera \(n)")
         }
+        guard !id.isEmpty else { throw UsageError("--device needs a node (/dev/video0, or 0) or virtual") }
         do { return try CaptureDevice.v4l2(path: nodePath(id)) } catch { throw RuntimeFailure(error) }
     }
 
@@ -75,11 +82,20 @@ enum DeviceChoice {
         if options[start] != nil && options[input] == nil {
             throw UsageError("--start applies to --input only")
         }
+        if options[reconnect] != nil && options[input] == nil {
+            throw UsageError("--reconnect applies to a stream --input only")
+        }
         if let input = options[input] {
+            guard !input.isEmpty else { throw UsageError("--input needs a file, a folder or a stream URL") }
             // A URL (rtsp://, tcp://…) is a live stream; anything else a path.
             guard let url = input.contains("://") ? URL(string: input) : URL(fileURLWithPath: input) else {
                 throw UsageError("--input '\(input)' is not a valid URL")
             }
+            if !url.isFileURL, !streamSchemes.contains(url.scheme?.lowercased() ?? "") {
+                throw UsageError(
+                    "--input '\(input)': streams are \(streamSchemes.map { $0 + "://" }.joined(separator: ", ")) (or a file's path)")
+            }
+            if url.isFileURL, options[reconnect] != nil { throw UsageError("--reconnect applies to a stream --input only") }
             do {
                 if !url.isFileURL { return try CaptureDevice.stream(url, reconnect: .init(attempts: options[reconnect] ?? 5)) }
                 return try CaptureDevice.file(url, realTime: options[realtime], start: options[start] ?? 0)

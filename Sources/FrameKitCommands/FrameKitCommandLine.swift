@@ -48,6 +48,14 @@ public enum FrameKitCommandLine {
         }.joined(separator: "\n\n")
     }
 
+    /// Prints help or the version: 0, or 74 when stdout cannot take it (a full disk, closed).
+    private static func printed(_ text: String) -> Int32 {
+        Console.out(text)
+        guard let failure = Console.outputFailure else { return ExitCode.success }
+        Console.err("framekit: cannot write to stdout: \(failure)")
+        return ExitCode.ioError
+    }
+
     /// Runs `framekit` with `arguments` (without the program's name); returns the exit status:
     /// 0 done, 1 a runtime failure, 64 a usage error, 73 an output that cannot be created, 74
     /// stdout or an output that cannot be written.
@@ -58,16 +66,16 @@ public enum FrameKitCommandLine {
             return ExitCode.usage
         }
         if first == "help" && arguments.dropFirst().first == "--markdown" {
-            Console.out(markdown(for: arguments.dropFirst(2).first))
-            return ExitCode.success
+            return printed(markdown(for: arguments.dropFirst(2).first))
+        }
+        if first == "help", let name = arguments.dropFirst().first, let command = commands.first(where: { $0.name == name }) {
+            return printed(command.help)
         }
         if first == "--help" || first == "-h" || first == "help" {
-            Console.out(rootHelp)
-            return ExitCode.success
+            return printed(rootHelp)
         }
         if first == "--version" {
-            Console.out(version)
-            return ExitCode.success
+            return printed(version)
         }
         guard let command = commands.first(where: { $0.name == first }) else {
             // A closure, not `\.name`: a key path to a static member through `any Command.Type`
@@ -78,8 +86,7 @@ public enum FrameKitCommandLine {
         if command.stopsOnInterrupt { SignalWatch.install() }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
-            Console.out(command.help)
-            return ExitCode.success
+            return printed(command.help)
         }
         do {
             let status = try command.run(rest)

@@ -66,6 +66,10 @@ enum MergeCommand: Command {
         if let path = options[report] {
             try OutputFile.write(StatsReport.html(for: [merged] + snapshots, title: "framekit merge \(folder)"), to: path, replacing: true)
         }
-        return snapshots.isEmpty && failures.isEmpty ? ExitCode.dataError : ExitCode.success
+        guard !snapshots.isEmpty || !failures.isEmpty else {
+            Console.err("framekit merge: \(folder) holds no batch results (*.stats.json, *.failed.json)")
+            return ExitCode.dataError
+        }
+        return ExitCode.success
     }
 }

@@ -15,8 +15,10 @@ enum ProfileCommand: Command {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit profile")
-        let names = (options[presets] ?? "vga640x480,hd1280x720,hd1920x1080").split(separator: ",").map(String.init)
-        guard !names.isEmpty else { throw UsageError("--presets needs at least one preset") }
+        let names = (options[presets] ?? "vga640x480,hd1280x720,hd1920x1080").split(separator: ",", omittingEmptySubsequences: false)
+            .map(String.init)
+        guard names != [""] else { throw UsageError("--presets needs at least one preset") }
+        guard !names.contains("") else { throw UsageError("--presets '\(options[presets] ?? "")' has an empty entry") }
         let presets = try names.map { name in
             guard let preset = SessionPreset(named: name) else {
                 throw UsageError(

@@ -84,11 +84,12 @@ struct MediaCommandTests {
         let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
         #expect((summary["frames_captured"] as? Int ?? 0) >= 40 && summary["source"] as? String == "tcp://127.0.0.1:\(port)")
         // A stream that cannot be reached, and one that drops and does not come back, are
-        // temporary failures (75): a scheduler may retry. A scheme libavformat lacks cannot work.
+        // temporary failures (75): a scheduler may retry. A scheme that is not a stream's is a
+        // usage error (64), named with the ones there are.
         let missing = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:1"])
         #expect(missing.status == 75 && missing.stderr.contains("tcp://127.0.0.1:1"), "\(missing.stderr)")
         let scheme = try BinaryRunner.run("framekit", ["detect", "--input", "nosuch://host/x"])
-        #expect(scheme.status == 1 && scheme.stderr.contains("no 'nosuch' protocol"), "\(scheme.status) \(scheme.stderr)")
+        #expect(scheme.status == 64 && scheme.stderr.contains("rtsp://"), "\(scheme.status) \(scheme.stderr)")
         let shortPort = FreePort.next()
         let short = try FFmpegTool.serveTCP(port: shortPort, seconds: 1.5)
         defer { short.terminate() }
