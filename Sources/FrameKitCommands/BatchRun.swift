@@ -65,6 +65,11 @@ enum BatchRun {
             guard (0..<count).contains(index) else { throw UsageError("JOB_COMPLETION_INDEX \(index) is not below --shard-count \(count)") }
             return Shard(index: index, count: count)
         }
+        // Every pod of a job would otherwise run the whole list.
+        if let count = options[shardCount], count > 1 {
+            throw UsageError(
+                "--shard-count \(count) takes this shard's index from JOB_COMPLETION_INDEX, which is not set; give --shard I/N")
+        }
         return Shard(index: 0, count: 1)
     }
 

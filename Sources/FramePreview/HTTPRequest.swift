@@ -93,7 +93,22 @@ struct HTTPRequest: Equatable {
             }
             headers.append((name.lowercased(), value.trimmingSpaces()))
         }
-        return .request(HTTPRequest(method: method, target: target, headers: headers))
+        // Two Hosts could name two servers: RFC 9112 says 400.
+        guard headers.filter({ $0.0 == "host" }).count <= 1 else { return .refused(status: 400, reason: "more than one Host") }
+        // The absolute form (`GET http://host/path`, which servers must accept): its authority is
+        // the Host (replacing the header, as RFC 9112 says), its path the target.
+        var path = target
+        let lowered = target.lowercased()
+        if let scheme = ["http://", "https://"].first(where: { lowered.hasPrefix($0) }) {
+            let rest = target.dropFirst(scheme.count)
+            let authority = rest.prefix { $0 != "/" && $0 != "?" }
+            guard !authority.isEmpty, !authority.contains("@") else { return .refused(status: 400, reason: "malformed request target") }
+            let tail = rest.dropFirst(authority.count)
+            path = tail.first == "/" ? String(tail) : "/" + tail
+            headers.removeAll { $0.0 == "host" }
+            headers.append(("host", String(authority)))
+        }
+        return .request(HTTPRequest(method: method, target: path, headers: headers))
     }
 
     /// An RFC 9110 token (method, header name): visible ASCII but separators.

@@ -72,6 +72,11 @@ struct BatchCommandTests {
         let k8s = try BinaryRunner.run(
             "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard-count", "3"], environment: environment)
         #expect(k8s.status == 0 && outputs(out).contains("clip02.y4m.stats.json"), "\(k8s.stderr)")
+        // --shard-count without the index: every pod would run the whole list.
+        environment["JOB_COMPLETION_INDEX"] = nil
+        let noIndex = try BinaryRunner.run(
+            "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard-count", "3"], environment: environment)
+        #expect(noIndex.status == 64 && noIndex.stderr.contains("JOB_COMPLETION_INDEX"), "\(noIndex.status) \(noIndex.stderr)")
         for bad in ["3/3", "1", "-1/2", "a/b"] {
             #expect(
                 try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--shard", bad]).status == 64

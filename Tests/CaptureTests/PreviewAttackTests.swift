@@ -91,6 +91,15 @@ struct PreviewAttackTests {
         ] {
             #expect(try RawHTTP.request(port: server.port, "GET", "/stats.json", headers: "Host: \(host)\r\n").status == 200, "\(host)")
         }
+        // Two Hosts (the second could be the one a proxy routed by): 400, as RFC 9112 says.
+        let two = "Host: 127.0.0.1\r\nHost: attacker.example\r\n"
+        #expect(try RawHTTP.request(port: server.port, "GET", "/stats.json", headers: two).status == 400)
+        // The absolute form: its authority is the Host, checked like one.
+        #expect(try RawHTTP.request(port: server.port, "GET", "http://127.0.0.1:\(server.port)/stats.json").status == 200)
+        #expect(
+            try RawHTTP.request(port: server.port, "GET", "http://attacker.example/stats.json", headers: "Host: 127.0.0.1\r\n").status
+                == 421)
+        #expect(try RawHTTP.request(port: server.port, "GET", "http://127.0.0.1/../etc/passwd").status == 404)
     }
 
     @Test("switching cameras: POST only, same origin only, and only when there is a choice")
