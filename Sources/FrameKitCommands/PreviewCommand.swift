@@ -33,9 +33,16 @@ enum PreviewCommand: Command {
         configuration.allowedHosts = (options[allowHost] ?? "").split(separator: ",").map(String.init)
         let duration = options[Self.duration]
         let preset = options[Self.preset] ?? .vga640x480
-        if configuration.host != "127.0.0.1" {
+        // Checked before the camera and the model are opened: a typo is a usage error.
+        var address = in_addr()
+        guard inet_pton(AF_INET, configuration.host, &address) == 1 else {
+            throw UsageError("--host '\(configuration.host)' is not an IPv4 address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)")
+        }
+        if !configuration.host.hasPrefix("127.") {
             Console.err(
-                "framekit: warning: serving the camera on \(configuration.host), reachable from other machines; there is no authentication")
+                "framekit: warning: serving the camera on \(configuration.host), reachable from other machines; there is no authentication"
+                    + (configuration.allowedHosts.isEmpty
+                        ? " (browsers there must use a name or address given with --allow-host: others get 421)" : ""))
         }
         let first = try DeviceChoice.resolve(options)
         let all = [first] + DiscoverySession().devices.filter { $0.uniqueID != first.uniqueID }
@@ -55,6 +62,9 @@ enum PreviewCommand: Command {
             session = try DeviceChoice.session(device: first, preset: preset, output: output)
             try server.start()
             try session.startRunning()
+        } catch let error as PreviewServer.ServerError {
+            // The port taken, or not ours to bind: as --metrics says it (EX_UNAVAILABLE).
+            throw RuntimeFailure("\(error)", exitCode: ExitCode.unavailable)
         } catch {
             server.stop()
             throw RuntimeFailure(error)

@@ -18,10 +18,11 @@ struct CommandLineTests {
         // From a new-user trial: each was accepted (or exited 1, 69 or 75) before it said why.
         (["detect", "--input", ""], 64), (["detect", "--device", "virtual:0"], 64), (["detect", "--device", "virtual:abc"], 64),
         (["detect", "--input", "ftp://example.com/clip.mp4"], 64), (["detect", "--input", "clip.mp4", "--reconnect", "2"], 64),
-        (["detect", "--reconnect", "2"], 64), (["profile", "--presets", "vga640x480,,low"], 64), (["help", "detect"], 0)
+        (["detect", "--reconnect", "2"], 64), (["profile", "--presets", "vga640x480,,low"], 64), (["help", "detect"], 0),
+        (["preview", "--host", "999.1.1.1"], 64), (["preview", "--host", "::1"], 64)
     ]
 
-    @Test("help and version exit 0; usage errors exit 64 with one line", arguments: 0..<28)
+    @Test("help and version exit 0; usage errors exit 64 with one line", arguments: 0..<30)
     func exitCodes(index: Int) throws {
         let (arguments, expected) = Self.exitCases[index]
         let run = try BinaryRunner.run("framekit", arguments)
