@@ -28,7 +28,32 @@ struct cffm_media {
     double timeout;
     int64_t deadline;  // av_gettime_relative() microseconds; 0: none
     int draining;      // the end was reached: the decoder is being flushed
+    // The file ends before data its own index places (a cut or half-copied file): bytes on
+    // disk, and the end of the indexed data. Reported when the frames there are all delivered.
+    int64_t truncated_at, indexed_end;
 };
+
+// Whether the file is shorter than the samples its index lists (MP4's sample tables, AVI's
+// idx1, Matroska's cues): FFmpeg's demuxers then just reach the end early. Streams have no size.
+static void check_truncation(cffm_media *m) {
+    AVIOContext *pb = m->format->pb;
+    if (!pb || (m->format->flags & AVFMT_FLAG_CUSTOM_IO) || !pb->seekable) return;
+    int64_t size = avio_size(pb);
+    if (size <= 0) return;
+    int64_t end = 0;
+    for (unsigned s = 0; s < m->format->nb_streams; s++) {
+        AVStream *st = m->format->streams[s];
+        int count = avformat_index_get_entries_count(st);
+        for (int i = 0; i < count; i++) {
+            const AVIndexEntry *e = avformat_index_get_entry(st, i);
+            if (e && e->pos + e->size > end) end = e->pos + e->size;
+        }
+    }
+    if (end > size) {
+        m->truncated_at = size;
+        m->indexed_end = end;
+    }
+}
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
 // FFmpeg logs to stderr by default; FrameKit reports through its own errors instead.
@@ -184,18 +209,30 @@ static cffm_status deliver(cffm_media *m, cffm_frame *out, char *message, size_t
     return CFFM_OK;
 }
 
+// The end of the frames: CFFM_END, or an error for a file cut short of its own index.
+static cffm_status end(cffm_media *m, char *message, size_t message_size) {
+    if (m->indexed_end == 0) return CFFM_END;
+    char text[160];
+    snprintf(text, sizeof text, "the file is truncated: it ends at byte %lld, and its index lists frames up to byte %lld",
+             (long long)m->truncated_at, (long long)m->indexed_end);
+    say(text, message, message_size);
+    m->indexed_end = 0;  // said once; the next call is the end
+    return CFFM_ERROR;
+}
+
 cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t message_size) {
     memset(frame, 0, sizeof *frame);
     for (;;) {
         int error = avcodec_receive_frame(m->codec, m->frame);
         if (error == 0) return deliver(m, frame, message, message_size);
-        if (error == AVERROR_EOF) return CFFM_END;
+        if (error == AVERROR_EOF) return end(m, message, message_size);
         if (error != AVERROR(EAGAIN)) { describe(error, "decoding", message, message_size); return CFFM_CORRUPT; }
-        if (m->draining) return CFFM_END;
+        if (m->draining) return end(m, message, message_size);
         if (atomic_load(&m->interrupted)) { say("interrupted", message, message_size); return CFFM_INTERRUPTED; }
         arm(m);
         error = av_read_frame(m->format, m->packet);
         if (error == AVERROR_EOF) {
+            check_truncation(m);
             m->draining = 1;
             avcodec_send_packet(m->codec, NULL);  // flush the frames the decoder still holds
             continue;

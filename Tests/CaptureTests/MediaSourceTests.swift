@@ -94,7 +94,9 @@ struct MediaSourceTests {
         #expect(throws: CaptureError.self) { try CaptureDevice.file(url, start: -1) }
     }
 
-    @Test("a truncated file: without its index it is refused with the reason; with the index first it plays up to the cut")
+    @Test(
+        "a truncated file: without its index it is refused with the reason; with the index first it plays up to the cut, then says it was cut (not an ordinary end)"
+    )
     func truncated() throws {
         try #require(FFmpegTool.isInstalled)
         let folder = Fixtures.temporaryFolder()
@@ -109,7 +111,11 @@ struct MediaSourceTests {
             }
             let recorder = Recorder()
             let (output, log) = try capture(try CaptureDevice.file(url), recorder: recorder)
-            #expect(log.all.contains { if case .sourceEnded = $0 { true } else { false } })
+            let cut = log.all.contains {
+                if case .runtimeError(.unreadableFile(_, let reason)) = $0 { reason.contains("truncated") } else { false }
+            }
+            #expect(cut, "\(log.all)")
+            #expect(!log.all.contains { if case .sourceEnded = $0 { true } else { false } }, "a cut file is not an ordinary end")
             #expect(output.counts.isBalanced && recorder.frames.count > 20 && recorder.frames.count < 90, "\(output.counts)")
         }
     }
