@@ -166,6 +166,8 @@ struct ProfileAndReportTests {
             let delivered = p["frames_delivered"] as? Int ?? -1
             #expect(captured >= 20 && captured == delivered + (p["frames_dropped"] as? Int ?? -1))
             #expect((p["latency_ms"] as? [String: Double])?["p99"] != nil && (p["memory"] as? [String: Any])?["rss_peak_mb"] != nil)
+            // "exactly the fields of detect's summary" (docs/cli.md): the detector's too.
+            #expect(p["detector"] as? String == "cnn" && p["mode"] as? String == "tracking" && p["model"] != nil, "\(p.keys.sorted())")
         }
         #expect(try Data(contentsOf: json).count > 100)
         let html = try String(contentsOf: report, encoding: .utf8)
