@@ -3,4 +3,4 @@ import FrameKitCommands
 
 // framekit: the command line (docs/cli.md). Everything but this call is the FrameKitCommands
 // library, which the tests also call directly.
-exit(FrameKitCommandLine.run(Array(CommandLine.arguments.dropFirst())))
+exit(FrameKitCommandLine.main(Array(CommandLine.arguments.dropFirst())))

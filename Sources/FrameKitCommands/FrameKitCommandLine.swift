@@ -48,6 +48,19 @@ public enum FrameKitCommandLine {
         }.joined(separator: "\n\n")
     }
 
+    /// The executable's entry: ``run(_:)``, with SIGINT and SIGTERM caught from the start for
+    /// the commands that stop cleanly on them, so that one during start-up (opening the camera,
+    /// loading the model) still ends the run with its summary (a second one kills at once). Not
+    /// part of `run`: a program or test calling it in-process keeps its own signal handling.
+    public static func main(_ arguments: [String]) -> Int32 {
+        if let first = arguments.first, commands.contains(where: { $0.name == first && $0.stopsOnInterrupt }),
+            !arguments.contains("--help"), !arguments.contains("-h")
+        {
+            SignalWatch.install()
+        }
+        return run(arguments)
+    }
+
     /// Prints help or the version: 0, or 74 when stdout cannot take it (a full disk, closed).
     private static func printed(_ text: String) -> Int32 {
         Console.out(text)
@@ -83,7 +96,6 @@ public enum FrameKitCommandLine {
             Console.err("framekit: unknown subcommand '\(first)' (valid: \(commands.map { $0.name }.joined(separator: ", ")))")
             return ExitCode.usage
         }
-        if command.stopsOnInterrupt { SignalWatch.install() }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
             return printed(command.help)

@@ -4,6 +4,7 @@ import FrameKit
 /// `framekit profile`: the detect pipeline at several presets, one after the other.
 enum ProfileCommand: Command {
     static let name = "profile"
+    static let stopsOnInterrupt = true
     static let abstract = "Run the detect pipeline at several presets and report drops, latency and memory for each."
     static let usage = "framekit profile --presets a,b,c --duration S [--device PATH|ID|virtual] [--json FILE] [--report FILE.html]"
     static let presets = Option.text(

@@ -19,7 +19,8 @@ enum SignalWatch {
 
     private static let handlers = Mutex<[UInt64: @Sendable () -> Void]>([:])
     private static let nextID = Atomic<UInt64>(0)
-    /// Whether SIGINT or SIGTERM has arrived: a watch started after that fires at once.
+    /// Whether SIGINT or SIGTERM has arrived: a watch started after that fires at once. For the
+    /// process's life (the executable makes one run; a signal to a process means "stop").
     private static let received = Atomic<Bool>(false)
 
     /// The process's signal sources; `nonisolated(unsafe)` because it is written once, by the
@@ -30,15 +31,22 @@ enum SignalWatch {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
-                SignalWatch.received.store(true, ordering: .sequentiallyConsistent)
-                for handler in SignalWatch.handlers.withLock({ Array($0.values) }) { handler() }
+                let again = SignalWatch.received.exchange(true, ordering: .sequentiallyConsistent)
+                let current = SignalWatch.handlers.withLock { Array($0.values) }
+                // A second signal while nothing is watching yet (a start-up that hangs on a
+                // stream's open): the default action, as a user pressing Ctrl-C twice expects.
+                if again && current.isEmpty {
+                    signal(number, SIG_DFL)
+                    raise(number)
+                }
+                for handler in current { handler() }
             }
             source.resume()
             return source
         }
     }()
 
-    /// Catches the signals from now on. The command line calls this first for the commands that
+    /// Catches the signals from now on. The executable calls this first for the commands that
     /// watch for them, so that a signal during start-up (opening the camera, loading the model:
     /// before the run's watch exists) stops the run as soon as it starts, instead of the default
     /// action killing the process with no summary and status 143.

@@ -192,15 +192,31 @@ public final class PreviewServer: Sendable {
     /// A connection whose request head is still arriving.
     private struct Waiting {
         let fd: Int32
+        let accepted: Date
         let deadline: Date
         var bytes: [UInt8] = []
+
+        /// Whether the parser has anything new to decide now that `count` more bytes came: a
+        /// line ended (at most 65 before the head is whole or refused), or a size limit was
+        /// crossed. Not once per byte: a client sending a byte at a time costs linear time on
+        /// this one thread, not quadratic.
+        func worthParsing(after count: Int) -> Bool {
+            let old = bytes.count - count
+            if (old <= 8192 && bytes.count > 8192) || (old <= 16384 && bytes.count > 16384) { return true }
+            return bytes[old...].contains(10)
+        }
     }
+
+    /// How long a connection must have waited before a newcomer may push it out: a burst of
+    /// prompt clients is read, not dropped for each other.
+    private static let evictableAfter = 0.5
 
     /// Accepts connections and reads their request heads, all on this one thread with `poll`: an
     /// idle or slow client costs a descriptor and its bytes so far, not a thread, so a flood of
     /// them (slowloris) cannot starve the server. At ``Configuration/maxPendingRequests`` the
-    /// longest-waiting one is dropped (503) to make room: a client that sends its request
-    /// promptly is always read. Each complete request is answered on a thread of its own.
+    /// longest-waiting one is dropped (503) to make room once it has waited half a second, so an
+    /// idle flood never locks out a client that sends its request promptly. Each complete
+    /// request is answered on a thread of its own.
     private func acceptLoop(_ listener: Int32) {
         var outOfDescriptors = false
         var waiting: [Waiting] = [] // oldest first
@@ -209,7 +225,10 @@ public final class PreviewServer: Sendable {
         while running.load(ordering: .relaxed) {
             var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             polled += waiting.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            if poll(&polled, nfds_t(polled.count), 100) < 0 && errno != EINTR { continue }
+            if poll(&polled, nfds_t(polled.count), 100) < 0 && errno != EINTR {
+                Thread.sleep(forTimeInterval: 0.01) // a lasting failure must not spin
+                continue
+            }
             let now = Date()
             var still: [Waiting] = []
             still.reserveCapacity(waiting.count + 1)
@@ -225,7 +244,7 @@ public final class PreviewServer: Sendable {
                         continue
                     }
                     client.bytes += chunk[0..<n]
-                    let outcome = HTTPRequest.parse(client.bytes[...])
+                    let outcome = client.worthParsing(after: n) ? HTTPRequest.parse(client.bytes[...]) : .incomplete
                     if outcome != .incomplete {
                         let fd = client.fd
                         Thread.detachNewThread { [self] in
@@ -248,17 +267,20 @@ public final class PreviewServer: Sendable {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
-                    // Out of file descriptors: the listening socket stays readable, so retrying at
-                    // once would spin. Back off, and say so once per episode.
-                    if errno == EMFILE || errno == ENFILE {
+                    // Out of file descriptors: free one by dropping a connection that has had its
+                    // chance; with none, back off (the listening socket stays readable, so retrying
+                    // at once would spin) and say so once per episode. Any other failure: a pause.
+                    if errno == EMFILE || errno == ENFILE, let oldest = waiting.first,
+                        now.timeIntervalSince(oldest.accepted) >= Self.evictableAfter
+                    {
+                        refuse(oldest.fd, 503, "too many clients")
+                        waiting.removeFirst()
+                    } else if errno == EMFILE || errno == ENFILE {
                         if !outOfDescriptors { report("framekit preview: out of file descriptors; new clients wait") }
                         outOfDescriptors = true
-                        if let oldest = waiting.first {
-                            refuse(oldest.fd, 503, "too many clients")
-                            waiting.removeFirst()
-                        } else {
-                            Thread.sleep(forTimeInterval: 0.2)
-                        }
+                        Thread.sleep(forTimeInterval: 0.2)
+                    } else {
+                        Thread.sleep(forTimeInterval: 0.01)
                     }
                     break
                 }
@@ -272,10 +294,15 @@ public final class PreviewServer: Sendable {
                     tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
                 setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 if waiting.count >= max(configuration.maxPendingRequests, 1) {
+                    // Full: the longest-waiting goes if it has had its chance, else the newcomer.
+                    guard now.timeIntervalSince(waiting[0].accepted) >= Self.evictableAfter else {
+                        refuse(client, 503, "too many clients")
+                        continue
+                    }
                     refuse(waiting[0].fd, 503, "too many clients")
                     waiting.removeFirst()
                 }
-                waiting.append(Waiting(fd: client, deadline: now.addingTimeInterval(configuration.requestTimeout)))
+                waiting.append(Waiting(fd: client, accepted: now, deadline: now.addingTimeInterval(configuration.requestTimeout)))
             }
         }
     }
