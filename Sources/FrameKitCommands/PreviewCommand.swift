@@ -69,6 +69,7 @@ enum PreviewCommand: Command {
             server.stop()
             throw RuntimeFailure(error)
         }
+        feed.reportPoolPeak { session.bufferUsage?.peakBytesInUse }
         // Camera switching: swap the input inside one configuration block.
         server.offerDevices(all.map(\.localizedName)) { index in
             do {

@@ -14,6 +14,7 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     private let encoder = Mutex(SendableBox<JPEG.Encoder?>(nil))
     private let faces = Atomic<Int>(0)
     private let lastPublished = Mutex(Timestamp(nanoseconds: 0))
+    private let poolPeak = Mutex<(@Sendable () -> Int?)?>(nil)
 
     public init(server: PreviewServer, quality: Int = 75) {
         self.server = server
@@ -42,8 +43,13 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
         stats.recordDrop(frame)
     }
 
+    /// Where `/stats.json`'s `pool_peak_bytes` comes from: the session's buffer pool
+    /// (`{ session.bufferUsage?.peakBytesInUse }`); without it the field is 0.
+    public func reportPoolPeak(_ peak: @escaping @Sendable () -> Int?) { poolPeak.withLock { $0 = peak } }
+
     func publishStats(_ output: VideoDataOutput) {
-        let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: output.counts)
+        let peak = poolPeak.withLock { $0 }?()
+        let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: output.counts, poolPeakBytes: peak)
         server.publish(statsJSON: StatsJSON.live(s, faces: faces.load(ordering: .relaxed), clients: server.connectedClients).text)
     }
 }

@@ -320,6 +320,11 @@ struct OutputCommandTests {
         defer { preview.stop() }
         let port = preview.port
         Thread.sleep(forTimeInterval: 1)
+        // The live stats: frames delivered, and the session's buffer pool (it read 0 before).
+        let stats = try RawHTTP.request(port: port, "GET", "/stats.json")
+        let object = try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any]
+        let memory = try #require(object?["memory"] as? [String: Any], "\(String(decoding: stats.body, as: UTF8.self))")
+        #expect((memory["pool_peak_bytes"] as? Int ?? 0) > 0, "\(memory)")
         let shot = Fixtures.temporaryFolder().appendingPathComponent("preview.jpeg")
         let browser = try BinaryRunner.runTool(
             chromium,

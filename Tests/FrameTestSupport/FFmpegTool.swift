@@ -37,6 +37,14 @@ public enum FFmpegTool {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // Returns once ffmpeg listens (its one client must be the test's: a probing connect
+        // would take it), read from /proc/net/tcp: on a machine busy with the other suites a
+        // fixed sleep was sometimes too short and the client's connect was refused.
+        let listening = String(format: ":%04X 00000000:0000 0A", port)
+        for _ in 0..<200 where process.isRunning {
+            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8), table.contains(listening) { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         return process
     }
 
