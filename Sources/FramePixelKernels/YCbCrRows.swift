@@ -345,18 +345,37 @@ extension YCbCrRows {
         store(2, m.r2, m.g2, m.b2)
     }
 
+    /// The gains in 256-bit registers, and `chromaTerms`' arithmetic (before its rounding 32) on
+    /// 16 Cb/Cr lanes at once: shared by both AVX2 steps, whose lanes differ (a pixel pair each in
+    /// `wideRows`, a pixel each in `yuyvBGRA`) but whose integers must be the scalar code's.
+    struct WideGains {
+        let luma: __m256i, rv: __m256i, gu: __m256i, gv: __m256i, bu: __m256i
+
+        @inline(__always)
+        init(_ k: YCbCrRows) {
+            luma = _mm256_set1_epi16(Int16(bitPattern: k.luma))
+            (rv, gu, gv) = (_mm256_set1_epi16(k.rv), _mm256_set1_epi16(k.gu), _mm256_set1_epi16(k.gv))
+            bu = _mm256_set1_epi16(k.buLess2)
+        }
+
+        /// R's, G's and B's chroma parts for (Cb − 128)·256 and (Cr − 128)·256.
+        @inline(__always)
+        func chroma(_ u8: __m256i, _ v8: __m256i) -> (r: __m256i, g: __m256i, b: __m256i) {
+            (
+                _mm256_mulhi_epi16(v8, rv), _mm256_add_epi16(_mm256_mulhi_epi16(u8, gu), _mm256_mulhi_epi16(v8, gv)),
+                _mm256_add_epi16(_mm256_srai_epi16(u8, 1), _mm256_mulhi_epi16(u8, bu))
+            )
+        }
+    }
+
     /// YUYV → BGRA, 32 pixels a step with one pixel per 16-bit lane, YUYV's own order: Y'·256
     /// is the word shifted left by 8, and a byte shuffle copies each pair's Cb and Cr into both
     /// of its pixels' lanes. No packs to split luma from chroma and none of `wideRows`' even/odd
     /// split: 1.28x → 1.14x libyuv's time at 720p (probe, interleaved runs).
     @inline(__always)
     func yuyvBGRA(_ row: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>, width: Int) -> Int {
-        let lumaGain = _mm256_set1_epi16(Int16(bitPattern: self.luma))
+        let gains = WideGains(self)
         let lumaOffset = _mm256_set1_epi16(videoRange ? 0x1000 : 0)
-        let rvGain = _mm256_set1_epi16(rv)
-        let guGain = _mm256_set1_epi16(gu)
-        let gvGain = _mm256_set1_epi16(gv)
-        let buGain = _mm256_set1_epi16(buLess2)
         let rounding = _mm256_set1_epi16(512)
         let chromaSign = _mm256_set1_epi16(Int16(bitPattern: 0x8000))
         let opaque = _mm256_set1_epi8(-1)
@@ -372,18 +391,14 @@ extension YCbCrRows {
         @inline(__always) func sixteen(_ p: UnsafePointer<UInt8>) -> (r: __m256i, g: __m256i, b: __m256i) {
             // Chroma's sign flipped once, in the high byte of each word (the shift drops it from luma).
             let v = _mm256_xor_si256(_mm256_permutevar8x32_epi32(Self.load256(p), order), chromaSign)
-            let y = _mm256_mulhi_epu16(_mm256_subs_epu16(_mm256_slli_epi16(v, 8), lumaOffset), lumaGain)
-            let u8 = _mm256_shuffle_epi8(v, cb)
-            let v8 = _mm256_shuffle_epi8(v, cr)
-            let rc = _mm256_mulhi_epi16(v8, rvGain)
-            let gc = _mm256_add_epi16(_mm256_mulhi_epi16(u8, guGain), _mm256_mulhi_epi16(v8, gvGain))
-            let bc = _mm256_add_epi16(_mm256_srai_epi16(u8, 1), _mm256_mulhi_epi16(u8, buGain))
+            let y = _mm256_mulhi_epu16(_mm256_subs_epu16(_mm256_slli_epi16(v, 8), lumaOffset), gains.luma)
+            let c = gains.chroma(_mm256_shuffle_epi8(v, cb), _mm256_shuffle_epi8(v, cr))
             // (s·512 + 2^14) >> 15 = (s + 32) >> 6 (on the multiply ports, not the shift ports
             // the shuffles share). The SSE2 code adds the 32 before its saturating add instead;
             // the two differ only where that add saturates, and there both give ≥ 511 (or
             // ≤ −512), which the pack clamps to the same 255 (or 0).
             @inline(__always) func channel(_ c: __m256i) -> __m256i { _mm256_mulhrs_epi16(_mm256_adds_epi16(y, c), rounding) }
-            return (channel(rc), channel(gc), channel(bc))
+            return (channel(c.r), channel(c.g), channel(c.b))
         }
         let end = width - 31
         var x = 0
@@ -417,12 +432,8 @@ extension YCbCrRows {
         second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
         chroma: Chroma, width: Int, bgra: Bool
     ) -> Int {
-        let lumaGain = _mm256_set1_epi16(Int16(bitPattern: self.luma))
+        let gains = WideGains(self)
         let lumaOffset = _mm256_set1_epi8(videoRange ? 16 : 0)
-        let rvGain = _mm256_set1_epi16(rv)
-        let guGain = _mm256_set1_epi16(gu)
-        let gvGain = _mm256_set1_epi16(gv)
-        let buGain = _mm256_set1_epi16(buLess2)
         let rounding = _mm256_set1_epi16(32)
         let signFlip = _mm256_set1_epi16(Int16(bitPattern: 0x8000))
         let highBytes = _mm256_set1_epi16(Int16(bitPattern: 0xFF00))
@@ -432,8 +443,9 @@ extension YCbCrRows {
         let spread = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)
         @inline(__always) func arranged(_ v: __m256i) -> __m256i { bgra ? _mm256_permutevar8x32_epi32(v, spread) : v }
         // After a per-half pack of two 16-pixel loads the 32-bit groups are (0-3, 4-7, 16-19,
-        // 20-23 | 8-11, 12-15, 24-27, 28-31): into pixel order, or straight into BGRA's spread.
-        let packOrder = bgra ? _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7) : _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+        // 20-23 | 8-11, 12-15, 24-27, 28-31): back into pixel order. (Only for RGB24: YUYV →
+        // BGRA is `yuyvBGRA`.)
+        let packOrder = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
         let masks = Self.rgbMasks
         let stride = bgra ? 4 : 3
         let end = width - 31
@@ -463,14 +475,15 @@ extension YCbCrRows {
                 u8 = _mm256_xor_si256(_mm256_slli_epi16(c, 8), signFlip)
                 v8 = _mm256_xor_si256(_mm256_and_si256(c, highBytes), signFlip)
             }
-            let rc = _mm256_add_epi16(_mm256_mulhi_epi16(v8, rvGain), rounding)
-            let gc = _mm256_add_epi16(_mm256_add_epi16(_mm256_mulhi_epi16(u8, guGain), _mm256_mulhi_epi16(v8, gvGain)), rounding)
-            let bc = _mm256_add_epi16(_mm256_add_epi16(_mm256_srai_epi16(u8, 1), _mm256_mulhi_epi16(u8, buGain)), rounding)
+            let terms = gains.chroma(u8, v8)
+            let rc = _mm256_add_epi16(terms.r, rounding)
+            let gc = _mm256_add_epi16(terms.g, rounding)
+            let bc = _mm256_add_epi16(terms.b, rounding)
 
             @inline(__always) func pixels(_ y: __m256i, _ out: UnsafeMutablePointer<UInt8>) {
                 let y = _mm256_subs_epu8(y, lumaOffset)
-                let even = _mm256_mulhi_epu16(_mm256_slli_epi16(y, 8), lumaGain)
-                let odd = _mm256_mulhi_epu16(_mm256_and_si256(y, highBytes), lumaGain)
+                let even = _mm256_mulhi_epu16(_mm256_slli_epi16(y, 8), gains.luma)
+                let odd = _mm256_mulhi_epu16(_mm256_and_si256(y, highBytes), gains.luma)
                 @inline(__always) func channel(_ c: __m256i) -> __m256i {
                     _mm256_packus_epi16(
                         _mm256_srai_epi16(_mm256_adds_epi16(even, c), 6), _mm256_srai_epi16(_mm256_adds_epi16(odd, c), 6))
