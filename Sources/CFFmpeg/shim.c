@@ -346,6 +346,14 @@ void cffm_writer_free(cffm_writer *w) {
     free(w);
 }
 
+// The size a fragmented MP4/MOV would have finished, holding `bytes` of packets in `samples`
+// samples of which `keys` are key frames (each starts a fragment): generous per-sample (trun
+// entry), per-fragment (moof, traf, mdat headers) and trailer (mfra) allowances, so that a
+// limit checked against it is never passed.
+static int64_t finished_size(const cffm_writer *w, int64_t bytes, int64_t samples, int64_t keys) {
+    return w->header_bytes + bytes + 24 * samples + 320 * (keys + 1) + 1024;
+}
+
 void cffm_writer_set_limit(cffm_writer *w, int64_t max_bytes) {
     if (w) w->max_bytes = max_bytes;
 }
@@ -369,7 +377,7 @@ int64_t cffm_writer_bytes(const cffm_writer *w) {
     int64_t held = w->frames > w->packets ? w->frames - w->packets : 0;
     int64_t others = w->packets - w->key_packets;
     int64_t average = others > 0 ? (w->packet_bytes - w->key_bytes) / others : (w->key_packets > 0 ? w->key_bytes / w->key_packets / 4 : 0);
-    int64_t projected = w->header_bytes + w->packet_bytes + held * average + 24 * w->frames + 320 * (w->key_packets + 1) + 1024;
+    int64_t projected = finished_size(w, w->packet_bytes + held * average, w->frames, w->key_packets);
     int64_t written = avio_tell(w->format->pb);
     return projected > written ? projected : written;
 }
@@ -430,20 +438,17 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     return CFFM_OK;
 }
 
-// Sends `frame` (NULL: flush) and writes every packet the encoder has ready.
 // Whether a packet of `size` bytes still fits under the hard limit: the finished file's size
-// with it, with generous per-sample (trun entry), per-fragment (moof, traf, mdat headers) and
-// trailer (mfra) allowances. Once one does not, none after it is written either (a later
-// packet may depend on it).
+// with it. Once one does not, none after it is written either (a later packet may depend on it).
 static int fits(cffm_writer *w, int64_t size, int key) {
     if (w->max_bytes <= 0) return 1;
-    if (!w->over_limit) {
-        int64_t finished = w->header_bytes + w->packet_bytes + size + 24 * (w->packets + 1) + 320 * (w->key_packets + 1 + key) + 1024;
-        if (finished > w->max_bytes) w->over_limit = 1;
+    if (!w->over_limit && finished_size(w, w->packet_bytes + size, w->packets + 1, w->key_packets + key) > w->max_bytes) {
+        w->over_limit = 1;
     }
     return !w->over_limit;
 }
 
+// Sends `frame` (NULL: flush) and writes every packet the encoder has ready.
 static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t message_size) {
     int error = avcodec_send_frame(w->codec, frame);
     if (error < 0) { describe(error, "encoding", message, message_size); return CFFM_ERROR; }
