@@ -53,12 +53,19 @@ public enum FrameKitCommandLine {
     /// loading the model) still ends the run with its summary (a second one kills at once). Not
     /// part of `run`: a program or test calling it in-process keeps its own signal handling.
     public static func main(_ arguments: [String]) -> Int32 {
-        if let first = arguments.first, commands.contains(where: { $0.name == first && $0.stopsOnInterrupt }),
-            !arguments.contains("--help"), !arguments.contains("-h")
+        if let first = arguments.first, command(named: first)?.stopsOnInterrupt == true, !arguments.contains("--help"),
+            !arguments.contains("-h")
         {
             SignalWatch.install()
         }
         return run(arguments)
+    }
+
+    /// The subcommand called `name`.
+    private static func command(named name: String) -> (any Command.Type)? {
+        // A closure, not `\.name`: a key path to a static member through `any Command.Type`
+        // crashes Swift 6.3.1's SIL generation (signal 11).
+        commands.first { $0.name == name }
     }
 
     /// Prints help or the version: 0, or 74 when stdout cannot take it (a full disk, closed).
@@ -81,7 +88,7 @@ public enum FrameKitCommandLine {
         if first == "help" && arguments.dropFirst().first == "--markdown" {
             return printed(markdown(for: arguments.dropFirst(2).first))
         }
-        if first == "help", let name = arguments.dropFirst().first, let command = commands.first(where: { $0.name == name }) {
+        if first == "help", let name = arguments.dropFirst().first, let command = command(named: name) {
             return printed(command.help)
         }
         if first == "--help" || first == "-h" || first == "help" {
@@ -90,9 +97,7 @@ public enum FrameKitCommandLine {
         if first == "--version" {
             return printed(version)
         }
-        guard let command = commands.first(where: { $0.name == first }) else {
-            // A closure, not `\.name`: a key path to a static member through `any Command.Type`
-            // crashes Swift 6.3.1's SIL generation (signal 11).
+        guard let command = command(named: first) else {
             Console.err("framekit: unknown subcommand '\(first)' (valid: \(commands.map { $0.name }.joined(separator: ", ")))")
             return ExitCode.usage
         }

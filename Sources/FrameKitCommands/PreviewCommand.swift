@@ -34,8 +34,7 @@ enum PreviewCommand: Command {
         let duration = options[Self.duration]
         let preset = options[Self.preset] ?? .vga640x480
         // Checked before the camera and the model are opened: a typo is a usage error.
-        var address = in_addr()
-        guard inet_pton(AF_INET, configuration.host, &address) == 1 else {
+        guard PreviewServer.isIPv4Address(configuration.host) else {
             throw UsageError("--host '\(configuration.host)' is not an IPv4 address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)")
         }
         if !configuration.host.hasPrefix("127.") {

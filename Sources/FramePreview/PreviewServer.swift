@@ -100,6 +100,13 @@ public final class PreviewServer: Sendable {
         self.configuration = configuration
     }
 
+    /// Whether `host` is an IPv4 address the server can bind (checked again by ``start()``; a
+    /// caller checks it first to refuse a typo before opening anything else).
+    public static func isIPv4Address(_ host: String) -> Bool {
+        var address = in_addr()
+        return inet_pton(AF_INET, host, &address) == 1
+    }
+
     /// The port actually bound (after ``start()``).
     public var port: Int { boundPort.load(ordering: .relaxed) }
     public var connectedClients: Int { clients.load(ordering: .relaxed) }
