@@ -67,20 +67,28 @@ struct H264RecordingTests {
         fine.keyframeInterval = 0.5
         try movie.setH264Settings(fine)
         movie.maxRecordedFileSize = 150_000
-        let url = Fixtures.temporaryFolder().appendingPathComponent("limited.mp4")
-        let session = try virtualSession(outputs: [movie])
+        guard let (url, frames, size) = try recordToLimit(movie, named: "limited.mp4", preset: .cif352x288) else { return }
+        #expect(size <= 150_000 && frames > 0, "\(size) bytes, \(frames) frames")
+        #expect(try probe(url).frames == frames)
+    }
+
+    /// Records from the virtual camera until `movie`'s file-size limit ends the recording: the
+    /// file, its frames and bytes; nil (an issue recorded) if anything else ended it.
+    func recordToLimit(_ movie: MovieFileOutput, named name: String, preset: SessionPreset) throws -> (URL, Int, Int)? {
+        let limit = try #require(movie.maxRecordedFileSize)
+        let url = Fixtures.temporaryFolder().appendingPathComponent(name)
+        let session = try virtualSession(preset: preset, outputs: [movie])
         try session.startRunning()
         let waiter = RecordingWaiter()
         try movie.startRecording(to: url, recordingDelegate: waiter)
         let (_, frames, error) = try #require(waiter.wait())
         session.stopRunning()
-        guard case .maximumFileSizeReached(150_000)? = error else {
+        guard case .maximumFileSizeReached(let reached)? = error, reached == limit else {
             Issue.record("ended with \(String(describing: error))")
-            return
+            return nil
         }
         let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
-        #expect(size <= 150_000 && frames > 0, "\(size) bytes, \(frames) frames")
-        #expect(try probe(url).frames == frames)
+        return (url, frames, size)
     }
 
     @Test(
@@ -90,18 +98,7 @@ struct H264RecordingTests {
         try #require(FFmpegTool.isInstalled)
         let movie = MovieFileOutput()
         movie.maxRecordedFileSize = 60_000
-        let url = Fixtures.temporaryFolder().appendingPathComponent("room.mp4")
-        let session = try virtualSession(preset: .vga640x480, outputs: [movie])
-        try session.startRunning()
-        let waiter = RecordingWaiter()
-        try movie.startRecording(to: url, recordingDelegate: waiter)
-        let (_, frames, error) = try #require(waiter.wait())
-        session.stopRunning()
-        guard case .maximumFileSizeReached(60_000)? = error else {
-            Issue.record("ended with \(String(describing: error))")
-            return
-        }
-        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+        guard let (url, frames, size) = try recordToLimit(movie, named: "room.mp4", preset: .vga640x480) else { return }
         // Counting the encoder's held frames at the first key frame's size stopped this at ~12 KB
         // (and every limit up to ~270 KB at the same 17 frames).
         #expect(size <= 60_000 && size >= 30_000, "\(size) bytes, \(frames) frames")
