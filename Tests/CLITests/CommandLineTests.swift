@@ -315,8 +315,10 @@ struct OutputCommandTests {
     func previewInChromium() throws {
         let chromium = "/usr/bin/chromium"
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "Debian's chromium is needed (scripts/bootstrap installs it)")
+        // Served until the test stops it (a 20 s --duration ended before a Chromium slowed to
+        // ~100 s by D-Bus timeouts on a loaded CI machine loaded the page: connection refused).
         let preview = try RunningPreview.start(
-            ["preview", "--port", "0", "--duration", "20", "--device", "virtual", "--preset", "vga640x480"])
+            ["preview", "--port", "0", "--duration", "300", "--device", "virtual", "--preset", "vga640x480"])
         defer { preview.stop() }
         let port = preview.port
         Thread.sleep(forTimeInterval: 1)
