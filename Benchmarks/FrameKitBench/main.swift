@@ -221,14 +221,25 @@ do {
         let rows = try Tuning.run(corpus: corpus, frames: quick ? 30 : 60, seeds: quick ? 2 : 5)
         let kinds = ClipKind.allCases.map(\.rawValue)
         print(
-            "\n" + pad("thr", 5) + pad("int", 4) + pad("corr", 5) + pad("miss", 5) + pad("passes/f", 9) + pad("worst F1", 9)
+            "\n" + pad("thr", 5) + pad("int", 4) + pad("corr", 5) + pad("miss", 5) + pad("conf", 5) + pad("est", 4) + pad("passes/f", 9)
+                + pad("worst F1", 9)
                 + kinds.map { pad(String($0.prefix(13)), 14) }.joined())
-        for r in rows.prefix(25) {
-            print(
+        func row(_ r: Tuning.Row) -> String {
+            let options =
                 pad(f(r.scoreThreshold, 1), 5) + pad("\(r.passInterval)", 4) + pad(f(r.minCorrelation, 1), 5)
-                    + pad("\(r.maxMissedPasses)", 5)
-                    + pad(f(r.passesPerFrame, 2), 9) + pad(f(r.worstF1), 9)
-                    + kinds.map { pad(f(r.recall[$0] ?? 0, 2) + "/" + f(r.precision[$0] ?? 0, 2), 14) }.joined())
+                + pad("\(r.maxMissedPasses)", 5) + pad(r.confirmationThreshold.map { f($0, 2) } ?? "-", 5)
+                + pad("\(r.establishedAfter)", 4)
+            let figures = kinds.map { pad(f(r.recall[$0] ?? 0, 2) + "/" + f(r.precision[$0] ?? 0, 2), 14) }.joined()
+            return options + pad(f(r.passesPerFrame, 2), 9) + pad(f(r.worstF1), 9) + figures
+        }
+        for r in rows.prefix(25) { print(row(r)) }
+        // What confirmation buys: the best row of each threshold and establishing count.
+        print("(the best row of each confirmation threshold and establishing count:)")
+        let best = Dictionary(grouping: rows) { "\($0.confirmationThreshold ?? -1) \($0.establishedAfter)" }.values.compactMap(\.first)
+        for r in best.sorted(by: {
+            ($0.confirmationThreshold ?? -1, $0.establishedAfter) < ($1.confirmationThreshold ?? -1, $1.establishedAfter)
+        }) {
+            print(row(r))
         }
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")
     }

@@ -14,7 +14,11 @@ struct DetectorSettings {
         help:
             "tracking (default): full-frame passes every few frames, faces carried between them by correlation (docs/processors.md); full: the detector on every frame."
     )
-    static let scoreThreshold = Option.number("score-threshold", "X", 0...1, help: "cnn: the lowest confidence reported (default 0.3).")
+    static let scoreThreshold = Option.number(
+        "score-threshold", "X", 0...1,
+        help:
+            "cnn: the lowest confidence of a face (default 0.3). In tracking mode a face three passes have reported is kept while the network scores it down to 0.05, and carries that lower confidence (docs/processors.md)."
+    )
     static let inputSize = Option.integer(
         "input-size", "PIXELS", 64...2048,
         help:

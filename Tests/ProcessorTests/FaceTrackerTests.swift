@@ -18,6 +18,27 @@ final class CountingDetector: FaceDetecting {
     }
 }
 
+/// A detector whose passes are scripted, one per call: faces and weaker candidates.
+final class ScriptedDetector: FaceDetecting {
+    let script: [DetectionPass]
+    private let count = Mutex(0)
+    init(_ script: [DetectionPass]) { self.script = script }
+    var calls: Int { count.withLock { $0 } }
+    var name: String { "scripted" }
+    var modelURL: URL { URL(fileURLWithPath: "/") }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        try pass(in: image, candidatesDownTo: 1).faces
+    }
+    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        let call = count.withLock { n -> Int in
+            n += 1
+            return n - 1
+        }
+        let pass = script[min(call, script.count - 1)]
+        return DetectionPass(faces: pass.faces, candidates: pass.candidates.filter { ($0.confidence ?? 0) >= floor })
+    }
+}
+
 /// A 640x360 NV12 video: the astronaut's head over the coffee photo, at `positions` (top-left
 /// of the 200x200 head crop; nil: no face in that frame). Returns frames and face boxes.
 func astronautVideo(_ positions: [(Int, Int)?]) throws -> (frames: [PixelBuffer], faces: [Rect?]) {
@@ -123,12 +144,64 @@ struct FaceTrackerTests {
         #expect(counts.allSatisfy { $0 == 1 }, "\(counts) \(direct)")
     }
 
+    @Test(
+        "an established face the network scores below its threshold stays reported while weaker boxes confirm it (ByteTrack's two thresholds); without them, or not yet established, it is dropped"
+    )
+    func weakBoxesConfirmAnEstablishedFace() throws {
+        let video = try astronautVideo(Array(repeating: (200, 80), count: 24))
+        let face = video.faces[0]!
+        // Passes on frames 1, 5, 9, … (every fourth): the first three report the face, every
+        // later one only a weak box on it, and a weak box where there is no face (which must
+        // never be reported).
+        let stray = Face(bounds: Rect(x: 20, y: 20, width: 60, height: 70), confidence: 0.2)
+        let strong = DetectionPass(faces: [Face(bounds: face, confidence: 0.9)])
+        let weak = DetectionPass(faces: [], candidates: [Face(bounds: face, confidence: 0.15), stray])
+        func reported(confirmation: Double?, establishedAfter: Int = 3) throws -> [[Face]] {
+            var options = FaceTracker.Options(schedule: .inline(interval: 4))
+            options.confirmationThreshold = confirmation
+            options.establishedAfter = establishedAfter
+            let tracker = try FaceTracker(detector: ScriptedDetector([strong, strong, strong, weak]), options: options)
+            return try video.frames.map { try tracker.faces(in: $0) }
+        }
+        let confirmed = try reported(confirmation: 0.1)
+        #expect(confirmed.allSatisfy { $0.count == 1 && $0[0].bounds.iou(face) > 0.8 }, "\(confirmed.map { $0.map(\.bounds) })")
+        #expect(confirmed[12].first?.confidence == 0.15, "a face confirmed by a weak box carries that box's confidence")
+        // Weak boxes under the confirmation threshold, no confirmation, or a face reported by
+        // fewer passes than establish it: hidden from the fourth pass on, then dropped.
+        let dropped = Array(repeating: 1, count: 12) + Array(repeating: 0, count: 12)
+        for run in [try reported(confirmation: 0.18), try reported(confirmation: nil), try reported(confirmation: 0.1, establishedAfter: 4)]
+        {
+            #expect(run.map(\.count) == dropped, "\(run.map(\.count))")
+        }
+    }
+
+    @Test("the CNN's pass: its faces are exactly what detect gives, its candidates the weaker boxes down to the floor")
+    func cnnPassSplitsAtTheThreshold() throws {
+        let detector = try FaceDetector(options: .init(scoreThreshold: 0.3))
+        let video = try astronautVideo([(200, 80)])
+        let pass = try detector.pass(in: video.frames[0], candidatesDownTo: 0.02)
+        #expect(pass.faces == (try detector.detect(in: video.frames[0])))
+        #expect(pass.candidates.allSatisfy { ($0.confidence ?? 1) >= 0.02 && ($0.confidence ?? 1) <= 0.3 })
+        // The same boxes as one detect at the floor, in two parts.
+        let low = try FaceDetector(options: .init(scoreThreshold: 0.02)).detect(in: video.frames[0])
+        #expect(Set(pass.faces + pass.candidates) == Set(low))
+        #expect(try detector.pass(in: video.frames[0], candidatesDownTo: 0.5) == DetectionPass(faces: pass.faces))
+    }
+
     @Test("invalid options are thrown errors")
     func invalidOptions() throws {
         let detector = try FaceDetector()
         #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 0))) }
         var options = FaceTracker.Options()
         options.patchSize = 2
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
+        options = FaceTracker.Options()
+        options.confirmationThreshold = 1.5
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
+        options.confirmationThreshold = .nan
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
+        options = FaceTracker.Options()
+        options.establishedAfter = 0
         #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
     }
 }

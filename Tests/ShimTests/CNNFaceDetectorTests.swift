@@ -59,6 +59,22 @@ struct CNNFaceDetectorTests {
         }
     }
 
+    @Test("a face cut by the image's edge gets the visible part of its box, not its whole box moved inwards")
+    func faceCutByTheEdge() throws {
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let whole = try #require(try FaceDetector().detect(in: photo).first).bounds
+        // Cut off the left 35% of the face (the crop starts on an even column, as Y'CbCr needs).
+        let cut = (whole.x + whole.width * 35 / 100) & ~1
+        let cropped = try photo.cropped(to: Rect(x: cut, y: 0, width: photo.width - cut, height: photo.height)).copy()
+        let faces = try FaceDetector().detect(in: cropped)
+        let face = try #require(faces.first, "the face, 65% visible, is still found")
+        #expect(face.bounds.x <= 2, "\(face.bounds)")
+        // Where the face ends in the crop: its right edge stays put (within 10% of its width).
+        let expectedRight = whole.maxX - cut
+        #expect(abs(face.bounds.maxX - expectedRight) <= max(3, whole.width / 10), "\(face.bounds), face ends at \(expectedRight)")
+        #expect(abs(face.bounds.y - whole.y) <= whole.height / 10 && abs(face.bounds.maxY - whole.maxY) <= whole.height / 10)
+    }
+
     @Test("a region: only faces inside it, in the whole image's coordinates")
     func region() throws {
         let detector = try FaceDetector()

@@ -3,15 +3,20 @@ import FrameKit
 import Synchronization
 
 /// `framekit-bench --suite tune`: how the tracker's defaults were chosen. On the tune split
-/// only, every combination of score threshold, pass interval, correlation floor and missed
-/// passes is scored per kind of clip. The network runs once per frame (at the lowest threshold,
-/// its faces cached), so a combination costs only its tracking.
+/// only, every combination of score threshold, pass interval, correlation floor, missed passes,
+/// confirmation threshold and the passes that establish a face is scored per kind of clip. The network runs once per frame (at
+/// the lowest threshold, its faces cached: greedy suppression keeps the same strong boxes
+/// whatever weaker ones there are), so a combination costs only its tracking.
 enum Tuning {
     struct Row: Codable {
         var scoreThreshold: Double
         var passInterval: Int
         var minCorrelation: Double
         var maxMissedPasses: Int
+        /// The weakest box that confirms a tracked face (nil: only reported faces confirm).
+        var confirmationThreshold: Double?
+        /// Passes that must have reported a face before weaker boxes confirm it.
+        var establishedAfter: Int
         var recall: [String: Double]
         var precision: [String: Double]
         /// Full passes per frame (the cost: the network is ~95% of the time).
@@ -34,55 +39,75 @@ enum Tuning {
         func setFrame(_ index: Int) { state.withLock { $0.frame = index } }
         var calls: Int { state.withLock { $0.calls } }
         func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+            try pass(in: image, candidatesDownTo: 1).faces
+        }
+        func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
             let frame = state.withLock { s -> Int in
                 s.calls += 1
                 return s.frame
             }
-            return passes[frame].filter { ($0.confidence ?? 0) >= threshold }
+            // As FaceDetector.pass: above the threshold a face, from the floor up a candidate.
+            let all = passes[frame]
+            return DetectionPass(
+                faces: all.filter { ($0.confidence ?? 0) > threshold },
+                candidates: all.filter { ($0.confidence ?? 0) >= floor && ($0.confidence ?? 0) <= threshold })
         }
     }
 
     static func run(corpus: Corpus, frames count: Int, seeds: Int) throws -> [Row] {
-        let thresholds = [0.3, 0.4, 0.5]
+        // (A first grid of threshold 0.3/0.4/0.5 and correlation 0.5/0.6/0.7 never put 0.5 of
+        // either among its best 25 rows.)
+        let thresholds = [0.3, 0.4]
         let intervals = [3, 4, 5]
-        let correlations = [0.5, 0.6, 0.7]
+        let correlations = [0.6, 0.7]
         let missed = [0, 1]
+        let confirmations: [Double?] = [nil, 0.05, 0.1, 0.15]
+        let establishing = [1, 2, 3, 4]
         struct Key: Hashable {
             var t: Double
             var i: Int
             var c: Double
             var m: Int
+            var k: Double?
+            var e: Int
         }
         var accuracy: [Key: [ClipKind: Accuracy]] = [:]
         var passes: [Key: (calls: Int, frames: Int)] = [:]
-        let network = try FaceDetector(options: .init(scoreThreshold: thresholds.min()!))
+        let network = try FaceDetector(options: .init(scoreThreshold: confirmations.compactMap { $0 }.min()!))
         for kind in ClipKind.allCases {
             for seed in corpus.seeds[.tune, default: []].prefix(seeds) {
                 let clip = try ClipRenderer.render(kind: kind, seed: seed, frames: count, corpus: corpus, split: .tune)
                 let frames = try clip.frames()
                 let found = try frames.map { try network.detect(in: $0) }
                 log("  tune \(clip.name): network on \(frames.count) frames")
-                for t in thresholds {
-                    for i in intervals {
-                        for c in correlations {
-                            for m in missed {
-                                let key = Key(t: t, i: i, c: c, m: m)
-                                let cached = CachedDetector(passes: found, threshold: t)
-                                var options = FaceTracker.Options(schedule: .inline(interval: i))
-                                options.minCorrelation = c
-                                options.maxMissedPasses = m
-                                let tracker = try FaceTracker(detector: cached, options: options)
-                                var a = Accuracy()
-                                for (n, frame) in frames.enumerated() {
-                                    cached.setFrame(n)
-                                    a.add(found: try tracker.faces(in: frame).map(\.bounds), truth: clip.truth[n])
+                let grid = thresholds.flatMap { t in
+                    intervals.flatMap { i in
+                        correlations.flatMap { c in
+                            missed.flatMap { m in
+                                // Without confirmation, establishing means nothing: one row.
+                                confirmations.flatMap { k in
+                                    (k == nil ? [1] : establishing).map { Key(t: t, i: i, c: c, m: m, k: k, e: $0) }
                                 }
-                                accuracy[key, default: [:]][kind] = (accuracy[key]?[kind] ?? Accuracy()) + a
-                                let p = passes[key] ?? (0, 0)
-                                passes[key] = (p.calls + cached.calls, p.frames + frames.count)
                             }
                         }
                     }
+                }
+                for key in grid {
+                    let cached = CachedDetector(passes: found, threshold: key.t)
+                    var options = FaceTracker.Options(schedule: .inline(interval: key.i))
+                    options.minCorrelation = key.c
+                    options.maxMissedPasses = key.m
+                    options.confirmationThreshold = key.k
+                    options.establishedAfter = key.e
+                    let tracker = try FaceTracker(detector: cached, options: options)
+                    var a = Accuracy()
+                    for (n, frame) in frames.enumerated() {
+                        cached.setFrame(n)
+                        a.add(found: try tracker.faces(in: frame).map(\.bounds), truth: clip.truth[n])
+                    }
+                    accuracy[key, default: [:]][kind] = (accuracy[key]?[kind] ?? Accuracy()) + a
+                    let p = passes[key] ?? (0, 0)
+                    passes[key] = (p.calls + cached.calls, p.frames + frames.count)
                 }
             }
         }
@@ -91,6 +116,7 @@ enum Tuning {
             let p = passes[key]!
             return Row(
                 scoreThreshold: key.t, passInterval: key.i, minCorrelation: key.c, maxMissedPasses: key.m,
+                confirmationThreshold: key.k, establishedAfter: key.e,
                 recall: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.recall) }),
                 precision: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.precision) }),
                 passesPerFrame: Double(p.calls) / Double(max(1, p.frames)), worstF1: f1.min() ?? 0)

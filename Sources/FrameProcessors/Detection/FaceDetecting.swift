@@ -15,10 +15,32 @@ public protocol FaceDetecting: Sendable {
     /// Gets ready for frames of this size (a CNN runs its network once, so the first frame is
     /// not slowed by the network's set-up). Optional: detection works without it.
     func prepare(width: Int, height: Int) throws(FaceDetectorError)
+    /// One pass over the whole image for a tracker: the faces ``detect(in:region:)`` reports,
+    /// and the weaker boxes it does not (confidence from `floor` up to the detector's own
+    /// threshold). A tracker lets a weak box confirm a face it already follows, never start
+    /// one. Optional: detectors that give no confidence return their faces and no candidates.
+    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass
+}
+
+/// What one pass of a detector over a frame found (see ``FaceDetecting/pass(in:candidatesDownTo:)``).
+public struct DetectionPass: Sendable, Equatable {
+    /// The faces, as the detector reports them.
+    public var faces: [Face]
+    /// Weaker boxes, below the detector's threshold: evidence for a face already known, not a face.
+    public var candidates: [Face]
+
+    public init(faces: [Face], candidates: [Face] = []) {
+        self.faces = faces
+        self.candidates = candidates
+    }
 }
 
 extension FaceDetecting {
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {}
+
+    public func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        DetectionPass(faces: try detect(in: image, region: nil))
+    }
 
     /// Faces in the whole of `image`.
     public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {

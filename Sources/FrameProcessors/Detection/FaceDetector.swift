@@ -86,6 +86,20 @@ public final class FaceDetector: FaceDetecting {
         _ = try detect(in: blank)
     }
 
+    /// One network run for both: the boxes down to `floor`, suppressed together (a weak box
+    /// never outranks a face, so ``DetectionPass/faces`` is exactly what ``detect(in:region:)``
+    /// gives), split at ``Options/scoreThreshold``.
+    public func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        guard floor < options.scoreThreshold else { return DetectionPass(faces: try detect(in: image, region: nil)) }
+        var call = options
+        call.scoreThreshold = max(0, floor)
+        let all = try detect(in: image, region: nil, options: call)
+        let threshold = options.scoreThreshold
+        // `forward` keeps scores above its threshold: the same comparison here.
+        return DetectionPass(
+            faces: all.filter { ($0.confidence ?? 0) > threshold }, candidates: all.filter { ($0.confidence ?? 0) <= threshold })
+    }
+
     /// As ``detect(in:region:)`` with other options for this call.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()
@@ -285,18 +299,24 @@ struct CenterFaceScratch: ~Copyable {
             let width = Double(expf(boxScale[n + cell])) * 4
             let cy = (Double(row) + Double(offset[cell]) + 0.5) * 4
             let cx = (Double(column) + Double(offset[n + cell]) + 0.5) * 4
-            let x0 = min(max(0, cx - width / 2), maxX)
-            let y0 = min(max(0, cy - height / 2), maxY)
-            let x1 = min(x0 + width, maxX)
-            let y1 = min(y0 + height, maxY)
+            // The face's whole box, then the part of it inside the image: a face cut by the
+            // edge keeps its centre and size (CenterFace's reference decoding moved the box
+            // inwards instead, onto pixels that are not the face).
+            let left = cx - width / 2
+            let top = cy - height / 2
+            let x0 = min(max(0, left), maxX)
+            let y0 = min(max(0, top), maxY)
+            let x1 = min(max(0, left + width), maxX)
+            let y1 = min(max(0, top + height), maxY)
             guard x1 - x0 >= 1, y1 - y0 >= 1 else { continue }
             var points: [Point] = []
             points.reserveCapacity(5)
             for j in 0..<5 {
+                // Landmarks are fractions of the whole box.
                 points.append(
                     Point(
-                        x: Double(landmarks[(2 * j + 1) * n + cell]) * width + x0,
-                        y: Double(landmarks[2 * j * n + cell]) * height + y0))
+                        x: Double(landmarks[(2 * j + 1) * n + cell]) * width + left,
+                        y: Double(landmarks[2 * j * n + cell]) * height + top))
             }
             faces.append(
                 Face(

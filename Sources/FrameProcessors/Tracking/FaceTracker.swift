@@ -11,6 +11,13 @@ import Synchronization
 /// the tracks, adds new faces and ends tracks no pass has confirmed for a while. A face whose
 /// patch is no longer found (it jumped, or was covered) calls for a pass at once.
 ///
+/// Two thresholds, as ByteTrack has them: a new face needs the detector's own confidence,
+/// while a face already established (reported by ``Options/establishedAfter`` passes) is
+/// confirmed by a weaker box on it, down to ``Options/confirmationThreshold``. A face the
+/// network scores less as it shrinks, turns or blurs is kept; a weak box nowhere near a
+/// followed face is never reported, and a box the network reported once or twice (a
+/// distractor, a box beside a face) is not kept alive by weaker ones.
+///
 /// Two schedules (``Schedule``): passes on the frame path itself (results identical on every
 /// run, for files processed as fast as they are read), or on a thread of their own (the frame
 /// path never waits on the network, for live sources).
@@ -43,8 +50,18 @@ public final class FaceTracker: Sendable {
         public var maxMissedPasses: Int = 1
         /// A pass's face belongs to a track when their boxes overlap by at least this IoU.
         public var matchOverlap: Double = 0.3
+        /// The lowest confidence of a box that confirms a face already tracked (below the
+        /// detector's own threshold, which a new face needs); nil: only faces the detector
+        /// reports confirm. Detectors without confidences (Haar) give no weaker boxes.
+        public var confirmationThreshold: Double? = 0.05
+        /// How many passes must have reported a face before weaker boxes may confirm it.
+        public var establishedAfter: Int = 3
 
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
+
+        /// What a pass asks the detector for: boxes down to the confirmation threshold (1: none
+        /// below the detector's own threshold, which is at most 1).
+        var candidateFloor: Double { confirmationThreshold ?? 1 }
 
         func validate() throws(FaceDetectorError) {
             if case .inline(let interval) = schedule, interval < 1 {
@@ -55,6 +72,10 @@ public final class FaceTracker: Sendable {
             guard minCorrelation > -1, minCorrelation < 1 else { throw .invalidOptions("minCorrelation must be in (-1, 1)") }
             guard maxMissedPasses >= 0 else { throw .invalidOptions("maxMissedPasses must be >= 0") }
             guard matchOverlap > 0, matchOverlap <= 1 else { throw .invalidOptions("matchOverlap must be in (0, 1]") }
+            guard establishedAfter >= 1 else { throw .invalidOptions("establishedAfter must be at least 1") }
+            if let c = confirmationThreshold, !(c >= 0 && c <= 1) {
+                throw .invalidOptions("confirmationThreshold must be in 0…1, got \(c)")
+            }
         }
     }
 
@@ -67,7 +88,7 @@ public final class FaceTracker: Sendable {
         try options.validate()
         self.detector = detector
         self.options = options
-        self.worker = options.schedule == .background ? PassWorker(detector: detector) : nil
+        self.worker = options.schedule == .background ? PassWorker(detector: detector, floor: options.candidateFloor) : nil
     }
 
     /// The faces in the next frame of the video, in its pixel coordinates.
@@ -87,7 +108,7 @@ public final class FaceTracker: Sendable {
             switch options.schedule {
             case .inline(let interval):
                 if lost || s.frame - s.lastPass >= interval || s.lastPass == 0 {
-                    let found = try detector.detect(in: image, region: nil)
+                    let found = try detector.pass(in: image, candidatesDownTo: options.candidateFloor)
                     s.merge(found, passFrame: s.frame, gray: gray, history: nil, options: options)
                     s.lastPass = s.frame
                 }
@@ -163,6 +184,8 @@ struct Track {
     var patchScale = 1.0
     var motion = (dx: 0.0, dy: 0.0)
     var missedPasses = 0
+    /// How many passes have reported this face (weaker boxes do not count).
+    var reports = 1
     var isFound = true
     /// Where the track was in recent frames (for passes that finish some frames late).
     var past: [(frame: Int, box: Box)] = []
@@ -301,7 +324,7 @@ struct TrackerState: ~Copyable {
 
     /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``.
     mutating func merge(
-        _ found: [Face], passFrame: Int, gray: PixelBuffer,
+        _ pass: DetectionPass, passFrame: Int, gray: PixelBuffer,
         history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options
     ) {
         let patchSize = options.patchSize
@@ -309,13 +332,17 @@ struct TrackerState: ~Copyable {
         func boxThen(_ t: Track) -> Box? {
             passFrame == frame ? t.box : t.past.last(where: { $0.frame == passFrame })?.box
         }
-        var pairs: [(track: Int, face: Int, overlap: Double)] = []
-        for (ti, t) in tracks.enumerated() {
-            guard let then = boxThen(t) else { continue }
-            for (fi, f) in found.enumerated() {
-                let overlap = then.rect.iou(f.bounds)
-                if overlap >= options.matchOverlap { pairs.append((ti, fi, overlap)) }
+        // Track–box pairs that overlap enough, the closest first; `tracks` nil: every track.
+        func pairs(_ boxes: [Face], tracks only: Set<Int>? = nil) -> [(track: Int, face: Int)] {
+            var pairs: [(track: Int, face: Int, overlap: Double)] = []
+            for (ti, t) in tracks.enumerated() where only?.contains(ti) ?? true {
+                guard let then = boxThen(t) else { continue }
+                for (fi, f) in boxes.enumerated() {
+                    let overlap = then.rect.iou(f.bounds)
+                    if overlap >= options.matchOverlap { pairs.append((ti, fi, overlap)) }
+                }
             }
+            return pairs.sorted { $0.overlap > $1.overlap }.map { ($0.track, $0.face) }
         }
         // A pass's face as a track in this frame: taken from the pass's own frame and carried
         // forward by correlation through the frames since (nil if it was lost on the way).
@@ -336,12 +363,30 @@ struct TrackerState: ~Copyable {
             track.detectedBox = track.box
             return track
         }
+        let found = pass.faces
         var trackTaken = Set<Int>()
         var faceTaken = Set<Int>()
-        for pair in pairs.sorted(by: { $0.overlap > $1.overlap })
-        where !trackTaken.contains(pair.track) && !faceTaken.contains(pair.face) {
+        for pair in pairs(found) where !trackTaken.contains(pair.track) && !faceTaken.contains(pair.face) {
             faceTaken.insert(pair.face)
-            guard let renewed = fresh(found[pair.face]) else { continue }
+            guard var renewed = fresh(found[pair.face]) else { continue }
+            renewed.reports = tracks[pair.track].reports + 1
+            trackTaken.insert(pair.track)
+            tracks[pair.track] = renewed
+        }
+        // Established tracks no face confirmed may be confirmed by a weaker box, unless that box
+        // lies partly on one of this pass's faces: then it is evidence for that face, not for a
+        // second one beside it (the network scores parts of a large face weakly, and such a box
+        // overlaps the face too little for suppression to remove it).
+        let candidates = pass.candidates.filter { c in
+            !found.contains { Double($0.bounds.intersection(c.bounds).area) > 0.1 * Double(c.bounds.area) }
+        }
+        let unconfirmed = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter }).subtracting(trackTaken)
+        var candidateTaken = Set<Int>()
+        for pair in pairs(candidates, tracks: unconfirmed)
+        where !trackTaken.contains(pair.track) && !candidateTaken.contains(pair.face) {
+            candidateTaken.insert(pair.face)
+            guard var renewed = fresh(candidates[pair.face]) else { continue }
+            renewed.reports = tracks[pair.track].reports
             trackTaken.insert(pair.track)
             tracks[pair.track] = renewed
         }
@@ -370,11 +415,12 @@ struct TrackerState: ~Copyable {
 final class PassWorker: Sendable {
     private struct State {
         var busy = false
-        var result: (frame: Int, faces: [Face])? = nil
+        var result: (frame: Int, pass: DetectionPass)? = nil
         var failure: FaceDetectorError? = nil
         var generation = 0
     }
     private let detector: any FaceDetecting
+    private let floor: Double
     private let queue = DispatchQueue(label: "framekit.face-tracker.pass", qos: .userInitiated)
     private let state = Mutex(State())
     private let passes = DispatchGroup()
@@ -386,8 +432,9 @@ final class PassWorker: Sendable {
     private static let inFlight = DispatchGroup()
     private static let exitGuard: Void = { atexit { PassWorker.inFlight.wait() } }()
 
-    init(detector: any FaceDetecting) {
+    init(detector: any FaceDetecting, floor: Double) {
         self.detector = detector
+        self.floor = floor
         _ = Self.exitGuard
     }
 
@@ -407,19 +454,21 @@ final class PassWorker: Sendable {
                 passes.leave()
                 Self.inFlight.leave()
             }
-            let outcome = Result { () throws(FaceDetectorError) -> [Face] in try detector.detect(in: image, region: nil) }
+            let outcome = Result { () throws(FaceDetectorError) -> DetectionPass in
+                try detector.pass(in: image, candidatesDownTo: floor)
+            }
             self.state.withLock { s in
                 s.busy = false
                 guard s.generation == generation else { return }
                 switch outcome {
-                case .success(let faces): s.result = (frame, faces)
+                case .success(let pass): s.result = (frame, pass)
                 case .failure(let error): s.failure = error
                 }
             }
         }
     }
 
-    func takeResult() -> (Int, [Face])? {
+    func takeResult() -> (Int, DetectionPass)? {
         state.withLock { s in
             defer { s.result = nil }
             return s.result
