@@ -363,16 +363,22 @@ struct TrackerState: ~Copyable {
             track.detectedBox = track.box
             return track
         }
-        let found = pass.faces
+        // Renews each track from its closest box, each box once, and returns the boxes taken.
+        // `reported`: the boxes are faces the detector reported (they count towards establishing).
         var trackTaken = Set<Int>()
-        var faceTaken = Set<Int>()
-        for pair in pairs(found) where !trackTaken.contains(pair.track) && !faceTaken.contains(pair.face) {
-            faceTaken.insert(pair.face)
-            guard var renewed = fresh(found[pair.face]) else { continue }
-            renewed.reports = tracks[pair.track].reports + 1
-            trackTaken.insert(pair.track)
-            tracks[pair.track] = renewed
+        func confirm(with boxes: [Face], tracks only: Set<Int>? = nil, reported: Bool) -> Set<Int> {
+            var taken = Set<Int>()
+            for pair in pairs(boxes, tracks: only) where !trackTaken.contains(pair.track) && !taken.contains(pair.face) {
+                taken.insert(pair.face)
+                guard var renewed = fresh(boxes[pair.face]) else { continue }
+                renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
+                trackTaken.insert(pair.track)
+                tracks[pair.track] = renewed
+            }
+            return taken
         }
+        let found = pass.faces
+        let faceTaken = confirm(with: found, reported: true)
         // Established tracks no face confirmed may be confirmed by a weaker box, unless that box
         // lies partly on one of this pass's faces: then it is evidence for that face, not for a
         // second one beside it (the network scores parts of a large face weakly, and such a box
@@ -380,16 +386,8 @@ struct TrackerState: ~Copyable {
         let candidates = pass.candidates.filter { c in
             !found.contains { Double($0.bounds.intersection(c.bounds).area) > 0.1 * Double(c.bounds.area) }
         }
-        let unconfirmed = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter }).subtracting(trackTaken)
-        var candidateTaken = Set<Int>()
-        for pair in pairs(candidates, tracks: unconfirmed)
-        where !trackTaken.contains(pair.track) && !candidateTaken.contains(pair.face) {
-            candidateTaken.insert(pair.face)
-            guard var renewed = fresh(candidates[pair.face]) else { continue }
-            renewed.reports = tracks[pair.track].reports
-            trackTaken.insert(pair.track)
-            tracks[pair.track] = renewed
-        }
+        let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
+        _ = confirm(with: candidates, tracks: established.subtracting(trackTaken), reported: false)
         for i in tracks.indices where !trackTaken.contains(i) && boxThen(tracks[i]) != nil {
             tracks[i].missedPasses += 1
         }
