@@ -4,9 +4,10 @@ import Synchronization
 
 /// `framekit-bench --suite tune`: how the tracker's defaults were chosen. On the tune split
 /// only, every combination of score threshold, pass interval, correlation floor, missed passes,
-/// confirmation threshold and the passes that establish a face is scored per kind of clip. The network runs once per frame (at
-/// the lowest threshold, its faces cached: greedy suppression keeps the same strong boxes
-/// whatever weaker ones there are), so a combination costs only its tracking.
+/// confirmation threshold and the passes that establish a face is scored per kind of clip.
+/// The network runs once per frame (at the lowest threshold, its faces cached: greedy
+/// suppression keeps the same strong boxes whatever weaker ones there are), so a combination
+/// costs only its tracking.
 enum Tuning {
     struct Row: Codable {
         var scoreThreshold: Double
@@ -46,11 +47,8 @@ enum Tuning {
                 s.calls += 1
                 return s.frame
             }
-            // As FaceDetector.pass: above the threshold a face, from the floor up a candidate.
-            let all = passes[frame]
-            return DetectionPass(
-                faces: all.filter { ($0.confidence ?? 0) > threshold },
-                candidates: all.filter { ($0.confidence ?? 0) >= floor && ($0.confidence ?? 0) <= threshold })
+            // Split as FaceDetector.pass splits.
+            return DetectionPass(splitting: passes[frame], threshold: threshold, floor: floor)
         }
     }
 

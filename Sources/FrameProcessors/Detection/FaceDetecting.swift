@@ -33,6 +33,14 @@ public struct DetectionPass: Sendable, Equatable {
         self.faces = faces
         self.candidates = candidates
     }
+
+    /// Scored boxes, suppressed together, split at a detector's threshold: above it a face
+    /// (as `FaceDetector` keeps scores above its threshold), from `floor` up to it a candidate.
+    public init(splitting boxes: [Face], threshold: Double, floor: Double = 0) {
+        self.init(
+            faces: boxes.filter { ($0.confidence ?? 0) > threshold },
+            candidates: boxes.filter { ($0.confidence ?? 0) >= floor && ($0.confidence ?? 0) <= threshold })
+    }
 }
 
 extension FaceDetecting {

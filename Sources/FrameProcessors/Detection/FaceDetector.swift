@@ -93,11 +93,7 @@ public final class FaceDetector: FaceDetecting {
         guard floor < options.scoreThreshold else { return DetectionPass(faces: try detect(in: image, region: nil)) }
         var call = options
         call.scoreThreshold = max(0, floor)
-        let all = try detect(in: image, region: nil, options: call)
-        let threshold = options.scoreThreshold
-        // `forward` keeps scores above its threshold: the same comparison here.
-        return DetectionPass(
-            faces: all.filter { ($0.confidence ?? 0) > threshold }, candidates: all.filter { ($0.confidence ?? 0) <= threshold })
+        return DetectionPass(splitting: try detect(in: image, region: nil, options: call), threshold: options.scoreThreshold)
     }
 
     /// As ``detect(in:region:)`` with other options for this call.
