@@ -11,7 +11,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     @inlinable public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
 
-    public init(seconds: Double) { self.nanoseconds = UInt64(max(0, seconds) * 1e9) }
+    /// Saturates: a negative or NaN time is 0, one past 584 years the clock's end.
+    public init(seconds: Double) { self.nanoseconds = UInt64(saturating: seconds * 1e9) }
 
     /// Now, on the monotonic clock.
     @inlinable public static func now() -> Timestamp {
@@ -31,8 +32,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }
 
+    /// Saturates at the clock's start and end (a timestamp jump in a file can ask for either).
     public func adding(seconds: Double) -> Timestamp {
-        Timestamp(nanoseconds: UInt64(max(0, Double(nanoseconds) + seconds * 1e9)))
+        Timestamp(nanoseconds: UInt64(saturating: Double(nanoseconds) + seconds * 1e9))
     }
 
     public var description: String { "\(seconds)s" }

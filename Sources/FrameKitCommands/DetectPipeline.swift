@@ -181,11 +181,38 @@ enum DetectPipeline {
         }
 
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
-        let snapshot = runner.stats.snapshot(
+        var snapshot = runner.stats.snapshot(
             preset: preset.rawValue, width: active.width, height: active.height,
             source: DetectCommand.sourceName(device), counts: runner.counts,
             poolPeakBytes: poolPeak)
+        if let tracker = (detection as? FaceTrackingProcessor)?.tracker {
+            snapshot.detectionPasses = DetectionPasses(tracker.statistics)
+            warnIfLate(snapshot.detectionPasses!, source: source)
+        }
         return Result(snapshot: snapshot, end: end, annotationFailure: annotationFailure)
+    }
+
+    /// Passes slower than half a second's frames cannot keep up with the video: faces already
+    /// found are still tracked, but a new face is reported that late. Said on stderr, not only
+    /// in the summary's `detection_passes`.
+    static func warnIfLate(_ passes: DetectionPasses, source: String?) {
+        guard passes.resultAgeMaxFrames > lateResultFrames else { return }
+        let name = source.map { "\($0): " } ?? ""
+        Console.err(
+            "framekit: \(name)face detection passes took \(Int(passes.latencyP50Milliseconds.rounded())) ms (p50), up to \(Int(passes.latencyMaxMilliseconds.rounded())) ms: new faces were reported up to \(passes.resultAgeMaxFrames) frames after they appeared (tracked faces were followed meanwhile). A smaller --input-size or a less busy machine shortens passes."
+        )
+    }
+
+    /// Result age (frames) above which a run says its passes fell behind: half a second at 30 fps.
+    static let lateResultFrames = 15
+}
+
+extension DetectionPasses {
+    init(_ s: PassStatistics) {
+        self.init(
+            passes: s.passes, framesWithoutPass: s.framesWithoutPass, latencyP50Milliseconds: s.latency(quantile: 0.5) * 1000,
+            latencyP99Milliseconds: s.latency(quantile: 0.99) * 1000, latencyMaxMilliseconds: s.maxLatency * 1000,
+            resultAgeP50Frames: s.age(quantile: 0.5), resultAgeMaxFrames: s.maxAge)
     }
 }
 

@@ -21,8 +21,8 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
 
     public mutating func record(microseconds raw: UInt64) {
         let value = min(raw, (UInt64(1) << UInt64(Self.powers + Self.subBucketBits - 1)) - 1)
-        counts[Self.index(of: value)] &+= 1
-        count += 1
+        counts[Self.index(of: value)] = counts[Self.index(of: value)].saturatingAdd(1)
+        count &+= 1
         maxMicroseconds = max(maxMicroseconds, raw)
         minMicroseconds = min(minMicroseconds, raw)
         sumMicroseconds &+= raw
@@ -51,7 +51,10 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
     public func percentileMicroseconds(_ p: Double) -> Double {
         precondition((0...100).contains(p), "percentile must be in 0…100")
         guard count > 0 else { return 0 }
-        let rank = max(1, Int((p / 100 * Double(count)).rounded(.up)))
+        // Ranked among the buckets' own samples: a bucket saturates at 2^32 - 1 (merged files of
+        // huge counts), and `count` then says more than the buckets hold.
+        let total = counts.reduce(0) { $0 + Int($1) }
+        let rank = max(1, Int(saturating: (p / 100 * Double(total)).rounded(.up)))
         var seen = 0
         for (index, c) in counts.enumerated() where c > 0 {
             seen += Int(c)
@@ -86,8 +89,8 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
     package mutating func add(microseconds value: UInt64, count n: Int) {
         guard n > 0 else { return }
         let clamped = min(value, (UInt64(1) << UInt64(Self.powers + Self.subBucketBits - 1)) - 1)
-        counts[Self.index(of: clamped)] &+= UInt32(clamping: n)
-        count += n
+        counts[Self.index(of: clamped)] = counts[Self.index(of: clamped)].saturatingAdd(UInt32(clamping: n))
+        count = count.saturatingAdd(n)
         maxMicroseconds = max(maxMicroseconds, value)
         minMicroseconds = min(minMicroseconds, value)
         sumMicroseconds &+= value &* UInt64(n)
@@ -98,8 +101,8 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
 
     /// Adds another histogram's samples.
     public mutating func merge(_ other: LatencyHistogram) {
-        for i in counts.indices { counts[i] &+= other.counts[i] }
-        count += other.count
+        for i in counts.indices { counts[i] = counts[i].saturatingAdd(other.counts[i]) }
+        count = count.saturatingAdd(other.count)
         maxMicroseconds = max(maxMicroseconds, other.maxMicroseconds)
         minMicroseconds = min(minMicroseconds, other.minMicroseconds)
         sumMicroseconds &+= other.sumMicroseconds

@@ -51,7 +51,21 @@ package enum StatsJSON {
         }
         return identity(s) + counts(s) + [
             fps(s), latency(s), ("processing_ms", percentiles(s.processingMilliseconds)), ("stages", .object(stages)), memory(s)
-        ]
+        ] + (s.detectionPasses.map { [("detection_passes", passes($0))] } ?? [])
+    }
+
+    static func passes(_ p: DetectionPasses) -> JSON {
+        .object([
+            ("passes", .int(p.passes)), ("frames_without_pass", .int(p.framesWithoutPass)),
+            (
+                "latency_ms",
+                .object([
+                    ("p50", .number(p.latencyP50Milliseconds, decimals: 3)), ("p99", .number(p.latencyP99Milliseconds, decimals: 3)),
+                    ("max", .number(p.latencyMaxMilliseconds, decimals: 3))
+                ])
+            ),
+            ("result_age_frames", .object([("p50", .number(p.resultAgeP50Frames, decimals: 1)), ("max", .int(p.resultAgeMaxFrames))]))
+        ])
     }
 
     /// The `--stats` file: the summary's fields, then the capture → delivery latency, the latency

@@ -18,28 +18,37 @@ public final class StatsRecorder: Sendable {
         var results = 0
         /// Latency over time with drops marked, for the report's plot: at most
         /// ``timelineCapacity`` points, allocated once. When full, every other delivered frame's
-        /// point is dropped and from then on only every `timelineStride`-th frame is kept, so the
-        /// plot spans the whole run at a fixed size (drops are always kept while they fit).
+        /// point is let go and from then on only every `resultStride`-th result is kept, so the
+        /// plot spans the whole run at a fixed size. Drops are kept over results; when drops
+        /// alone fill the plot, every other one goes too and `dropStride` doubles. Strides stop
+        /// at 2^40 (35 years at 1,000 frames a second): a run of any length never overflows.
         var timeline: [TimelinePoint] = {
             var t: [TimelinePoint] = []
             t.reserveCapacity(StatsRecorder.timelineCapacity)
             return t
         }()
-        var timelineStride = 1
-        var timelineEvents = 0
+        var resultStride = 1
+        var dropStride = 1
+        var drops = 0
 
         mutating func addToTimeline(_ point: TimelinePoint) {
-            timelineEvents += 1
-            guard point.dropReason != nil || timelineEvents % timelineStride == 0 else { return }
+            let isDrop = point.dropReason != nil
+            if isDrop {
+                drops &+= 1
+                guard drops % dropStride == 0 else { return }
+            } else {
+                guard results % resultStride == 0 else { return }
+            }
             if timeline.count >= StatsRecorder.timelineCapacity {
-                timelineStride *= 2
+                if resultStride < StatsRecorder.maximumTimelineStride { resultStride *= 2 }
                 let old = timeline
                 timeline.removeAll(keepingCapacity: true)
                 for (i, p) in old.enumerated() where i % 2 == 0 || p.dropReason != nil { timeline.append(p) }
-                if timeline.count >= StatsRecorder.timelineCapacity { // nearly all drops: halve them too
-                    let drops = timeline
+                if timeline.count >= StatsRecorder.timelineCapacity * 3 / 4 { // mostly drops: halve them too
+                    if dropStride < StatsRecorder.maximumTimelineStride { dropStride *= 2 }
+                    let kept = timeline
                     timeline.removeAll(keepingCapacity: true)
-                    for (i, p) in drops.enumerated() where i % 2 == 0 { timeline.append(p) }
+                    for (i, p) in kept.enumerated() where i % 2 == 0 { timeline.append(p) }
                 }
             }
             timeline.append(point)
@@ -56,6 +65,7 @@ public final class StatsRecorder: Sendable {
     }
 
     public static let timelineCapacity = 4_096
+    static let maximumTimelineStride = 1 << 40
     private let state = Mutex(State())
 
     public init() {}
@@ -80,7 +90,7 @@ public final class StatsRecorder: Sendable {
             if s.firstResult == nil { s.firstResult = resultAt }
             s.lastResult = resultAt
             s.lastActivity = resultAt
-            s.results += 1
+            s.results &+= 1
             s.addToTimeline(TimelinePoint(sequence: frame.sequenceNumber, latencyMilliseconds: latency * 1000, dropReason: nil))
         }
     }
@@ -185,6 +195,9 @@ public struct StatsSnapshot: Sendable, Equatable {
     /// The processing-time distribution (what `framekit merge` combines exactly).
     public var processingHistogram: [Bucket]
     public var timeline: [StatsRecorder.TimelinePoint]
+    /// The face tracker's passes, where the run tracked faces (set by the caller: the recorder
+    /// sees frames, not passes).
+    public var detectionPasses: DetectionPasses? = nil
 
     static func buckets(_ h: LatencyHistogram) -> [Bucket] {
         h.buckets.map { .init(lowMs: Double($0.lowMicroseconds) / 1000, highMs: Double($0.highMicroseconds) / 1000, count: $0.count) }

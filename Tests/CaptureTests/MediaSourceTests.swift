@@ -135,6 +135,28 @@ struct MediaSourceTests {
         #expect(output.counts.isBalanced)
     }
 
+    @Test(
+        "a forged jump of 2^62 s (1 s time base) is at most 10,000 discontinuity drops, never a trap, and a paced run goes on past it",
+        arguments: [false, true])
+    func forgedTimestampJump(realTime: Bool) throws {
+        var frame = try PixelBuffer(width: 320, height: 240, format: .rgb24)
+        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &frame)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("jump.mkv")
+        try MatroskaWriter.write(
+            url, jpeg: Data(try JPEG.Encoder().encode(frame, quality: 80)), times: [0, 1, 2, 1 << 62, (1 << 62) + 1],
+            timecodeScale: 1_000_000_000)
+        let recorder = Recorder()
+        let (output, log) = try capture(try CaptureDevice.file(url, realTime: realTime), recorder: recorder, timeout: 60)
+        #expect(log.all.contains { if case .sourceEnded = $0 { true } else { false } }, "the run ended")
+        // Paced, the last two frames are due at the same instant (see below): one may be late.
+        let late = realTime ? recorder.drops(.frameWasLate) : 0
+        #expect(recorder.frames.count + late == 5 && recorder.frames.count >= 4, "\(output.counts)")
+        // 29 for each 1 s step (declared 30 fps) and 10,000 for the jump; 2^62 + 1 s is 2^62 s
+        // as a Double, so the last step is no gap.
+        #expect(recorder.drops(.discontinuity) == 2 * 29 + 10_000, "\(output.counts)")
+        #expect(output.counts.isBalanced)
+    }
+
     @Test("a live TCP stream: real time; when the server goes the session says so, reconnects when it is back, counts balance")
     func liveReconnect() throws {
         try #require(FFmpegTool.isInstalled)

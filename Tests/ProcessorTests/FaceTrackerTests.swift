@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import FrameKit
 import FrameTestSupport
@@ -36,6 +37,31 @@ final class ScriptedDetector: FaceDetecting {
         }
         let pass = script[min(call, script.count - 1)]
         return DetectionPass(faces: pass.faces, candidates: pass.candidates.filter { ($0.confidence ?? 0) >= floor })
+    }
+}
+
+/// A detector whose passes wait until the test lets each one through: a pass as slow as the
+/// test wants, with no clock involved.
+final class GatedDetector: FaceDetecting {
+    let inner: any FaceDetecting
+    private let gate = DispatchSemaphore(value: 0)
+    private let isOpen = Mutex(false)
+    init(_ inner: any FaceDetecting) { self.inner = inner }
+    var name: String { inner.name }
+    var modelURL: URL { inner.modelURL }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        try pass(in: image, candidatesDownTo: 1).faces
+    }
+    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        if !isOpen.withLock({ $0 }) { gate.wait() }
+        return try inner.pass(in: image, candidatesDownTo: floor)
+    }
+    /// Lets one waiting (or the next) pass through.
+    func release() { gate.signal() }
+    /// Lets every pass through from now on.
+    func open() {
+        isOpen.withLock { $0 = true }
+        gate.signal()
     }
 }
 
@@ -133,6 +159,36 @@ struct FaceTrackerTests {
         #expect(first <= 10, "\(counts)")
         #expect(counts[first...].allSatisfy { $0 == 1 }, "\(counts)")
         #expect(hits == counts.count - first, "\(hits) of \(counts.count - first) boxes where the face is")
+    }
+
+    @Test(
+        "a pass that finishes long after its frame (30 frames, past any fixed history) still reports its faces, where they are now; the late frames are counted"
+    )
+    func latePassKeepsItsFaces() throws {
+        let video = try astronautVideo((0..<40).map { (60 + $0 * 8, 80 + $0 * 2) })
+        let gated = GatedDetector(try FaceDetector())
+        let tracker = try FaceTracker(detector: gated, options: .init(schedule: .background))
+        defer {
+            gated.open()
+            tracker.waitUntilIdle()
+        }
+        // Frames 1…30 while the first pass (on frame 1) is held: no face is known yet.
+        for frame in video.frames[0..<30] { #expect(try tracker.faces(in: frame).isEmpty) }
+        gated.release()
+        tracker.waitUntilIdle()
+        // Its face joins on frame 31, carried across the 30 frames to where the face is now;
+        // the next pass (on frame 31) is held, and tracking carries the face meanwhile.
+        for i in 30..<40 {
+            let faces = try tracker.faces(in: video.frames[i])
+            #expect(faces.count == 1, "frame \(i + 1): \(faces.map(\.bounds))")
+            if let face = faces.first {
+                #expect(face.bounds.iou(video.faces[i]!) > 0.5, "frame \(i + 1): \(face.bounds) vs \(video.faces[i]!)")
+            }
+        }
+        let statistics = tracker.statistics
+        #expect(statistics.passes == 1 && statistics.maxAge == 30, "\(statistics)")
+        #expect(statistics.framesWithoutPass == 38, "frames 2…30 and 32…40 came while a pass was held")
+        #expect(statistics.latency(quantile: 0.5) > 0)
     }
 
     @Test("with the Haar cascade too")

@@ -23,7 +23,10 @@ final class MediaSource: FrameSource {
     /// A decoded frame waiting for its moment (paced files).
     private var held: SampleBuffer?
     private var index: UInt64 = 0
+    /// The media time paced playback counts from (the first frame's, moved on past a forged jump).
     private var firstTime: Double?
+    /// The most frames one jump in the timestamps is counted as (discontinuity drops).
+    static let maximumGapDrops = 10_000
     private var lastTime: Double?
     private var startInstant = Timestamp.now()
 
@@ -123,9 +126,15 @@ final class MediaSource: FrameSource {
         let time = decoded.time >= 0 ? decoded.time : (lastTime.map { $0 + 1 / description.frameRate } ?? 0)
         // A jump forward in the timestamps: the frames between were lost upstream.
         if let last = lastTime, time - last > 2.5 / description.frameRate {
-            let missing = min(10_000, Int(((time - last) * description.frameRate).rounded()) - 1)
-            for k in 0..<max(0, missing) {
+            // A jump of 2^62 s is a forged timestamp, not 10^20 lost frames: at most
+            // `maximumGapDrops` are counted, and a paced run does not wait out the rest of the
+            // gap (it would wait for ever): its timeline goes on from the frame after the last.
+            let missing = Int(saturating: ((time - last) * description.frameRate).rounded()) - 1
+            for k in 0..<min(Self.maximumGapDrops, max(0, missing)) {
                 pending.append(drop(.discontinuity, at: last + Double(k + 1) / description.frameRate))
+            }
+            if missing > Self.maximumGapDrops, let first = firstTime {
+                firstTime = first + (time - last) - 1 / description.frameRate
             }
         }
         lastTime = max(lastTime ?? time, time)

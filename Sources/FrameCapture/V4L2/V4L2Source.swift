@@ -127,7 +127,7 @@ final class V4L2Source: FrameSource {
             sequence = SequenceTracker()
             let period = 1 / configuration.frameRate
             let elapsed = dequeued.timestamp.seconds(since: resume.time)
-            let missed = max(0, Int((elapsed / period).rounded()) - 1)
+            let missed = max(0, Int(saturating: (elapsed / period).rounded()) - 1)
             for i in 0..<missed {
                 pending.append(
                     .dropped(

@@ -108,18 +108,26 @@ public final class FaceTracker: Sendable {
             switch options.schedule {
             case .inline(let interval):
                 if lost || s.frame - s.lastPass >= interval || s.lastPass == 0 {
+                    let started = ContinuousClock.now
                     let found = try detector.pass(in: image, candidatesDownTo: options.candidateFloor)
                     s.merge(found, passFrame: s.frame, gray: gray, history: nil, options: options)
                     s.lastPass = s.frame
+                    s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
                 }
             case .background:
                 guard let worker else { break }
                 s.remember(gray)
-                if let (frame, found) = worker.takeResult() {
-                    s.merge(found, passFrame: frame, gray: gray, history: s.history, options: options)
+                if let result = worker.takeResult() {
+                    s.merge(result.pass, passFrame: result.frame, gray: gray, history: s.history, options: options)
+                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
                 }
                 if let failure = worker.takeFailure() { throw failure }
-                if !worker.isBusy { worker.submit(image.isBorrowed ? image.copy() : image, frame: s.frame) }
+                if worker.isBusy {
+                    s.statistics.framesWithoutPass &+= 1
+                } else {
+                    s.beginPass()
+                    worker.submit(s.passCopy(of: image), frame: s.frame)
+                }
             }
 
             // 3. Lost faces no pass has found again are dropped. A pass that did not confirm a
@@ -139,6 +147,10 @@ public final class FaceTracker: Sendable {
     /// Waits for a pass under way on the background schedule to finish (returns at once on
     /// the inline schedule). Passes still running at process exit are waited for too.
     public func waitUntilIdle() { worker?.waitUntilIdle() }
+
+    /// What the passes have cost so far and how late their faces arrived (background
+    /// schedule; the inline schedule counts its passes, which are never late).
+    public var statistics: PassStatistics { state.withLock { $0.statistics } }
 
     /// Forgets every track (a new video, a camera switch).
     public func reset() {
@@ -187,8 +199,9 @@ struct Track {
     /// How many passes have reported this face (weaker boxes do not count).
     var reports = 1
     var isFound = true
-    /// Where the track was in recent frames (for passes that finish some frames late).
-    var past: [(frame: Int, box: Box)] = []
+    /// Where the track was in the frame of the pass under way (background schedule): a pass's
+    /// boxes are matched with tracks where they were then, however late the pass finishes.
+    var passBox: (frame: Int, box: Box)? = nil
 
     init(face: Face, gray: PixelBuffer, patchSize: Int) {
         box = Box(face.bounds)
@@ -279,9 +292,17 @@ struct TrackerState: ~Copyable {
     var lastPass = 0
     var tracks: [Track] = []
     var grayScratch: PixelBuffer? = nil
-    /// Background schedule: the last frames' gray images, newest last.
+    /// Background schedule: gray images from the frame of the pass under way to the newest,
+    /// newest last, so a pass's faces can be carried to the current frame however late it
+    /// finishes. Past ``historyLength`` images every other one between the first and the last
+    /// is let go: memory stays bounded and a slow pass is carried forward in longer steps.
     var history: [(frame: Int, gray: PixelBuffer)] = []
-    static let historyLength = 12
+    static let historyLength = 16
+    /// Gray images let go from the history, reused for the next ones (no allocation a frame).
+    var spareGrays: [PixelBuffer] = []
+    /// The copy of a borrowed frame the last pass ran on, reused for the next pass.
+    var passImage: PixelBuffer? = nil
+    var statistics = PassStatistics()
 
     /// The luma plane itself where the format has one, else a converted copy.
     mutating func grayView(of image: PixelBuffer) throws(PixelBufferError) -> PixelBuffer {
@@ -299,27 +320,64 @@ struct TrackerState: ~Copyable {
     /// Keeps a copy of this frame's gray image (the frame itself goes back to its pool).
     mutating func remember(_ gray: PixelBuffer) {
         var slot: PixelBuffer
-        if history.count >= Self.historyLength {
-            slot = history.removeFirst().gray
+        if let i = spareGrays.lastIndex(where: { $0.width == gray.width && $0.height == gray.height }) {
+            slot = spareGrays.remove(at: i)
+        } else if let fresh = try? PixelBuffer(width: gray.width, height: gray.height, format: .gray8) {
+            slot = fresh
         } else {
-            slot = (try? PixelBuffer(width: gray.width, height: gray.height, format: .gray8)) ?? gray.copy()
-        }
-        if slot.width != gray.width || slot.height != gray.height {
             slot = gray.copy()
-        } else {
-            gray.withUnsafeBytes(ofPlane: 0) { s, sp in
-                slot.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-                    for row in 0..<sp.height {
-                        (d.baseAddress! + row * dp.bytesPerRow).copyMemory(from: s.baseAddress! + row * sp.bytesPerRow, byteCount: sp.width)
-                    }
+        }
+        gray.withUnsafeBytes(ofPlane: 0) { s, sp in
+            slot.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+                for row in 0..<sp.height {
+                    (d.baseAddress! + row * dp.bytesPerRow).copyMemory(from: s.baseAddress! + row * sp.bytesPerRow, byteCount: sp.width)
                 }
             }
         }
         history.append((frame, slot))
-        for i in tracks.indices {
-            tracks[i].past.append((frame, tracks[i].box))
-            if tracks[i].past.count > Self.historyLength { tracks[i].past.removeFirst() }
+        if history.count > Self.historyLength {
+            // Thin out: keep the first (the pass's frame), the last, and every other between.
+            var thinned = [history[0]]
+            for i in 1..<(history.count - 1) {
+                if i % 2 == 0 { thinned.append(history[i]) } else { recycle(history[i].gray) }
+            }
+            thinned.append(history[history.count - 1])
+            history = thinned
         }
+    }
+
+    /// A pass starts on the newest frame: the history now starts there, and every track notes
+    /// where it is, for matching the pass's boxes whenever they come.
+    mutating func beginPass() {
+        while let first = history.first, first.frame < frame { recycle(history.removeFirst().gray) }
+        for i in tracks.indices { tracks[i].passBox = (frame, tracks[i].box) }
+    }
+
+    private mutating func recycle(_ gray: PixelBuffer) {
+        if spareGrays.count < Self.historyLength { spareGrays.append(gray) }
+    }
+
+    /// The frame for a pass on another thread: itself if it owns its memory, else a copy into
+    /// the buffer the last pass used (a borrowed frame goes back to the camera's pool).
+    mutating func passCopy(of image: PixelBuffer) -> PixelBuffer {
+        guard image.isBorrowed else { return image }
+        guard var copy = passImage, copy.width == image.width, copy.height == image.height, copy.format == image.format else {
+            passImage = image.copy()
+            return passImage!
+        }
+        passImage = nil // one reference while writing: no copy-on-write
+        for plane in 0..<image.planeCount {
+            image.withUnsafeBytes(ofPlane: plane) { s, sp in
+                copy.withUnsafeMutableBytes(ofPlane: plane) { d, dp in
+                    let rowBytes = sp.width * sp.bytesPerPixel
+                    for row in 0..<sp.height {
+                        (d.baseAddress! + row * dp.bytesPerRow).copyMemory(from: s.baseAddress! + row * sp.bytesPerRow, byteCount: rowBytes)
+                    }
+                }
+            }
+        }
+        passImage = copy
+        return copy
     }
 
     /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``.
@@ -330,7 +388,9 @@ struct TrackerState: ~Copyable {
         let patchSize = options.patchSize
         // Where each track was when the pass's frame was taken.
         func boxThen(_ t: Track) -> Box? {
-            passFrame == frame ? t.box : t.past.last(where: { $0.frame == passFrame })?.box
+            if passFrame == frame { return t.box }
+            guard let then = t.passBox, then.frame == passFrame else { return nil }
+            return then.box
         }
         // Track–box pairs that overlap enough, the closest first; `tracks` nil: every track.
         func pairs(_ boxes: [Face], tracks only: Set<Int>? = nil) -> [(track: Int, face: Int)] {
@@ -352,9 +412,12 @@ struct TrackerState: ~Copyable {
             if passFrame == frame { return Track(face: face, gray: gray, patchSize: patchSize) }
             guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { return nil }
             var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
+            var previous = passFrame
             for later in history[(start + 1)...] where track.isFound {
-                _ = track.step(in: later.gray, margin: options.searchMargin, minCorrelation: options.minCorrelation)
-                track.past.append((later.frame, track.box))
+                // A thinned history steps over several frames at once: search as much wider.
+                let margin = min(options.searchMargin * Double(later.frame - previous), 2)
+                _ = track.step(in: later.gray, margin: margin, minCorrelation: options.minCorrelation)
+                previous = later.frame
             }
             guard track.isFound else { return nil }
             track.detected = face.mapped(
@@ -409,11 +472,18 @@ struct TrackerState: ~Copyable {
 
 // MARK: - The background schedule's thread
 
+/// A finished pass: the frame it ran on, its boxes, and how long it took.
+struct PassResult {
+    var frame: Int
+    var pass: DetectionPass
+    var latency: Duration
+}
+
 /// Runs one pass at a time on its own queue and keeps the latest result.
 final class PassWorker: Sendable {
     private struct State {
         var busy = false
-        var result: (frame: Int, pass: DetectionPass)? = nil
+        var result: PassResult? = nil
         var failure: FaceDetectorError? = nil
         var generation = 0
     }
@@ -452,21 +522,23 @@ final class PassWorker: Sendable {
                 passes.leave()
                 Self.inFlight.leave()
             }
+            let started = ContinuousClock.now
             let outcome = Result { () throws(FaceDetectorError) -> DetectionPass in
                 try detector.pass(in: image, candidatesDownTo: floor)
             }
+            let latency = ContinuousClock.now - started
             self.state.withLock { s in
                 s.busy = false
                 guard s.generation == generation else { return }
                 switch outcome {
-                case .success(let pass): s.result = (frame, pass)
+                case .success(let pass): s.result = PassResult(frame: frame, pass: pass, latency: latency)
                 case .failure(let error): s.failure = error
                 }
             }
         }
     }
 
-    func takeResult() -> (Int, DetectionPass)? {
+    func takeResult() -> PassResult? {
         state.withLock { s in
             defer { s.result = nil }
             return s.result

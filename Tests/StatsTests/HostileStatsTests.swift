@@ -1,0 +1,101 @@
+import Foundation
+import FrameKit
+import Testing
+
+/// Weeks of frames in seconds, and figures no honest run has: the stats never trap on them.
+@Suite("Stats: long runs and hostile figures")
+struct HostileStatsTests {
+    @Test("ten million drops (all dropped, the worst case for the timeline's strides) and 10^7 results: bounded, no trap")
+    func weeksOfDrops() throws {
+        let recorder = StatsRecorder()
+        for n in 0..<10_000_000 {
+            recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(n), presentationTime: Double(n) / 30, reason: .frameWasLate))
+        }
+        var s = recorder.snapshot(preset: "p", width: 2, height: 2, source: "t", counts: OutputCounts())
+        #expect(s.timeline.count <= StatsRecorder.timelineCapacity && s.timeline.count >= StatsRecorder.timelineCapacity / 4)
+        #expect((s.timeline.last?.sequence ?? 0) >= 9_990_000, "the plot reaches the end of the run")
+        // Then results at 10% drops: the result stride grows too, and the plot still spans the run.
+        let start = Timestamp.now()
+        let frame = SampleBuffer(
+            pixelBuffer: try PixelBuffer(width: 2, height: 2, format: .gray8), presentationTime: 0, sequenceNumber: 0,
+            captureInstant: start)
+        for n in 10_000_000..<12_000_000 {
+            if n % 10 == 0 {
+                recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(n), presentationTime: 0, reason: .discontinuity))
+            } else {
+                var f = frame
+                f.sequenceNumber = UInt64(n)
+                recorder.recordResult(of: f, resultAt: start.adding(seconds: 0.01))
+            }
+        }
+        s = recorder.snapshot(preset: "p", width: 2, height: 2, source: "t", counts: OutputCounts())
+        #expect(s.timeline.count <= StatsRecorder.timelineCapacity)
+        #expect(s.timeline.contains { $0.dropReason == nil } && (s.timeline.last?.sequence ?? 0) >= 11_990_000)
+        #expect((s.timeline.first?.sequence ?? .max) < 10_000)
+    }
+
+    @Test("times past the clock's range saturate: no trap for 2^62 s, infinity or NaN")
+    func timestampsSaturate() {
+        #expect(Timestamp(seconds: 4.6e18).nanoseconds == .max)
+        #expect(Timestamp(seconds: .infinity).nanoseconds == .max)
+        #expect(Timestamp(seconds: .nan).nanoseconds == 0 && Timestamp(seconds: -5).nanoseconds == 0)
+        #expect(Timestamp.now().adding(seconds: Double(1 << 62)).nanoseconds == .max)
+        #expect(Timestamp(nanoseconds: 10).adding(seconds: -1e300).nanoseconds == 0)
+        #expect(Timestamp(nanoseconds: 1_000_000_000).adding(seconds: 1.5).nanoseconds == 2_500_000_000)
+    }
+
+    /// A stats document as `framekit detect --stats` writes it, with `change` applied.
+    func document(_ change: (inout [String: Any]) -> Void = { _ in }) -> [String: Any] {
+        var d: [String: Any] = [
+            "preset": "hd1280x720", "width": 1280, "height": 720, "source": "a.mp4",
+            "frames_captured": 100, "frames_delivered": 90, "frames_dropped": 10, "drops": ["frame_was_late": 10], "fps": 29.5,
+            "latency_ms": ["p50": 20.0, "p95": 30.0, "p99": 40.0, "max": 50.0],
+            "processing_ms": ["p50": 10.0, "p95": 12.0, "p99": 14.0, "max": 15.0],
+            "memory": ["rss_peak_mb": 100.0, "rss_current_mb": 90.0, "pool_peak_bytes": 5_000_000],
+            "latency_histogram": [["low_ms": 19.9, "high_ms": 20.2, "count": 90]],
+            "processing_histogram": [["low_ms": 9.9, "high_ms": 10.1, "count": 90]]
+        ]
+        change(&d)
+        // Through JSON text and back, as merge reads a file.
+        let text = try! JSONSerialization.data(withJSONObject: d)
+        return try! JSONSerialization.jsonObject(with: text) as! [String: Any]
+    }
+
+    @Test("merge lists a forged stats file as unreadable: negative, huge, fractional or non-finite figures, counts that do not add up")
+    func forgedStatsFiles() throws {
+        #expect(StatsMerge.snapshot(fromDocument: document()) != nil, "the honest document is read")
+        let forgeries: [(String, (inout [String: Any]) -> Void)] = [
+            ("bucket low_ms -5", { $0["latency_histogram"] = [["low_ms": -5, "high_ms": 1, "count": 90]] }),
+            ("bucket low_ms 1e300", { $0["latency_histogram"] = [["low_ms": 1e300, "high_ms": 1e300, "count": 90]] }),
+            ("latency max 1e30", { $0["latency_ms"] = ["p50": 1.0, "p95": 1.0, "p99": 1.0, "max": 1e30] }),
+            ("count 2^63-1", { $0["processing_histogram"] = [["low_ms": 1, "high_ms": 2, "count": Int.max]] }),
+            ("frames_delivered Int.min", { $0["frames_delivered"] = Int.min }),
+            ("frames_captured 1e30", { $0["frames_captured"] = 1e30 }),
+            ("frames_captured 2.5", { $0["frames_captured"] = 2.5 }),
+            ("frames that do not add up", { $0["frames_dropped"] = 11 }),
+            ("a drop count of -1", { $0["drops"] = ["corrupt": -1] }),
+            ("width 1e20", { $0["width"] = 1e20 })
+        ]
+        for (name, forge) in forgeries {
+            #expect(StatsMerge.snapshot(fromDocument: document(forge)) == nil, "\(name) was read as a stats document")
+        }
+    }
+
+    @Test("merging the largest counts a file may hold saturates, never traps or turns negative")
+    func mergeSaturates() throws {
+        let huge = 1 << 50
+        let one = try #require(
+            StatsMerge.snapshot(
+                fromDocument: document {
+                    $0["frames_captured"] = huge
+                    $0["frames_delivered"] = huge
+                    $0["frames_dropped"] = 0
+                    $0["drops"] = ["frame_was_late": huge]
+                    $0["latency_histogram"] = [["low_ms": 1.0, "high_ms": 1.1, "count": huge]]
+                }))
+        let merged = StatsMerge.merge(Array(repeating: one, count: 10_000), source: "all")
+        #expect(merged.framesCaptured == .max && merged.framesDelivered == .max && merged.drops["frame_was_late"] == .max)
+        #expect(merged.latencyMilliseconds.p50 > 0 && merged.latencyMilliseconds.p50 < 2)
+        _ = StatsJSON.document(merged).text
+    }
+}
