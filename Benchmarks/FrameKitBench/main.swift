@@ -211,7 +211,7 @@ do {
                 pad(r.kind, 14) + pad(r.size, 11) + pad("\(r.busy_loops ?? 0)", 6) + pad(f(r.results_fps, 1), 11)
                     + pad("\(r.frames_delivered)/\(r.frames_captured)", 11) + pad("\(r.frame_was_late)", 6)
                     + pad(f(r.pass_p50_ms ?? 0, 0), 10) + pad("\(r.result_age_max_frames ?? 0)", 9)
-                    + pad("\(r.frame_was_late)", 6) + pad(f(r.processing_p99_ms, 1), 10) + pad(f(r.latency_p99_ms, 1), 9)
+                    + pad(f(r.processing_p99_ms, 1), 10) + pad(f(r.latency_p99_ms, 1), 9)
                     + pad(f(r.recall), 8) + f(r.precision))
         }
         if let command = realtime.first?.command { print("(command: \(command))") }

@@ -29,6 +29,11 @@ struct DetectorSettings {
         help:
             "tracking, frames processed as fast as read: a full pass every N frames and on any frame where a face was lost (default 4). Paced sources (cameras, --realtime) run passes on their own thread instead, back to back."
     )
+    static let tiles = Option.choice(
+        "tiles", ["on", "off"],
+        help:
+            "tracking, cnn: on (default): passes over tiles of the frame take turns with whole-frame passes, for faces too small for the shrunk frame (from about 20 px at 720p); off: whole-frame passes only."
+    )
     static let minFace = Option.integer(
         "min-face", "PIXELS", 0...100_000, help: "Smallest face side reported, in frame pixels (default: cnn none, haar height / 10).")
     static let maxFace = Option.integer(
@@ -38,7 +43,8 @@ struct DetectorSettings {
     static let detectionScale = Option.number(
         "detection-scale", "S", 0.01...1, help: "haar: detect on the frame shrunk by S (default: 480 / height, at most 1).")
     static let specs = [
-        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, minFace.spec, maxFace.spec, scaleFactor.spec,
+        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, tiles.spec, minFace.spec, maxFace.spec,
+        scaleFactor.spec,
         minNeighbors.spec, detectionScale.spec
     ]
 
@@ -49,6 +55,7 @@ struct DetectorSettings {
     var scoreThreshold = FaceDetector.Options().scoreThreshold
     var inputSize = FaceDetector.Options().inputSize
     var passInterval = 4
+    var tiles = true
     var minFace: Int?
     var maxFace: Int?
     var scaleFactor = 1.2
@@ -65,6 +72,8 @@ struct DetectorSettings {
             throw UsageError("--\(spec.name) applies to --detector haar")
         }
         if !tracking && options.has(Self.passInterval.spec) { throw UsageError("--pass-interval applies to --mode tracking") }
+        if !tracking && options.has(Self.tiles.spec) { throw UsageError("--tiles applies to --mode tracking") }
+        tiles = options[Self.tiles] != "off"
         scoreThreshold = options[Self.scoreThreshold] ?? scoreThreshold
         inputSize = options[Self.inputSize] ?? inputSize
         passInterval = options[Self.passInterval] ?? passInterval
@@ -91,7 +100,8 @@ struct DetectorSettings {
         do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure(error) }
         guard tracking else { return FaceDetectionProcessor(detector: detector) }
         do {
-            let options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
+            var options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
+            options.tiles = tiles
             return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options))
         } catch { throw RuntimeFailure(error) }
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import FrameKit
+import FrameProcessors
 import FrameTestSupport
 import Synchronization
 import Testing
@@ -189,6 +190,55 @@ struct FaceTrackerTests {
         #expect(statistics.passes == 1 && statistics.maxAge == 30, "\(statistics)")
         #expect(statistics.framesWithoutPass == 38, "frames 2…30 and 32…40 came while a pass was held")
         #expect(statistics.latency(quantile: 0.5) > 0)
+    }
+
+    @Test(
+        "a face too small for the whole-frame pass (~26 px in 1280x720, 13 px at the network) is found by the tiles on the first frame and kept; with tiles off, never"
+    )
+    func tilesFindSmallFaces() throws {
+        // The astronaut's head shrunk to 52 px (her face ~26 px) on the coffee photo, still.
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        var head = try PixelBuffer(width: 52, height: 52, format: .rgb24)
+        try Resize.bilinear(try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200)).copy(), into: &head)
+        var scene = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
+        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+        head.withUnsafeBytes(ofPlane: 0) { s, sp in
+            scene.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+                for row in 0..<52 {
+                    for byte in 0..<(52 * 3) { d[(400 + row) * dp.bytesPerRow + 700 * 3 + byte] = s[row * sp.bytesPerRow + byte] }
+                }
+            }
+        }
+        let frame = try PixelFormatConversion.convert(scene, to: .nv12VideoRange)
+        let truth = Rect(x: 700 + 13, y: 400 + 12, width: 26, height: 30)
+        let detector = try FaceDetector()
+        #expect(try detector.detect(in: frame).isEmpty, "the whole-frame pass does not see it (else this test proves nothing)")
+        func run(tiles: Bool) throws -> [[Face]] {
+            var options = FaceTracker.Options(schedule: .inline(interval: 4))
+            options.tiles = tiles
+            let tracker = try FaceTracker(detector: detector, options: options)
+            return try (0..<24).map { _ in try tracker.faces(in: frame) }
+        }
+        let tiled = try run(tiles: true)
+        #expect(tiled.allSatisfy { $0.count == 1 && $0[0].bounds.iou(truth) > 0.4 }, "\(tiled.map { $0.map(\.bounds) })")
+        #expect(try run(tiles: false).allSatisfy(\.isEmpty))
+    }
+
+    @Test("tiles cover the frame, overlap by the small-face size, and shrink half as much as the whole-frame pass")
+    func tilePlan() {
+        let plan = TilePlan(width: 1280, height: 720, scale: 0.5)
+        #expect(plan.smallFace == 64 && plan.tiles.count == 6)
+        // Every pixel in some tile, and every 64 px box wholly inside one.
+        for y in stride(from: 0, to: 720 - 64, by: 16) {
+            for x in stride(from: 0, to: 1280 - 64, by: 16) {
+                let box = Box(x: Double(x), y: Double(y), width: 64, height: 64)
+                #expect(plan.tiles.contains { TilePlan.holds($0, box) }, "\(x),\(y)")
+            }
+        }
+        #expect(plan.tiles.allSatisfy { max($0.width, $0.height) <= 640 })
+        #expect(TilePlan(width: 640, height: 360, scale: 1).tiles.isEmpty, "no tiles where the pass does not shrink the frame")
+        let hd = TilePlan(width: 1920, height: 1080, scale: 1.0 / 3)
+        #expect(hd.tiles.allSatisfy { max($0.width, $0.height) <= 960 } && hd.smallFace == 96)
     }
 
     @Test("with the Haar cascade too")

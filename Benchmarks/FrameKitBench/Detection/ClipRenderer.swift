@@ -10,22 +10,37 @@ enum ClipRenderer {
         var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(ClipKind.allCases.firstIndex(of: kind)!))
         let (width, height) = kind == .fullHD ? (1920, 1080) : (1280, 720)
         let people = corpus.faces[split]!
+        let isCrowd = kind == .crowd || kind == .crowdPan
+        // A panning camera: the scene (background and faces) is drawn shifted by up to `pan` px.
+        let pan = kind == .crowdPan ? 120 : 0
         let background = try cover(
-            corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)], width: width, height: height)
+            corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)], width: width + 2 * pan,
+            height: height + 2 * pan)
 
         // The actors: each a face photo (maybe mirrored), a path and a size over time.
-        let faceCount = Int.random(in: 2...3, using: &random)
+        let faceCount = isCrowd ? Int.random(in: 8...14, using: &random) : Int.random(in: 2...3, using: &random)
         let lane = width / faceCount
         var actors: [Actor] = []
+        let rows = isCrowd ? Int.random(in: 2...3, using: &random) : 1
+        let perRow = (faceCount + rows - 1) / rows
         for k in 0..<faceCount {
             var photo = people[Int.random(in: 0..<people.count, using: &random)]
             if Bool.random(using: &random) { photo = try mirrored(photo) }
-            let size = Double.random(in: 64...200, using: &random) * Double(height) / 720
-            actors.append(
-                Actor(
-                    photo: photo, lane: (k * lane, lane), baseSize: size,
-                    phase: Double.random(in: 0..<(2 * .pi), using: &random),
-                    speed: Double.random(in: 0.6...1.4, using: &random)))
+            let size = Double.random(in: isCrowd ? 20...60 : 64...200, using: &random) * Double(height) / 720
+            var actor = Actor(
+                photo: photo, lane: (k * lane, lane), baseSize: size,
+                phase: Double.random(in: 0..<(2 * .pi), using: &random),
+                speed: Double.random(in: 0.6...1.4, using: &random))
+            if isCrowd {
+                // Rows across the middle 80% of the frame, each face a little off the grid.
+                let row = k / perRow
+                let column = k % perRow
+                actor.seat = (
+                    Double(width) * (0.1 + 0.8 * (Double(column) + 0.5) / Double(perRow)) + Double.random(in: -15...15, using: &random),
+                    Double(height) * (0.3 + 0.4 * (Double(row) + 0.5) / Double(rows)) + Double.random(in: -10...10, using: &random)
+                )
+            }
+            actors.append(actor)
         }
         // A distractor: a patch of a background photo with no face (the cat in chelsea has one
         // that is not human), moving about.
@@ -45,7 +60,15 @@ enum ClipRenderer {
 
         for n in 0..<count {
             let t = Double(n) / 30
-            var frame = background.copy()
+            // The camera's offset (crowd-pan): about 4 px a frame at its fastest.
+            let panX = Double(pan) * 0.95 * sin(t * 1.0)
+            let panY = Double(pan) * 0.4 * sin(t * 0.7 + 1)
+            var frame =
+                pan == 0
+                ? background.copy()
+                : try background.cropped(
+                    to: Rect(x: pan + Int(panX.rounded()), y: pan + Int(panY.rounded()), width: width, height: height)
+                ).copy()
             // Distractor first (faces may pass in front of it).
             let dx = Int(Double(width - dSide) * (0.5 + 0.45 * sin(t * 0.9 + Double(seed % 7))))
             let dy = Int(Double(height - dSide) * (0.5 + 0.45 * cos(t * 0.7)))
@@ -57,6 +80,11 @@ enum ClipRenderer {
                 var cx: Double
                 var cy: Double
                 switch kind {
+                case .crowd, .crowdPan:
+                    // Swaying a little in place; the camera's pan moves every face with the scene.
+                    let seat = actor.seat!
+                    cx = seat.0 + 2 * sin(t * actor.speed + actor.phase) - panX
+                    cy = seat.1 + 1.5 * cos(t * 0.8 * actor.speed + actor.phase) - panY
                 case .newEveryFrame:
                     size = Double.random(in: 64...200, using: &random) * Double(height) / 720
                     cx = Double(actor.lane.0) + Double.random(in: 0.3...0.7, using: &random) * Double(actor.lane.1)
@@ -118,6 +146,8 @@ enum ClipRenderer {
         var baseSize: Double
         var phase: Double
         var speed: Double
+        /// Where the face sits in a group photo (crowd kinds), before the camera's pan.
+        var seat: (Double, Double)? = nil
     }
 
     /// `image` scaled (bilinear) to cover `width` x `height`, centred, cropped to it.
@@ -146,8 +176,16 @@ enum ClipRenderer {
         let k = faceHeight / Double(photo.face.height)
         let sw = max(2, Int(Double(photo.image.width) * k))
         let sh = max(2, Int(Double(photo.image.height) * k))
+        // Halved first while more than twice too large: a camera averages the light of a small
+        // face, one bilinear step from 200 px to 20 px would alias it instead.
+        var source = photo.image
+        while source.width >= 4 * sw && source.height >= 4 * sh {
+            var half = try PixelBuffer(width: source.width / 2, height: source.height / 2, format: .rgb24)
+            try Resize.bilinear(source, into: &half)
+            source = half
+        }
         var sprite = try PixelBuffer(width: sw, height: sh, format: .rgb24)
-        try Resize.bilinear(photo.image, into: &sprite)
+        try Resize.bilinear(source, into: &sprite)
         let fx = Double(photo.face.x) * k
         let fy = Double(photo.face.y) * k
         let fw = Double(photo.face.width) * k

@@ -116,4 +116,8 @@ enum ClipKind: String, CaseIterable, Codable {
     case lowQuality = "jpeg-50-75"
     /// Moving faces at 1920x1080.
     case fullHD = "moving-1080p"
+    /// A group photo: 8–14 faces of 20–60 px in two or three rows, swaying a little; a still camera.
+    case crowd
+    /// The group photo under a moving (panning) camera: every face moves with the scene.
+    case crowdPan = "crowd-pan"
 }

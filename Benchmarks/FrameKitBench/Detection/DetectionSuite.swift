@@ -194,7 +194,8 @@ enum DetectionSuite {
                 try clip.mjpeg.write(to: file)
                 for busyLoops in [0, 2] {
                     let load = try BusyLoops(count: busyLoops)
-                    let (run, summary, command) = try runCLI(framekit, file: file, truth: clip.truth, realtime: true)
+                    let (run, summary, command) = try runCLI(
+                        framekit, file: file, truth: clip.truth, realtime: true, extra: settings.detectArguments)
                     load.stop()
                     let drops = summary["drops"] as? [String: Int] ?? [:]
                     let latency = summary["latency_ms"] as? [String: Double] ?? [:]

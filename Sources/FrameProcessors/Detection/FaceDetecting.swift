@@ -20,6 +20,14 @@ public protocol FaceDetecting: Sendable {
     /// threshold). A tracker lets a weak box confirm a face it already follows, never start
     /// one. Optional: detectors that give no confidence return their faces and no candidates.
     func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass
+    /// As ``pass(in:candidatesDownTo:)`` over `region` of the image only (nil: all of it), its
+    /// boxes in the image's coordinates. Optional: by default the faces of
+    /// ``detect(in:region:)`` and no candidates.
+    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass
+    /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A
+    /// tracker whose detector shrinks frames looks at tiles of them too, for faces too small to
+    /// be found in the shrunk frame. Optional: 1 by default.
+    func passScale(width: Int, height: Int) -> Double
 }
 
 /// What one pass of a detector over a frame found (see ``FaceDetecting/pass(in:candidatesDownTo:)``).
@@ -49,6 +57,13 @@ extension FaceDetecting {
     public func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
         DetectionPass(faces: try detect(in: image, region: nil))
     }
+
+    public func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        guard let region else { return try pass(in: image, candidatesDownTo: floor) }
+        return DetectionPass(faces: try detect(in: image, region: region))
+    }
+
+    public func passScale(width: Int, height: Int) -> Double { 1 }
 
     /// Faces in the whole of `image`.
     public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {

@@ -90,10 +90,19 @@ public final class FaceDetector: FaceDetecting {
     /// never outranks a face, so ``DetectionPass/faces`` is exactly what ``detect(in:region:)``
     /// gives), split at ``Options/scoreThreshold``.
     public func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        guard floor < options.scoreThreshold else { return DetectionPass(faces: try detect(in: image, region: nil)) }
+        try pass(in: image, region: nil, candidatesDownTo: floor)
+    }
+
+    public func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        guard floor < options.scoreThreshold else { return DetectionPass(faces: try detect(in: image, region: region)) }
         var call = options
         call.scoreThreshold = max(0, floor)
-        return DetectionPass(splitting: try detect(in: image, region: nil, options: call), threshold: options.scoreThreshold)
+        return DetectionPass(splitting: try detect(in: image, region: region, options: call), threshold: options.scoreThreshold)
+    }
+
+    /// The network's input is at most ``Options/inputSize`` on its longest side.
+    public func passScale(width: Int, height: Int) -> Double {
+        min(1, Double(options.inputSize) / Double(max(1, width, height)))
     }
 
     /// As ``detect(in:region:)`` with other options for this call.

@@ -56,6 +56,11 @@ public final class FaceTracker: Sendable {
         public var confirmationThreshold: Double? = 0.05
         /// How many passes must have reported a face before weaker boxes may confirm it.
         public var establishedAfter: Int = 3
+        /// Where the detector shrinks the frame for a pass (``FaceDetecting/passScale(width:height:)``
+        /// below 0.9: CenterFace on frames larger than its input size), passes over tiles of the
+        /// frame, half as shrunk, take turns with passes over the whole frame, so faces too small
+        /// for the whole-frame pass (from about 20 px at 720p) are found and then tracked.
+        public var tiles: Bool = true
 
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
 
@@ -104,29 +109,51 @@ public final class FaceTracker: Sendable {
                 if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation) { lost = true }
             }
 
-            // 2. Passes.
+            // 2. Passes: over the whole frame, and (where the detector shrinks the frame) over
+            //    its tiles in turn, for faces too small to be seen in the whole.
+            if options.tiles, s.plan?.width != image.width || s.plan?.height != image.height {
+                s.plan = TilePlan(
+                    width: image.width, height: image.height, scale: detector.passScale(width: image.width, height: image.height))
+                s.turns = 0
+            }
             switch options.schedule {
             case .inline(let interval):
-                if lost || s.frame - s.lastPass >= interval || s.lastPass == 0 {
-                    let started = ContinuousClock.now
-                    let found = try detector.pass(in: image, candidatesDownTo: options.candidateFloor)
-                    s.merge(found, passFrame: s.frame, gray: gray, history: nil, options: options)
+                // Whole-frame passes as before (every `interval` frames, and where a face was
+                // lost); the first frame's looks at every tile too; then one tile every
+                // `2 * interval` frames, on a frame between whole-frame passes, in turn.
+                var regions: [Rect?] = []
+                let first = s.lastPass == 0
+                if lost || first || s.frame - s.lastPass >= interval {
+                    regions = [nil]
+                    if first { regions += (s.plan?.tiles ?? []).map { Optional($0) } }
                     s.lastPass = s.frame
+                    if first { s.lastTilePass = s.frame }
+                } else if let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= 2 * interval {
+                    regions = [tiles[s.nextTile % tiles.count]]
+                    s.nextTile = (s.nextTile + 1) % tiles.count
+                    s.lastTilePass = s.frame
+                }
+                for region in regions {
+                    let started = ContinuousClock.now
+                    let found = try detector.pass(in: image, region: region, candidatesDownTo: options.candidateFloor)
+                    s.merge(found, region: region, passFrame: s.frame, gray: gray, history: nil, options: options)
                     s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
                 }
             case .background:
                 guard let worker else { break }
                 s.remember(gray)
                 if let result = worker.takeResult() {
-                    s.merge(result.pass, passFrame: result.frame, gray: gray, history: s.history, options: options)
+                    s.merge(result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
                     s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
                 }
                 if let failure = worker.takeFailure() { throw failure }
                 if worker.isBusy {
                     s.statistics.framesWithoutPass &+= 1
                 } else {
+                    let region = s.nextRegion()
+                    s.lastPass = s.frame
                     s.beginPass()
-                    worker.submit(s.passCopy(of: image), frame: s.frame)
+                    worker.submit(s.passCopy(of: image), frame: s.frame, region: region)
                 }
             }
 
@@ -172,9 +199,9 @@ public struct FaceTrackingProcessor: Processor {
 // MARK: - Tracks
 
 /// A box in sub-pixel image coordinates.
-struct Box: Equatable {
-    var x, y, width, height: Double
-    init(x: Double, y: Double, width: Double, height: Double) {
+package struct Box: Equatable {
+    package var x, y, width, height: Double
+    package init(x: Double, y: Double, width: Double, height: Double) {
         (self.x, self.y, self.width, self.height) = (x, y, width, height)
     }
     init(_ r: Rect) { self.init(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)) }
@@ -302,6 +329,24 @@ struct TrackerState: ~Copyable {
     var spareGrays: [PixelBuffer] = []
     /// The copy of a borrowed frame the last pass ran on, reused for the next pass.
     var passImage: PixelBuffer? = nil
+    /// The tiles for the current frame size (nil: not yet planned, or tiles off), the passes
+    /// scheduled since (background), the next tile, and the frame of the last tile pass (inline).
+    var plan: TilePlan? = nil
+    var turns = 0
+    var nextTile = 0
+    var lastTilePass = 0
+
+    /// The region of the next background pass: the whole frame first, then every other pass a
+    /// tile until each has been looked at once (small faces found soon after the start), then
+    /// every third (whole-frame passes, which follow large and moving faces, stay frequent).
+    mutating func nextRegion() -> Rect? {
+        guard let tiles = plan?.tiles, !tiles.isEmpty else { return nil }
+        turns &+= 1
+        let sweeping = turns <= 2 * tiles.count
+        guard sweeping ? turns % 2 == 0 : turns % 3 == 0 else { return nil }
+        defer { nextTile = (nextTile + 1) % tiles.count }
+        return tiles[nextTile % tiles.count]
+    }
     var statistics = PassStatistics()
 
     /// The luma plane itself where the format has one, else a converted copy.
@@ -382,10 +427,24 @@ struct TrackerState: ~Copyable {
 
     /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``.
     mutating func merge(
-        _ pass: DetectionPass, passFrame: Int, gray: PixelBuffer,
+        _ whole: DetectionPass, region: Rect?, passFrame: Int, gray: PixelBuffer,
         history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options
     ) {
         let patchSize = options.patchSize
+        // A tile's pass is for small faces: only those it saw whole, and it judges the small
+        // tracks lying whole inside it. A whole-frame pass judges the tracks large enough for
+        // it to see. (A tile's view of a large face is often a part of it: a face entering at
+        // the frame's edge, or half covered.)
+        var pass = whole
+        if let region, let plan {
+            pass.faces = plan.small(plan.whole(pass.faces, in: region))
+            pass.candidates = plan.small(plan.whole(pass.candidates, in: region))
+        }
+        let smallFace = plan?.smallFace ?? 0
+        func judges(_ box: Box) -> Bool {
+            if let region { return TilePlan.holds(region, box) && max(box.width, box.height) < TilePlan.tileFaceLimit * smallFace }
+            return max(box.width, box.height) >= smallFace
+        }
         // Where each track was when the pass's frame was taken.
         func boxThen(_ t: Track) -> Box? {
             if passFrame == frame { return t.box }
@@ -451,8 +510,8 @@ struct TrackerState: ~Copyable {
         }
         let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
         _ = confirm(with: candidates, tracks: established.subtracting(trackTaken), reported: false)
-        for i in tracks.indices where !trackTaken.contains(i) && boxThen(tracks[i]) != nil {
-            tracks[i].missedPasses += 1
+        for i in tracks.indices where !trackTaken.contains(i) {
+            if let then = boxThen(tracks[i]), judges(then) { tracks[i].missedPasses += 1 }
         }
         tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
 
@@ -460,13 +519,23 @@ struct TrackerState: ~Copyable {
         for (fi, face) in found.enumerated() where !faceTaken.contains(fi) {
             if let track = fresh(face) { tracks.append(track) }
         }
-        // Two tracks on one face: keep the one confirmed most recently.
+        // Two tracks on one face: keep the one confirmed most recently. A track lying mostly
+        // inside a larger one is a part of that face (the network scores parts of a large face
+        // weakly, and a small track is judged only by the tiles): the face is kept.
         var kept: [Track] = []
-        for t in tracks.sorted(by: { $0.missedPasses < $1.missedPasses })
-        where !kept.contains(where: { $0.box.rect.iou(t.box.rect) > 0.5 }) {
+        for t in tracks.sorted(by: { $0.missedPasses < $1.missedPasses }) {
+            let r = t.box.rect
+            if kept.contains(where: { $0.box.rect.iou(r) > 0.5 }) { continue }
+            if kept.contains(where: { Self.isPart(r, of: $0.box.rect) }) { continue }
+            kept.removeAll { Self.isPart($0.box.rect, of: r) }
             kept.append(t)
         }
         tracks = kept
+    }
+
+    /// Whether `part` lies mostly (60% of its area) inside the larger `whole`.
+    static func isPart(_ part: Rect, of whole: Rect) -> Bool {
+        part.area < whole.area && Double(part.intersection(whole).area) > 0.6 * Double(max(1, part.area))
     }
 }
 
@@ -475,6 +544,8 @@ struct TrackerState: ~Copyable {
 /// A finished pass: the frame it ran on, its boxes, and how long it took.
 struct PassResult {
     var frame: Int
+    /// The tile the pass looked at (nil: the whole frame).
+    var region: Rect?
     var pass: DetectionPass
     var latency: Duration
 }
@@ -510,7 +581,7 @@ final class PassWorker: Sendable {
 
     var isBusy: Bool { state.withLock { $0.busy } }
 
-    func submit(_ image: PixelBuffer, frame: Int) {
+    func submit(_ image: PixelBuffer, frame: Int, region: Rect?) {
         let generation = state.withLock { s -> Int in
             s.busy = true
             return s.generation
@@ -524,14 +595,14 @@ final class PassWorker: Sendable {
             }
             let started = ContinuousClock.now
             let outcome = Result { () throws(FaceDetectorError) -> DetectionPass in
-                try detector.pass(in: image, candidatesDownTo: floor)
+                try detector.pass(in: image, region: region, candidatesDownTo: floor)
             }
             let latency = ContinuousClock.now - started
             self.state.withLock { s in
                 s.busy = false
                 guard s.generation == generation else { return }
                 switch outcome {
-                case .success(let pass): s.result = PassResult(frame: frame, pass: pass, latency: latency)
+                case .success(let pass): s.result = PassResult(frame: frame, region: region, pass: pass, latency: latency)
                 case .failure(let error): s.failure = error
                 }
             }

@@ -1,0 +1,74 @@
+/// Where a tracker looks for faces too small for a pass over the whole frame, which the
+/// detector shrinks (CenterFace at 640 px sees a 20 px face of a 720p frame as 10 px, and
+/// misses it): tiles of the frame, each shrunk half as much (at most to the frame's own scale),
+/// visited in turn between whole-frame passes. Tiles overlap by ``smallFace``, so every face a
+/// whole-frame pass cannot be trusted to see lies whole inside one tile.
+package struct TilePlan: Equatable {
+    package var tiles: [Rect]
+    /// Faces whose longest side is at least this (image px) are judged by whole-frame passes:
+    /// such a face a pass does not report counts as missed. Smaller faces are judged only by
+    /// the tiles that hold them whole.
+    package var smallFace: Double
+    var width: Int
+    var height: Int
+
+    /// The side (px at the network's input) from which a whole-frame pass is trusted to see a face.
+    static let trustedSide = 32.0
+
+    /// The plan for `width` x `height` frames that a whole-frame pass shrinks by `scale`; no
+    /// tiles when it shrinks them little (the pass itself sees small faces).
+    package init(width: Int, height: Int, scale: Double) {
+        self.width = width
+        self.height = height
+        smallFace = scale > 0 ? Self.trustedSide / scale : 0
+        tiles = []
+        guard scale > 0, scale < 0.9, width >= 64, height >= 64 else {
+            smallFace = 0
+            return
+        }
+        let tileScale = min(1, 2 * scale)
+        let longest = scale * Double(max(width, height)) / tileScale // a tile's longest side, image px
+        let overlap = smallFace
+        guard longest > 2 * overlap else {
+            smallFace = 0
+            return
+        }
+        func layout(_ extent: Int) -> [(Int, Int)] {
+            let count = max(1, Int((Double(extent) - overlap) / (longest - overlap) + 0.999))
+            let side = min(extent, Int(((Double(extent) + Double(count - 1) * overlap) / Double(count)).rounded(.up)))
+            return (0..<count).map { i in (count == 1 ? 0 : i * (extent - side) / (count - 1), side) }
+        }
+        for (y, h) in layout(height) {
+            for (x, w) in layout(width) { tiles.append(Rect(x: x, y: y, width: w, height: h)) }
+        }
+    }
+
+    /// Tiles deal with faces up to this many times ``smallFace`` (a little over it, so a face
+    /// growing past it is judged by both kinds of pass for a while).
+    static let tileFaceLimit = 1.5
+
+    /// The faces a tile's pass deals with: small ones.
+    func small(_ faces: [Face]) -> [Face] {
+        faces.filter { Double(max($0.bounds.width, $0.bounds.height)) < Self.tileFaceLimit * smallFace }
+    }
+
+    /// Whether `box` lies whole inside `tile`.
+    package static func holds(_ tile: Rect, _ box: Box) -> Bool {
+        box.x >= Double(tile.x) && box.y >= Double(tile.y) && box.x + box.width <= Double(tile.x + tile.width)
+            && box.y + box.height <= Double(tile.y + tile.height)
+    }
+
+    /// The faces of a pass over `tile` that it saw whole: a face touching an edge of the tile
+    /// inside the frame is cut (the tile beside it, or a whole-frame pass, sees it whole).
+    func whole(_ faces: [Face], in tile: Rect) -> [Face] {
+        faces.filter { f in
+            let b = f.bounds
+            let margin = 2
+            if tile.x > 0 && b.x <= tile.x + margin { return false }
+            if tile.y > 0 && b.y <= tile.y + margin { return false }
+            if tile.x + tile.width < width && b.x + b.width >= tile.x + tile.width - margin { return false }
+            if tile.y + tile.height < height && b.y + b.height >= tile.y + tile.height - margin { return false }
+            return true
+        }
+    }
+}
