@@ -165,10 +165,15 @@ do {
             }
         }
         let python = URL(fileURLWithPath: "/usr/bin/python3")
+        let mediapipe = root.appendingPathComponent(".build/peers/mediapipe/bin/python")
+        if !FileManager.default.isExecutableFile(atPath: mediapipe.path) {
+            log("detection: no MediaPipe peer (Benchmarks/Peers/setup-mediapipe installs it)")
+        }
         var settings = DetectionSuite.Settings(
             splits: splits, kinds: kinds, seedsPerKind: quick ? 2 : 5, frames: quick ? 30 : 60,
             framekit: framekit.flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil },
-            python: FileManager.default.isExecutableFile(atPath: python.path) ? python : nil, work: work,
+            python: FileManager.default.isExecutableFile(atPath: python.path) ? python : nil,
+            mediapipe: FileManager.default.isExecutableFile(atPath: mediapipe.path) ? mediapipe : nil, work: work,
             keep: options[BenchOptions.keepClips].map { URL(fileURLWithPath: $0) })
         if let names = options[BenchOptions.detectors] { settings.detectors = Set(names.split(separator: ",").map(String.init)) }
         if let extra = options[BenchOptions.detectArgs] { settings.detectArguments = extra.split(separator: " ").map(String.init) }
@@ -195,6 +200,16 @@ do {
             func rate(_ d: String) -> Double {
                 let r = rows.filter { $0.detector == d }.map(\.results_per_s)
                 return r.isEmpty ? 0 : r.reduce(0, +) / Double(r.count)
+            }
+            func recall(_ d: String) -> Double {
+                let r = rows.filter { $0.detector == d }.map(\.recall)
+                return r.isEmpty ? 0 : r.reduce(0, +) / Double(r.count)
+            }
+            if rate("framekit-cli") > 0 && rate("mediapipe") > 0 {
+                print(
+                    "\(split.rawValue): framekit detect \(f(rate("framekit-cli"), 1)) results/s = \(f(rate("framekit-cli") / rate("mediapipe"), 2))x "
+                        + "MediaPipe's (\(f(rate("mediapipe"), 1))/s), at \(f(recall("framekit-cli") / max(1e-9, recall("mediapipe")), 2))x its recall "
+                        + "(\(f(recall("framekit-cli"))) vs \(f(recall("mediapipe"))), mean over kinds), same run")
             }
             if rate("framekit-cli") > 0 && rate("python-haar") > 0 {
                 print(

@@ -105,7 +105,8 @@ enum BatchRun {
         func base(_ input: String) -> String {
             let raw =
                 input.contains("://")
-                ? String(input.split(separator: "/", omittingEmptySubsequences: true).dropFirst().joined(separator: "_"))
+                ? String(
+                    redactingCredentials(input).split(separator: "/", omittingEmptySubsequences: true).dropFirst().joined(separator: "_"))
                 : URL(fileURLWithPath: input).lastPathComponent
             let safe = String(raw.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
             return safe.hasPrefix(".") ? "_" + safe.dropFirst() : safe
@@ -174,7 +175,10 @@ enum BatchRun {
                 interrupted = true
             case .failed(let message, let exit):
                 tally.failed += 1
-                let record = JSON.object([("input", .string(input)), ("error", .string(message)), ("exit_code", .int(Int(exit)))])
+                let record = JSON.object([
+                    ("input", .string(redactingCredentials(input))), ("error", .string(redactingCredentials(message))),
+                    ("exit_code", .int(Int(exit)))
+                ])
                 try? OutputFile.write(record.text + "\n", to: failedPath, replacing: true)
                 report(input, "failed", [("error", .string(message)), ("exit_code", .int(Int(exit)))])
                 if code == ExitCode.success || exit == ExitCode.temporaryFailure { code = exit }
@@ -221,7 +225,7 @@ enum BatchRun {
         do {
             if input.contains("://") {
                 guard let url = URL(string: input) else {
-                    throw RuntimeFailure("'\(input)' is not a valid URL", exitCode: ExitCode.dataError)
+                    throw RuntimeFailure("'\(redactingCredentials(input))' is not a valid URL", exitCode: ExitCode.dataError)
                 }
                 device = try CaptureDevice.stream(url, reconnect: .init(attempts: options[DeviceChoice.reconnect] ?? 5))
             } else {
@@ -260,7 +264,7 @@ enum BatchRun {
             guard case .object(let fields) = StatsJSON.document(result.snapshot) else {
                 return .failed("stats", exitCode: ExitCode.failure)
             }
-            let document = JSON.object([("input", .string(input))] + fields + settings.summaryFields)
+            let document = JSON.object([("input", .string(redactingCredentials(input)))] + fields + settings.summaryFields)
             try OutputFile.write(document.text + "\n", to: statsPath, replacing: true)
         } catch {
             unlink(linesPath) // the input is not done without its stats: a rerun does it again
@@ -279,6 +283,6 @@ enum BatchRun {
     }
 
     private static func report(_ input: String, _ status: String, _ fields: [(String, JSON)]) {
-        Console.out(JSON.object([("input", .string(input)), ("status", .string(status))] + fields).text)
+        Console.out(JSON.object([("input", .string(redactingCredentials(input))), ("status", .string(status))] + fields).text)
     }
 }

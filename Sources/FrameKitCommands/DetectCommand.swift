@@ -43,8 +43,9 @@ enum DetectCommand: Command {
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
         if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one camera; give one --device") }
         // Every output path is checked before capture starts, not found unwritable at the end.
-        if let annotate { try OutputFile.check(annotate.path, replacing: false) }
-        for option in [stats, report] { if let path = options[option] { try OutputFile.check(path, replacing: true) } }
+        let inputs = options[DeviceChoice.input].map { [$0] } ?? []
+        if let annotate { try OutputFile.check(annotate.path, replacing: false, inputs: inputs) }
+        for option in [stats, report] { if let path = options[option] { try OutputFile.check(path, replacing: true, inputs: inputs) } }
         let results: [Result<DetectPipeline.Result, any Error>]
         if devices.count == 1 {
             results = [

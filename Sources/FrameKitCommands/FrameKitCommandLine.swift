@@ -88,7 +88,11 @@ public enum FrameKitCommandLine {
         if first == "help" && arguments.dropFirst().first == "--markdown" {
             return printed(markdown(for: arguments.dropFirst(2).first))
         }
-        if first == "help", let name = arguments.dropFirst().first, let command = command(named: name) {
+        if first == "help", let name = arguments.dropFirst().first {
+            guard let command = command(named: name) else {
+                Console.err("framekit: no subcommand '\(name)' to help with (valid: \(commands.map { $0.name }.joined(separator: ", ")))")
+                return ExitCode.usage
+            }
             return printed(command.help)
         }
         if first == "--help" || first == "-h" || first == "help" {

@@ -22,8 +22,10 @@ enum MergeCommand: Command {
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw RuntimeFailure("\(folder): no such folder", exitCode: ExitCode.dataError)
         }
-        for option in [output, report] { if let path = options[option] { try OutputFile.check(path, replacing: true) } }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        // The batch's own files are inputs here: --output results/a.mp4.stats.json would replace one.
+        let inputs = names.map { URL(fileURLWithPath: folder).appendingPathComponent($0).path }
+        for option in [output, report] { if let path = options[option] { try OutputFile.check(path, replacing: true, inputs: inputs) } }
         func object(_ name: String) -> [String: Any]? {
             guard let data = FileManager.default.contents(atPath: URL(fileURLWithPath: folder).appendingPathComponent(name).path) else {
                 return nil

@@ -18,8 +18,23 @@ enum OutputFile {
     }
 
     /// Checks, before any work is done, that `path` can be written: its folder exists and is
-    /// writable, and (unless `replacing`) nothing is there yet.
-    static func check(_ path: String, replacing: Bool) throws(Failure) {
+    /// writable, (unless `replacing`) nothing is there yet, and it is none of `inputs` — by
+    /// device and inode, so `./../dir/clip.mp4` or a hard link to the input is found too
+    /// (`detect --input clip.mp4 --stats clip.mp4` would replace the video with JSON).
+    static func check(_ path: String, replacing: Bool, inputs: [String] = []) throws(Failure) {
+        var output = stat()
+        if stat(path, &output) == 0 {
+            for input in inputs {
+                var info = stat()
+                if stat(input, &info) == 0, info.st_dev == output.st_dev, info.st_ino == output.st_ino {
+                    throw Failure(path: path, reason: "it is this run's input \(input); not overwriting it")
+                }
+            }
+        }
+        try check(path, replacing: replacing)
+    }
+
+    private static func check(_ path: String, replacing: Bool) throws(Failure) {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var isFolder: ObjCBool = false

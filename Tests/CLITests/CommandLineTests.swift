@@ -19,10 +19,11 @@ struct CommandLineTests {
         (["detect", "--input", ""], 64), (["detect", "--device", "virtual:0"], 64), (["detect", "--device", "virtual:abc"], 64),
         (["detect", "--input", "ftp://example.com/clip.mp4"], 64), (["detect", "--input", "clip.mp4", "--reconnect", "2"], 64),
         (["detect", "--reconnect", "2"], 64), (["profile", "--presets", "vga640x480,,low"], 64), (["help", "detect"], 0),
-        (["preview", "--host", "999.1.1.1"], 64), (["preview", "--host", "::1"], 64)
+        (["preview", "--host", "999.1.1.1"], 64), (["preview", "--host", "::1"], 64),
+        (["help", "nosuch"], 64), (["detect", "--mode", "full", "--tiles", "off"], 64), (["detect", "--tiles", "maybe"], 64)
     ]
 
-    @Test("help and version exit 0; usage errors exit 64 with one line", arguments: 0..<30)
+    @Test("help and version exit 0; usage errors exit 64 with one line", arguments: exitCases.indices)
     func exitCodes(index: Int) throws {
         let (arguments, expected) = Self.exitCases[index]
         let run = try BinaryRunner.run("framekit", arguments)

@@ -113,6 +113,50 @@ struct FaultTests {
         #expect(png.status == 64 && png.stderr.contains(".jpg"), "\(png.stderr)")
     }
 
+    @Test("an output that is the run's input (the same file by another path) is refused before capture (73), the input untouched")
+    func outputOntoInput() throws {
+        let folder = Fixtures.temporaryFolder()
+        let clip = folder.appendingPathComponent("victim.mjpeg")
+        try Data(try JPEG.Encoder().encode(try PixelBuffer(contentsOf: Fixtures.coffee), quality: 80)).write(to: clip)
+        let before = try Data(contentsOf: clip)
+        let sub = folder.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        for target in [clip.path, sub.path + "/../victim.mjpeg"] {
+            for option in ["--stats", "--report"] {
+                let run = try BinaryRunner.run("framekit", ["detect", "--input", clip.path, option, target])
+                #expect(run.status == 73 && run.stderr.contains("input"), "\(option) \(target): \(run.status) \(run.stderr)")
+                #expect(run.stdout.isEmpty, "nothing was processed")
+            }
+        }
+        #expect(try Data(contentsOf: clip) == before)
+        // merge: a batch folder's own stats file is an input too.
+        let batch = folder.appendingPathComponent("batch")
+        try FileManager.default.createDirectory(at: batch, withIntermediateDirectories: true)
+        let stats = batch.appendingPathComponent("a.mjpeg.stats.json")
+        try Data("{}".utf8).write(to: stats)
+        let merge = try BinaryRunner.run("framekit", ["merge", batch.path, "--output", stats.path])
+        let kept = try String(contentsOf: stats, encoding: .utf8)
+        #expect(merge.status == 73 && kept == "{}", "\(merge.status) \(merge.stderr)")
+    }
+
+    @Test("a stream's password never reaches stderr or a batch's lines: admin:s3cret@ is shown as admin:***@")
+    func passwordsRedacted() throws {
+        let port = FreePort.next() // nothing listens there: the stream is refused
+        let url = "tcp://admin:s3cret@127.0.0.1:\(port)/cam"
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", url, "--frames", "5"])
+        #expect(run.status == 75, "\(run.status) \(run.stderr)")
+        #expect(!run.stderr.contains("s3cret") && !run.stdout.contains("s3cret") && run.stderr.contains("admin:***@"), "\(run.stderr)")
+        let folder = Fixtures.temporaryFolder()
+        let list = folder.appendingPathComponent("list.txt")
+        try Data((url + "\n").utf8).write(to: list)
+        let out = folder.appendingPathComponent("out")
+        let batch = try BinaryRunner.run("framekit", ["detect", "--inputs", list.path, "--output-dir", out.path, "--frames", "5"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        let written = try files.map { try String(contentsOf: out.appendingPathComponent($0), encoding: .utf8) }.joined()
+        #expect(batch.status == 75, "\(batch.status) \(batch.stderr)")
+        for text in [batch.stdout, batch.stderr, written, files.joined(separator: " ")] { #expect(!text.contains("s3cret"), "\(text)") }
+    }
+
     @Test("a paced run ends cleanly every time, with a background pass still under way at exit")
     func exitWithPassInFlight() throws {
         // exit() ran OpenCV's static destructors under a pass still in the network: SIGSEGV in

@@ -135,6 +135,17 @@ struct MediaSourceTests {
         #expect(output.counts.isBalanced)
     }
 
+    @Test("credentials in stream addresses are redacted wherever they are shown; the rest is kept")
+    func redaction() {
+        #expect(redactingCredentials("rtsp://admin:s3cret@camera:554/stream?x=1") == "rtsp://admin:***@camera:554/stream?x=1")
+        #expect(redactingCredentials("http://token@host/a@b") == "http://***@host/a@b")
+        #expect(redactingCredentials("tcp://127.0.0.1:9000") == "tcp://127.0.0.1:9000")
+        #expect(redactingCredentials("/videos/a@b.mp4") == "/videos/a@b.mp4")
+        #expect(
+            redactingCredentials("cannot open rtsp://u:p@a/x: refused (then srt://v:q@b)")
+                == "cannot open rtsp://u:***@a/x: refused (then srt://v:***@b)")
+    }
+
     @Test(
         "a forged jump of 2^62 s (1 s time base) is at most 10,000 discontinuity drops, never a trap, and a paced run goes on past it",
         arguments: [false, true])

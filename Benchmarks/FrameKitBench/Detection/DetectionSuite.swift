@@ -86,6 +86,8 @@ enum DetectionSuite {
         var frames: Int
         var framekit: URL?
         var python: URL?
+        /// The MediaPipe peer's Python (Benchmarks/Peers/setup-mediapipe's virtual environment), if installed.
+        var mediapipe: URL? = nil
         var work: URL
         /// Where to keep each clip (`NAME.mjpeg`) and its truth (`NAME.truth.json`), if anywhere.
         var keep: URL? = nil
@@ -95,7 +97,9 @@ enum DetectionSuite {
         var detectArguments: [String] = []
     }
 
-    static let allDetectors: Set<String> = ["framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar"]
+    static let allDetectors: Set<String> = [
+        "framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar", "mediapipe"
+    ]
 
     /// What one detector did on one clip.
     struct Run {
@@ -158,6 +162,15 @@ enum DetectionSuite {
                             log("  python-haar skipped: \(error) (scripts/bootstrap installs python3-opencv)")
                         }
                     }
+                    // MediaPipe Face Detection (BlazeFace full range): the peer a user would pick.
+                    if let mediapipe = settings.mediapipe, settings.detectors.contains("mediapipe") {
+                        do {
+                            let script = peer.deletingLastPathComponent().appendingPathComponent("mediapipe_peer.py")
+                            runs["mediapipe", default: []].append(try runPeer(mediapipe, script: script, file: file, truth: clip.truth))
+                        } catch {
+                            log("  mediapipe skipped: \(error)")
+                        }
+                    }
                     if let keep = settings.keep {
                         try? FileManager.default.removeItem(at: keep.appendingPathComponent(file.lastPathComponent))
                         try FileManager.default.moveItem(at: file, to: keep.appendingPathComponent(file.lastPathComponent))
@@ -166,7 +179,7 @@ enum DetectionSuite {
                         try? FileManager.default.removeItem(at: file)
                     }
                 }
-                for name in ["framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar"] {
+                for name in ["framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar", "mediapipe"] {
                     guard let list = runs[name], !list.isEmpty else { continue }
                     let accuracy = list.map(\.accuracy).reduce(Accuracy(), +)
                     let times = list.flatMap(\.times).sorted()

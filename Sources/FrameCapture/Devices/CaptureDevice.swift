@@ -204,12 +204,14 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     public static func stream(_ url: URL, reconnect: ReconnectPolicy = ReconnectPolicy()) throws(CaptureError) -> CaptureDevice {
         let scheme = url.scheme?.lowercased() ?? ""
         guard !scheme.isEmpty, MediaInput.hasProtocol(scheme) else {
-            throw .invalidArgument("\(url.absoluteString): this libavformat has no '\(scheme)' protocol")
+            throw .invalidArgument("\(redactingCredentials(url.absoluteString)): this libavformat has no '\(scheme)' protocol")
         }
         let media = try MediaSourceDescription(
             location: url.absoluteString, isLive: true, realTime: true, frameRate: nil, reconnect: reconnect)
+        // What is shown (names, labels, summaries) never carries the stream's password.
+        let shown = redactingCredentials(url.absoluteString)
         return CaptureDevice(
-            uniqueID: url.absoluteString, localizedName: url.absoluteString, deviceType: .stream, modelID: media.info.codec,
+            uniqueID: shown, localizedName: shown, deviceType: .stream, modelID: media.info.codec,
             formats: [media.deviceFormat], backend: .media(media))
     }
 

@@ -80,7 +80,7 @@ final class MediaSource: FrameSource {
             switch error {
             case .interrupted(let reason), .failed(let reason):
                 throw description.isLive
-                    ? .streamUnavailable(url: description.location, reason: reason)
+                    ? .streamUnavailable(url: redactingCredentials(description.location), reason: redactingCredentials(reason))
                     : .unreadableFile(path: description.location, reason: reason)
             }
         }
@@ -204,7 +204,9 @@ final class MediaSource: FrameSource {
     private func tryToReconnect(_ r: inout Reconnection) throws(CaptureError) -> SourceEvent {
         let policy = description.reconnect
         guard r.attempt < policy.attempts else {
-            throw .streamUnavailable(url: description.location, reason: "gave up after \(policy.attempts) attempts: \(r.reason)")
+            throw .streamUnavailable(
+                url: redactingCredentials(description.location),
+                reason: redactingCredentials("gave up after \(policy.attempts) attempts: \(r.reason)"))
         }
         let now = Timestamp.now()
         if r.nextTry.seconds(since: now) > 0 {

@@ -62,7 +62,9 @@ struct MediaSourceDescription: Sendable {
         do { probe = try MediaInput(location, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30) } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason):
-                throw isLive ? .streamUnavailable(url: location, reason: reason) : .unreadableFile(path: location, reason: reason)
+                throw isLive
+                    ? .streamUnavailable(url: redactingCredentials(location), reason: redactingCredentials(reason))
+                    : .unreadableFile(path: location, reason: reason)
             }
         }
         info = probe.info
@@ -74,7 +76,9 @@ struct MediaSourceDescription: Sendable {
             let reason =
                 "its video is \(info.width)x\(info.height): "
                 + (size.width < 2 || size.height < 2 ? "too small" : "over the pixel budget (PixelBuffer.pixelBudget)")
-            throw isLive ? .streamUnavailable(url: location, reason: reason) : .unreadableFile(path: location, reason: reason)
+            throw isLive
+                ? .streamUnavailable(url: redactingCredentials(location), reason: redactingCredentials(reason))
+                : .unreadableFile(path: location, reason: reason)
         }
         self.frameRate = frameRate ?? (info.frameRate > 0 && info.frameRate <= 1000 ? info.frameRate : 30)
     }
