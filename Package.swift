@@ -112,7 +112,10 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(
             name: "ProcessorTests",
-            dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference", "FramePixels", "FramePixelKernels", "FramePixelKernelsAVX2"]),
+            dependencies: [
+                "FrameKit", "FrameTestSupport", "OpenCVReference", "FramePixels", "FramePixelKernels", "FramePixelKernelsAVX2",
+                "FrameProcessors"
+            ]),
         .testTarget(name: "StatsTests", dependencies: ["FrameKit", "FrameTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["FrameKit", "FrameTestSupport", "FrameKitCommands", "FrameKitCLI", "OpenCVReference"])
     ],
