@@ -405,7 +405,9 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     w->codec->width = s->width;
     w->codec->height = s->height;
     w->codec->pix_fmt = AV_PIX_FMT_YUV420P;
-    w->codec->time_base = av_inv_q(rate);
+    // Timestamps from the frames' own times, on a fine clock (variable frame rate): a dropped
+    // frame leaves a gap, a camera that changes rate keeps its time.
+    w->codec->time_base = (AVRational){1, CFFM_WRITER_TIMESCALE};
     w->codec->framerate = rate;
     w->codec->gop_size = s->keyframe_interval > 0 ? s->keyframe_interval : 60;
     w->codec->thread_count = 2;
@@ -476,7 +478,7 @@ static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t 
 }
 
 cffm_status cffm_writer_write(cffm_writer *w, const uint8_t *const planes[3], const int32_t strides[3], cffm_input_layout layout,
-                              int64_t frame_index, char *message, size_t message_size) {
+                              int64_t pts, char *message, size_t message_size) {
     if (w->finished) { say("the recording is finished", message, message_size); return CFFM_ERROR; }
     if (av_frame_make_writable(w->frame) < 0) { say("out of memory", message, message_size); return CFFM_ERROR; }
     enum AVPixelFormat source = input_format(layout);
@@ -486,7 +488,7 @@ cffm_status cffm_writer_write(cffm_writer *w, const uint8_t *const planes[3], co
     const int source_strides[4] = {strides[0], strides[1], strides[2], 0};
     const uint8_t *source_planes[4] = {planes[0], planes[1], planes[2], NULL};
     sws_scale(w->sws, source_planes, source_strides, 0, w->codec->height, w->frame->data, w->frame->linesize);
-    w->frame->pts = frame_index;
+    w->frame->pts = pts;
     w->frames += 1;
     return encode(w, w->frame, message, message_size);
 }

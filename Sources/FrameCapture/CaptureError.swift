@@ -42,6 +42,9 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case maximumDurationReached(seconds: Double)
     case maximumFileSizeReached(bytes: Int)
     case freeDiskSpaceBelowLimit(bytes: Int)
+    /// The session's frames changed (size) while recording (AVError.sessionConfigurationChanged):
+    /// the recording ended, its file complete with the frames before the change.
+    case sessionConfigurationChanged(String)
     /// libjpeg-turbo could not encode a frame.
     case encodingFailed(String)
     case pixelBuffer(PixelBufferError)
@@ -85,6 +88,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case .photoSettingsReused(let id): "photo settings \(id) were used before; make new ones with PhotoSettings(from:)"
         case .recordingInProgress: "a recording is already under way"
         case .asyncConsumerExists: "another task already iterates this output's sampleBuffers; use one consumer per output"
+        case .sessionConfigurationChanged(let what): "the session's configuration changed: \(what); the recording ended"
         case .maximumDurationReached(let seconds): "maximum recorded duration (\(seconds) s) reached"
         case .maximumFileSizeReached(let bytes): "maximum recorded file size (\(bytes) bytes) reached"
         case .freeDiskSpaceBelowLimit(let bytes): "free disk space below the limit (\(bytes) bytes)"

@@ -8,7 +8,8 @@ enum RecordCommand: Command {
     static let name = "record"
     static let stopsOnInterrupt = true
     static let abstract = "Record video: H.264 in MP4 or MOV, or Motion-JPEG in AVI (by the file's extension)."
-    static let usage = "framekit record --output FILE.mp4|mov|avi (--frames N | --duration S) [--preset NAME] [--device PATH|ID|virtual]"
+    static let usage =
+        "framekit record --output FILE.mp4|mov|avi [--frames N | --duration S] [--preset NAME] [--device PATH|ID|virtual] (without a limit: until Ctrl-C or SIGTERM)"
     static let output = Option.text(
         "output", "FILE.mp4|mov|avi",
         help:
@@ -36,7 +37,11 @@ enum RecordCommand: Command {
         guard let path = options[Self.output] else { throw UsageError("--output FILE.mp4|mov|avi is required") }
         let frames = options[Self.frames]
         let duration = options[Self.duration]
-        guard (frames == nil) != (duration == nil) else { throw UsageError("give exactly one of --frames N or --duration S") }
+        // Neither: record until Ctrl-C or SIGTERM, which end the recording cleanly.
+        guard frames == nil || duration == nil else { throw UsageError("give at most one of --frames N or --duration S") }
+        guard ["mp4", "mov", "avi"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) else {
+            throw UsageError("--output must end in .mp4 or .mov (H.264) or .avi (Motion-JPEG), got \(path)")
+        }
         let maxSize = options[Self.maxSize]
         let preset = options[Self.preset] ?? .hd1280x720
         let url = URL(fileURLWithPath: path)

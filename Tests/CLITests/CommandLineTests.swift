@@ -308,8 +308,35 @@ struct OutputCommandTests {
         let probe = try OpenCV.probeVideo(file.path)
         #expect(probe.decodedFrames == frames && probe.width == 640 && probe.height == 480)
         #expect(try BinaryRunner.run("framekit", ["record", "--output", file.path, "--frames", "3", "--device", "virtual"]).status == 73)
-        #expect(try BinaryRunner.run("framekit", ["record", "--output", "x.avi"]).status == 64)
         #expect(try BinaryRunner.run("framekit", ["record", "--output", "x.avi", "--frames", "3", "--duration", "1"]).status == 64)
+        let mkv = try BinaryRunner.run("framekit", ["record", "--output", "x.mkv", "--device", "virtual"])
+        #expect(mkv.status == 64 && mkv.stderr.contains(".mp4"), "a container it does not write is a usage error, before capture")
+    }
+
+    @Test("record with no limit records until Ctrl-C: exit 0, ended by stop, the file complete", arguments: [SIGINT, SIGTERM])
+    func recordUntilInterrupted(signal: Int32) throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("open-ended.mp4")
+        let process = Process()
+        process.executableURL = BinaryRunner.productsFolder.appendingPathComponent("framekit")
+        process.arguments = ["record", "--output", file.path, "--device", "virtual", "--preset", "cif352x288"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Interrupted once the file holds more than its header (frames are being written).
+        let deadline = Date().addingTimeInterval(60)
+        func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0 }
+        while size() < 20_000 && process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(process.terminationStatus) \(text)")
+        let summary = try #require(
+            text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.first)
+        let frames = try #require(summary["frames"] as? Int)
+        #expect(summary["ended_by"] as? String == "stop" && frames > 0, "\(summary)")
+        let probe = try OpenCV.probeVideo(file.path)
+        #expect(probe.decodedFrames == frames && probe.width == 352, "\(probe)")
     }
 
     @Test("preview: a real headless Chromium opens the page and its screenshot shows the video")

@@ -111,10 +111,14 @@ typedef struct {
 cffm_status cffm_writer_open(const char *path, const char *format, const cffm_writer_settings *settings, cffm_writer **out,
                              char *message, size_t message_size);
 
-/// Encodes one frame (index `frame_index` on the frame-rate timeline) and writes what the
-/// encoder has ready.
+/// The time base of `cffm_writer_write`'s timestamps: 1/90000 s (MPEG's clock).
+#define CFFM_WRITER_TIMESCALE 90000
+
+/// Encodes one frame, presented at `pts` (in 1/CFFM_WRITER_TIMESCALE s from the recording's
+/// start, increasing; gaps where frames were dropped, so the file lasts as long as was recorded),
+/// and writes what the encoder has ready.
 cffm_status cffm_writer_write(cffm_writer *writer, const uint8_t *const planes[3], const int32_t strides[3], cffm_input_layout layout,
-                              int64_t frame_index, char *message, size_t message_size);
+                              int64_t pts, char *message, size_t message_size);
 
 /// A Motion-JPEG AVI at `path` (which must exist) whose frames are JPEG files passed through
 /// untouched: libavformat's AVI muxer, which goes on past 1 GiB in OpenDML RIFF-AVIX chunks

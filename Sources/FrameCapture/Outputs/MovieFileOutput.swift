@@ -30,6 +30,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         let writer: any MovieWriter
         let delegate: any RecordingDelegate
         var firstTime: Double?
+        /// The frame size the file was opened for (its headers hold it).
+        var size: FrameSize?
     }
     private struct State {
         /// Whether a recording is under way: all the capture thread reads, under a short lock.
@@ -178,7 +180,15 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             guard var r = f.value else { return nil }
             defer { f.value = r }
             do {
-                try r.writer.prepare(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height, frameRate: settings.frameRate)
+                // A file holds one frame size: a session whose size changes (a preset, a camera
+                // switched) ends the recording, complete up to the last frame of the old size,
+                // as AVFoundation's does. Another pixel format of the same size is converted.
+                let size = FrameSize(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height)
+                if let recorded = r.size, recorded != size {
+                    return .sessionConfigurationChanged("the frames changed size from \(recorded) to \(size) while recording")
+                }
+                try r.writer.prepare(width: size.width, height: size.height, frameRate: settings.frameRate)
+                r.size = size
                 let first = r.firstTime ?? frame.presentationTime
                 r.firstTime = first
                 if let max = settings.maxDuration, frame.presentationTime - first >= max {
@@ -189,7 +199,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 }
                 settings.beforeWrite?()
                 let limit = min(settings.maxFileSize ?? Int.max, r.writer.maximumBytes)
-                guard try r.writer.write(frame.pixelBuffer, maxBytes: limit == Int.max ? nil : limit) else {
+                let time = frame.presentationTime - first
+                guard try r.writer.write(frame.pixelBuffer, at: time, maxBytes: limit == Int.max ? nil : limit) else {
                     return .maximumFileSizeReached(bytes: limit)
                 }
                 return nil

@@ -20,10 +20,12 @@ protocol MovieWriter: AnyObject {
     /// Writes the headers for frames of this size and rate (once, at the first frame, before
     /// any limit is checked: a recording a limit ends at once is still a valid, empty file).
     func prepare(width: Int, height: Int, frameRate: Double) throws
-    /// Writes one frame; false once the file is at `maxBytes`, which it never passes (MJPEG:
-    /// the frame is not written; H.264: the encoder may have taken it, and no packet that would
-    /// pass the limit reaches the file).
-    func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool
+    /// Writes one frame, presented `time` seconds after the recording's first; false once the
+    /// file is at `maxBytes`, which it never passes (MJPEG: the frame is not written; H.264: the
+    /// encoder may have taken it, and no packet that would pass the limit reaches the file).
+    /// H.264 keeps `time` (a dropped frame leaves a gap, so the file lasts as long as was
+    /// recorded); Motion-JPEG AVI is constant-rate: frame after frame at the session's rate.
+    func write(_ frame: PixelBuffer, at time: Double, maxBytes: Int?) throws -> Bool
     /// Completes the file (index, trailer) and closes it.
     func close() throws
 }
@@ -94,7 +96,7 @@ package final class MJPEGMovieWriter: MovieWriter {
         writer = raw
     }
 
-    package func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
+    package func write(_ frame: PixelBuffer, at time: Double, maxBytes: Int?) throws -> Bool {
         let jpeg = try encoder.encode(frame, quality: quality)
         return try write(jpeg: jpeg, maxBytes: maxBytes)
     }
@@ -129,8 +131,8 @@ final class H264MovieWriter: MovieWriter {
     private let container: MovieFile.Container
     private let settings: MovieFileOutput.H264Settings
     private var writer: OpaquePointer?
-    /// Frames given to the encoder (their timeline's index).
-    private var framesGiven = 0
+    /// The last timestamp given to the encoder (1/90000 s), which must increase.
+    private var lastPTS: Int64 = -1
     /// Frames in the file: the encoder holds some back, and the size limit may cut the last.
     var frameCount: Int { Int(cffm_writer_frames_written(writer)) }
 
@@ -170,7 +172,7 @@ final class H264MovieWriter: MovieWriter {
         writer = raw
     }
 
-    func write(_ frame: PixelBuffer, maxBytes: Int?) throws -> Bool {
+    func write(_ frame: PixelBuffer, at time: Double, maxBytes: Int?) throws -> Bool {
         var message = [CChar](repeating: 0, count: 512)
         guard writer != nil else { throw Failure(description: "prepare(width:height:frameRate:) was not called") }
         // The shim holds the limit packet by packet (none that would pass it is written); the
@@ -180,6 +182,9 @@ final class H264MovieWriter: MovieWriter {
             cffm_writer_set_limit(writer, Int64(maxBytes))
             if cffm_writer_at_limit(writer) != 0 || bytesWritten >= maxBytes { return false }
         }
+        // The frame's own time; a timestamp that does not increase (a source's clock stepping
+        // back) is moved just after the last one.
+        let pts = max(lastPTS + 1, Int64(saturating: (time * Double(CFFM_WRITER_TIMESCALE)).rounded()))
         let layout: cffm_input_layout
         switch frame.format {
         case .i420: layout = CFFM_INPUT_I420
@@ -196,12 +201,12 @@ final class H264MovieWriter: MovieWriter {
                         $0.isEmpty ? nil : $0.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     }
                     let strides = [Int32(plane0.bytesPerRow), Int32(plane1.bytesPerRow), Int32(plane2.bytesPerRow)]
-                    return cffm_writer_write(writer, planes, strides, layout, Int64(framesGiven), &message, message.count)
+                    return cffm_writer_write(writer, planes, strides, layout, pts, &message, message.count)
                 }
             }
         }
         guard status == CFFM_OK else { throw Failure(description: Self.text(message)) }
-        framesGiven += 1
+        lastPTS = pts
         return cffm_writer_at_limit(writer) == 0
     }
 

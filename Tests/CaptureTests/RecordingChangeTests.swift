@@ -1,0 +1,87 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+/// Recordings that tell the truth when the session changes under them: a size change ends the
+/// recording with a complete file (AVFoundation's sessionConfigurationChanged), and an H.264 file
+/// lasts as long as was recorded whatever was dropped.
+@Suite("Recordings across a size change, and their duration with drops", .serialized)
+struct RecordingChangeTests {
+    /// ffprobe's codec, size, decoded frames and duration (s) of `url`'s video.
+    func probe(_ url: URL) throws -> (codec: String, width: Int, height: Int, frames: Int, duration: Double) {
+        let run = try BinaryRunner.runTool(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                "stream=codec_name,width,height,nb_read_frames:format=duration", "-of", "default=nw=1", url.path
+            ])
+        var fields: [String: String] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        guard run.status == 0, let codec = fields["codec_name"] else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: run.stderr])
+        }
+        return (
+            codec, Int(fields["width"] ?? "") ?? 0, Int(fields["height"] ?? "") ?? 0, Int(fields["nb_read_frames"] ?? "") ?? 0,
+            Double(fields["duration"] ?? "") ?? 0
+        )
+    }
+
+    static let changes: [(String, SessionPreset, SessionPreset)] = [
+        ("mp4", .hd1280x720, .cif352x288), ("mov", .vga640x480, .hd1280x720), ("avi", .hd1280x720, .vga640x480),
+        ("mp4", .cif352x288, .vga640x480)
+    ]
+
+    @Test(
+        "a preset changed while recording (smaller or larger) ends the recording with sessionConfigurationChanged; the file plays, every frame at the old size",
+        arguments: changes.indices)
+    func sizeChange(index: Int) throws {
+        try #require(FFmpegTool.isInstalled, "scripts/bootstrap installs ffmpeg (ffprobe)")
+        let (container, from, to) = Self.changes[index]
+        let url = Fixtures.temporaryFolder().appendingPathComponent("change.\(container)")
+        let movie = MovieFileOutput()
+        let session = try virtualSession(preset: from, outputs: [movie])
+        try session.startRunning()
+        defer { session.stopRunning() }
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        while movie.counts.delivered < 10 { Thread.sleep(forTimeInterval: 0.01) }
+        try session.configure { try session.setSessionPreset(to) }
+        let (done, frames, error) = try #require(waiter.wait(), "the recording ended by itself")
+        guard case .sessionConfigurationChanged? = error else {
+            Issue.record("ended by \(String(describing: error)), not sessionConfigurationChanged")
+            return
+        }
+        let size = try #require(from.resolve(among: CaptureDevice.virtualCamera.supportedSizes))
+        let probed = try probe(done)
+        #expect(probed.width == size.width && probed.height == size.height, "\(probed)")
+        #expect(frames >= 10 && probed.frames == frames, "\(frames) frames reported, \(probed)")
+    }
+
+    @Test(
+        "an H.264 recording whose writer drops frames (a slow disk) lasts as long as it recorded: 2.0 s by ffprobe, not the frames at 30 fps"
+    )
+    func durationWithDrops() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("drops.mp4")
+        let movie = MovieFileOutput()
+        movie.maxRecordedDuration = 2
+        movie.beforeWrite = { Thread.sleep(forTimeInterval: 0.08) } // a disk that takes 80 ms a frame
+        let session = try virtualSession(preset: .cif352x288, outputs: [movie])
+        try session.startRunning()
+        defer { session.stopRunning() }
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        let (_, frames, error) = try #require(waiter.wait())
+        guard case .maximumDurationReached? = error else {
+            Issue.record("ended by \(String(describing: error))")
+            return
+        }
+        let probed = try probe(url)
+        #expect(frames < 45 && movie.counts.droppedTotal > 10, "\(frames) frames, \(movie.counts): the test needs drops")
+        #expect(probed.frames == frames && abs(probed.duration - 2.0) < 0.15, "\(probed) for \(frames) frames")
+    }
+}
