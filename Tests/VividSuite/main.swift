@@ -415,7 +415,8 @@ cases.append(
             try check(
                 devices.status == 0 && devices.output.contains("\"vivid\"") && devices.output.contains("hd1280x720"),
                 "devices: \(devices.output.prefix(400))")
-            let detect = shell(framekitBinary, ["detect", "--device", device, "--preset", "hd1280x720", "--frames", "30"])
+            let detect = shell(
+                framekitBinary, ["detect", "--detector", "haar", "--device", device, "--preset", "hd1280x720", "--frames", "30"])
             try check(detect.status == 0, "detect exit \(detect.status): \(detect.output.suffix(400))")
             let lines = detect.output.split(separator: "\n").filter { $0.hasPrefix("{") }
             let summary = try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any]
@@ -518,17 +519,20 @@ cases.append(
             let detect = shell(
                 framekitBinary,
                 [
-                    "detect", "--device", device, "--preset", "vga640x480", "--frames", "5", "--control", "brightness=90",
+                    "detect", "--detector", "haar", "--device", device, "--preset", "vga640x480", "--frames", "5", "--control",
+                    "brightness=90",
                     "--control", "contrast=100"
                 ])
             try check(detect.status == 0, "detect --control exit \(detect.status): \(detect.output.suffix(300))")
             let camera = try CaptureDevice.v4l2(path: device)
             try check(try camera.control(named: "brightness").value == 90, "brightness after detect --control")
-            let bad = shell(framekitBinary, ["detect", "--device", device, "--frames", "1", "--control", "brightness=999"])
+            let bad = shell(
+                framekitBinary, ["detect", "--detector", "haar", "--device", device, "--frames", "1", "--control", "brightness=999"])
             try check(bad.status == 64 && bad.output.contains("0…255"), "brightness=999: \(bad.status) \(bad.output.suffix(200))")
             // While this process holds the configuration lock, another FrameKit process cannot take it.
             try camera.lockForConfiguration()
-            let locked = shell(framekitBinary, ["detect", "--device", device, "--frames", "1", "--control", "brightness=100"])
+            let locked = shell(
+                framekitBinary, ["detect", "--detector", "haar", "--device", device, "--frames", "1", "--control", "brightness=100"])
             camera.unlockForConfiguration()
             try check(
                 locked.status == 75 && locked.output.contains("locked"), "second owner: \(locked.status) \(locked.output.suffix(200))")
@@ -577,7 +581,8 @@ cases.append(
             try checkColourBars(collectors[0].frames[0].pixelBuffer)
             try checkColourBars(collectors[1].frames[0].pixelBuffer)
             let detect = shell(
-                framekitBinary, ["detect", "--device", device, "--device", second, "--preset", "vga640x480", "--frames", "10"])
+                framekitBinary,
+                ["detect", "--detector", "haar", "--device", device, "--device", second, "--preset", "vga640x480", "--frames", "10"])
             try check(detect.status == 0, "detect with two devices: \(detect.status) \(detect.output.suffix(300))")
             let summaries = detect.output.split(separator: "\n").filter { $0.hasPrefix("{\"summary\"") }
             try check(summaries.count == 2 && summaries[1].contains(second), "summaries: \(summaries)")
