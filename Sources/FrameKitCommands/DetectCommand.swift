@@ -75,6 +75,7 @@ enum DetectCommand: Command {
             try OutputFile.write(StatsReport.html(for: snapshots, title: "framekit detect"), to: path, replacing: true)
         }
         var code = ExitCode.success
+        let startHint = options[DeviceChoice.start].map { " from --start \($0) s on" } ?? ""
         for (device, result) in zip(devices, results) {
             switch result {
             case .failure(let error):
@@ -86,6 +87,11 @@ enum DetectCommand: Command {
                 if case .failed(let message, let exit) = r.end {
                     Console.err("framekit: \(devices.count > 1 ? "\(sourceName(device)): " : "")\(message)")
                     if code == ExitCode.success { code = exit }
+                } else if device.deviceType == .file, r.snapshot.framesCaptured == 0, case .endOfInput = r.end {
+                    // A file that ended before any frame (a header only, --start past its end)
+                    // is bad input, not a run that found no face.
+                    Console.err("framekit: \(sourceName(device)): no frame in it\(startHint)")
+                    if code == ExitCode.success { code = ExitCode.dataError }
                 }
             }
         }

@@ -157,6 +157,22 @@ struct FaultTests {
         for text in [batch.stdout, batch.stderr, written, files.joined(separator: " ")] { #expect(!text.contains("s3cret"), "\(text)") }
     }
 
+    @Test("an input with no frame at all — a Y4M header alone, --start past a clip's end — exits 65 saying so, not 0")
+    func inputsWithoutFrames() throws {
+        let folder = Fixtures.temporaryFolder()
+        let header = folder.appendingPathComponent("header-only.y4m")
+        try Data("YUV4MPEG2 W320 H240 F30:1 Ip A1:1 C420jpeg\n".utf8).write(to: header)
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", header.path])
+        #expect(run.status == 65 && run.stderr.contains("no frame"), "\(run.status) \(run.stderr)")
+        try #require(FFmpegTool.isInstalled)
+        let clip = folder.appendingPathComponent("short.mp4")
+        try FFmpegTool.clip(clip, frames: 15, codec: ["-c:v", "libx264"])
+        let late = try BinaryRunner.run("framekit", ["detect", "--input", clip.path, "--start", "0.4"])
+        #expect(late.status == 0, "frames from 0.4 s on: \(late.status) \(late.stderr)")
+        let past = try BinaryRunner.run("framekit", ["detect", "--input", clip.path, "--start", "30"])
+        #expect(past.status == 65 && past.stderr.contains("--start"), "\(past.status) \(past.stderr)")
+    }
+
     @Test("a paced run ends cleanly every time, with a background pass still under way at exit")
     func exitWithPassInFlight() throws {
         // exit() ran OpenCV's static destructors under a pass still in the network: SIGSEGV in
