@@ -173,6 +173,26 @@ struct FaultTests {
         #expect(past.status == 65 && past.stderr.contains("--start"), "\(past.status) \(past.stderr)")
     }
 
+    @Test(
+        "an http:// or file:// URL to a recording is a file: every frame once, then the run ends (it was replayed for ever as a live stream)"
+    )
+    func urlToAFileEnds() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        let clip = folder.appendingPathComponent("clip.mp4")
+        try FFmpegTool.clip(clip, frames: 20, codec: ["-c:v", "libx264"])
+        let port = FreePort.next()
+        let server = try FFmpegTool.serveHTTP(folder: folder, port: port)
+        defer { server.terminate() }
+        for url in ["http://127.0.0.1:\(port)/clip.mp4", clip.absoluteString] {
+            let run = try BinaryRunner.run("framekit", ["detect", "--detector", "haar", "--input", url], timeout: 60)
+            let lines = try run.jsonLines()
+            let summary = try #require(lines.last?["summary"] as? [String: Any], "\(url): \(run.status) \(run.stderr)")
+            #expect(run.status == 0 && summary["frames_captured"] as? Int == 20, "\(url): \(run.status) \(summary)")
+            #expect(lines.filter { $0["frame"] != nil }.count == 20 && !run.stderr.contains("reconnect"), "\(url): \(run.stderr)")
+        }
+    }
+
     @Test("a paced run ends cleanly every time, with a background pass still under way at exit")
     func exitWithPassInFlight() throws {
         // exit() ran OpenCV's static destructors under a pass still in the network: SIGSEGV in

@@ -26,26 +26,45 @@ public enum FFmpegTool {
 
     /// Starts `ffmpeg -re` serving a clip as MPEG-TS to the first client of
     /// tcp://127.0.0.1:PORT (it listens, serves one connection for `seconds`, and exits).
+    /// Returns once ffmpeg listens (its one client must be the test's: a probing connect would
+    /// take it).
     public static func serveTCP(port: Int, seconds: Double, rate: Int = 30) throws -> Process {
+        try serve(
+            port: port, path,
+            [
+                "-nostdin", "-loglevel", "quiet", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=\(rate)", "-t", "\(seconds)",
+                "-c:v", "libx264", "-tune", "zerolatency", "-g", "\(rate)", "-f", "mpegts", "tcp://127.0.0.1:\(port)?listen=1"
+            ])
+    }
+
+    /// Starts Python's HTTP server on 127.0.0.1:PORT serving `folder` (files with their length,
+    /// as any web server serves a recording); returns once it listens.
+    public static func serveHTTP(folder: URL, port: Int) throws -> Process {
+        try serve(port: port, "/usr/bin/python3", ["-m", "http.server", "--bind", "127.0.0.1", "--directory", folder.path, "\(port)"])
+    }
+
+    /// Starts `executable` with no standard input or output and returns once it listens on `port`.
+    static func serve(port: Int, _ executable: String, _ arguments: [String]) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [
-            "-nostdin", "-loglevel", "quiet", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=\(rate)", "-t", "\(seconds)",
-            "-c:v", "libx264", "-tune", "zerolatency", "-g", "\(rate)", "-f", "mpegts", "tcp://127.0.0.1:\(port)?listen=1"
-        ]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Returns once ffmpeg listens (its one client must be the test's: a probing connect
-        // would take it), read from /proc/net/tcp: on a machine busy with the other suites a
-        // fixed sleep was sometimes too short and the client's connect was refused.
+        waitUntilListening(port: port, process)
+        return process
+    }
+
+    /// Waits until `port` is in LISTEN (read from /proc/net/tcp) or `process` has ended: on a
+    /// machine busy with the other suites a fixed sleep was sometimes too short and the client's
+    /// connect was refused.
+    static func waitUntilListening(port: Int, _ process: Process) {
         let listening = String(format: ":%04X 00000000:0000 0A", port)
-        for _ in 0..<200 where process.isRunning {
-            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8), table.contains(listening) { break }
+        for _ in 0..<400 where process.isRunning {
+            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8), table.contains(listening) { return }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        return process
     }
 
     /// Starts GStreamer's RTSP server (Fixtures/rtsp_server.py) on `port`; returns once it
