@@ -398,8 +398,10 @@ struct TrackerState: ~Copyable {
         for i in tracks.indices { tracks[i].passBox = (frame, tracks[i].box) }
     }
 
+    /// Keeps a let-go image for the next frames: as many as one thinning or one pass's start
+    /// frees and the frames after it reuse (half the history); the rest are freed.
     private mutating func recycle(_ gray: PixelBuffer) {
-        if spareGrays.count < Self.historyLength { spareGrays.append(gray) }
+        if spareGrays.count < Self.historyLength / 2 { spareGrays.append(gray) }
     }
 
     /// The frame for a pass on another thread: itself if it owns its memory, else a copy into
@@ -410,7 +412,9 @@ struct TrackerState: ~Copyable {
             passImage = image.copy()
             return passImage!
         }
-        passImage = nil // one reference while writing: no copy-on-write
+        // One reference while writing. The last pass has let the buffer go, unless its closure is
+        // still returning: then writing copies it first (copy-on-write), never shares it.
+        passImage = nil
         for plane in 0..<image.planeCount {
             image.withUnsafeBytes(ofPlane: plane) { s, sp in
                 copy.withUnsafeMutableBytes(ofPlane: plane) { d, dp in
