@@ -26,12 +26,4 @@ extension FixedWidthInteger {
         guard overflow else { return sum }
         return other > 0 ? Self.max : Self.min
     }
-
-    /// `self * other`, or the type's bound it would pass.
-    @inlinable
-    package func saturatingMultiply(_ other: Self) -> Self {
-        let (product, overflow) = multipliedReportingOverflow(by: other)
-        guard overflow else { return product }
-        return (self < 0) != (other < 0) ? Self.min : Self.max
-    }
 }

@@ -21,7 +21,8 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
 
     public mutating func record(microseconds raw: UInt64) {
         let value = min(raw, (UInt64(1) << UInt64(Self.powers + Self.subBucketBits - 1)) - 1)
-        counts[Self.index(of: value)] = counts[Self.index(of: value)].saturatingAdd(1)
+        let bucket = Self.index(of: value)
+        counts[bucket] = counts[bucket].saturatingAdd(1)
         count &+= 1
         maxMicroseconds = max(maxMicroseconds, raw)
         minMicroseconds = min(minMicroseconds, raw)
@@ -89,7 +90,8 @@ public struct LatencyHistogram: Sendable, Equatable, Codable {
     package mutating func add(microseconds value: UInt64, count n: Int) {
         guard n > 0 else { return }
         let clamped = min(value, (UInt64(1) << UInt64(Self.powers + Self.subBucketBits - 1)) - 1)
-        counts[Self.index(of: clamped)] = counts[Self.index(of: clamped)].saturatingAdd(UInt32(clamping: n))
+        let bucket = Self.index(of: clamped)
+        counts[bucket] = counts[bucket].saturatingAdd(UInt32(clamping: n))
         count = count.saturatingAdd(n)
         maxMicroseconds = max(maxMicroseconds, value)
         minMicroseconds = min(minMicroseconds, value)

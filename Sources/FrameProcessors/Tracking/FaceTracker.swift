@@ -446,7 +446,7 @@ struct TrackerState: ~Copyable {
         }
         let smallFace = plan?.smallFace ?? 0
         func judges(_ box: Box) -> Bool {
-            if let region { return TilePlan.holds(region, box) && max(box.width, box.height) < TilePlan.tileFaceLimit * smallFace }
+            if let region, let plan { return TilePlan.holds(region, box) && plan.isSmall(max(box.width, box.height)) }
             return max(box.width, box.height) >= smallFace
         }
         // Where each track was when the pass's frame was taken.

@@ -47,10 +47,11 @@ package struct TilePlan: Equatable {
     /// growing past it is judged by both kinds of pass for a while).
     static let tileFaceLimit = 1.5
 
+    /// Whether a face whose longest side is `side` (image px) is a tile's to deal with.
+    func isSmall(_ side: Double) -> Bool { side < Self.tileFaceLimit * smallFace }
+
     /// The faces a tile's pass deals with: small ones.
-    func small(_ faces: [Face]) -> [Face] {
-        faces.filter { Double(max($0.bounds.width, $0.bounds.height)) < Self.tileFaceLimit * smallFace }
-    }
+    func small(_ faces: [Face]) -> [Face] { faces.filter { isSmall(Double(max($0.bounds.width, $0.bounds.height))) } }
 
     /// Whether `box` lies whole inside `tile`.
     package static func holds(_ tile: Rect, _ box: Box) -> Bool {
