@@ -223,14 +223,11 @@ enum BatchRun {
         }
         let device: CaptureDevice
         do {
-            if input.contains("://") {
-                guard let url = URL(string: input) else {
-                    throw RuntimeFailure("'\(redactingCredentials(input))' is not a valid URL", exitCode: ExitCode.dataError)
-                }
-                device = try CaptureDevice.stream(url, reconnect: .init(attempts: options[DeviceChoice.reconnect] ?? 5))
-            } else {
-                device = try CaptureDevice.file(URL(fileURLWithPath: input), realTime: options[DeviceChoice.realtime])
-            }
+            // Each line is opened as --input would open it; a line --input would refuse is bad data.
+            device = try DeviceChoice.openInput(DeviceChoice.inputURL(input, what: "input"), options: options, start: 0)
+        } catch let error as UsageError {
+            lines.abandon()
+            return .failed(error.description, exitCode: ExitCode.dataError)
         } catch {
             lines.abandon()
             let failure = RuntimeFailure(error)

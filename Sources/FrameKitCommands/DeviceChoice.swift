@@ -55,6 +55,27 @@ enum DeviceChoice {
     /// The stream protocols `--input` takes (docs/capture.md): those FFmpeg reads live.
     static let streamSchemes = ["rtsp", "rtsps", "tcp", "udp", "http", "https", "srt"]
 
+    /// An input as `--input` and a batch list's line take it: a URL with one of
+    /// ``streamSchemes`` (or file://), anything else a path. Else a ``UsageError`` naming `what`.
+    static func inputURL(_ input: String, what: String) throws -> URL {
+        guard let url = input.contains("://") ? URL(string: input) : URL(fileURLWithPath: input) else {
+            throw UsageError("\(what) '\(redactingCredentials(input))' is not a valid URL")
+        }
+        if !url.isFileURL, !streamSchemes.contains(url.scheme?.lowercased() ?? "") {
+            throw UsageError(
+                "\(what) '\(redactingCredentials(input))': streams are \(streamSchemes.map { $0 + "://" }.joined(separator: ", ")) (or a file's path)"
+            )
+        }
+        return url
+    }
+
+    /// The device for an input URL: a stream (reconnected as `--reconnect` says), or a file
+    /// (file:// included: it is checked like a path — a FIFO or a device node is refused).
+    static func openInput(_ url: URL, options: ParsedOptions, start: Double) throws(CaptureError) -> CaptureDevice {
+        if !url.isFileURL { return try CaptureDevice.stream(url, reconnect: .init(attempts: options[reconnect] ?? 5)) }
+        return try CaptureDevice.file(url, realTime: options[realtime], start: start)
+    }
+
     /// A `--device` value as a node path (`0` → /dev/video0).
     private static func nodePath(_ id: String) -> String {
         id == "virtual" || id.hasPrefix("/") ? id : (Int(id).map { "/dev/video\($0)" } ?? id)
@@ -87,21 +108,9 @@ enum DeviceChoice {
         }
         if let input = options[input] {
             guard !input.isEmpty else { throw UsageError("--input needs a file, a folder or a stream URL") }
-            // A URL (rtsp://, tcp://…) is a live stream; anything else a path.
-            guard let url = input.contains("://") ? URL(string: input) : URL(fileURLWithPath: input) else {
-                throw UsageError("--input '\(input)' is not a valid URL")
-            }
-            if !url.isFileURL, !streamSchemes.contains(url.scheme?.lowercased() ?? "") {
-                throw UsageError(
-                    "--input '\(input)': streams are \(streamSchemes.map { $0 + "://" }.joined(separator: ", ")) (or a file's path)")
-            }
+            let url = try inputURL(input, what: "--input")
             if url.isFileURL, options[reconnect] != nil { throw UsageError("--reconnect applies to a stream --input only") }
-            do {
-                if !url.isFileURL { return try CaptureDevice.stream(url, reconnect: .init(attempts: options[reconnect] ?? 5)) }
-                return try CaptureDevice.file(url, realTime: options[realtime], start: options[start] ?? 0)
-            } catch {
-                throw RuntimeFailure(error)
-            }
+            do { return try openInput(url, options: options, start: options[start] ?? 0) } catch { throw RuntimeFailure(error) }
         }
         switch options[device] {
         case let id?:

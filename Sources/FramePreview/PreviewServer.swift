@@ -443,7 +443,7 @@ public final class PreviewServer: Sendable {
                     405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
             return false
         }
-        if let origin = request.header("origin"), origin != "http://" + (request.header("host") ?? "") {
+        if Self.isCrossSite(request) {
             _ = send(fd, HTTPResponse.make(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
             return false
         }
@@ -455,6 +455,18 @@ public final class PreviewServer: Sendable {
             return false
         }
         return true
+    }
+
+    /// Whether a browser says the request comes from another site: any `Origin` but this
+    /// server's (every one, where a client sent two), `Sec-Fetch-Site` other than same-origin or
+    /// none (typed by the user), or, without `Origin`, a `Referer` from elsewhere.
+    static func isCrossSite(_ request: HTTPRequest) -> Bool {
+        let own = "http://" + (request.header("host") ?? "")
+        let origins = request.headers.filter { $0.name == "origin" }.map(\.value)
+        if origins.contains(where: { $0 != own }) { return true }
+        if let site = request.header("sec-fetch-site"), site != "same-origin" && site != "none" { return true }
+        if origins.isEmpty, let referer = request.header("referer"), referer != own && !referer.hasPrefix(own + "/") { return true }
+        return false
     }
 
     /// Whether the connection comes from 127.0.0.0/8.
@@ -473,8 +485,12 @@ public final class PreviewServer: Sendable {
     func hostIsAllowed(_ host: String?) -> Bool {
         guard let host = host?.lowercased(), !host.isEmpty else { return false }
         var name = Substring(host)
-        if name.hasPrefix("[") { // [::1]:8080
-            name = name.dropFirst().prefix { $0 != "]" }
+        if name.hasPrefix("[") { // [::1]:8080: an IPv6 literal, then nothing or a port
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let port = name[name.index(after: close)...]
+            guard port.isEmpty || port.first == ":" && port.dropFirst().allSatisfy(\.isNumber) else { return false }
+            name = name[name.index(after: name.startIndex)..<close]
+            guard name.contains(":") else { return false } // [localhost] is no address
         } else if let colon = name.lastIndex(of: ":") {
             guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
             name = name[..<colon]

@@ -106,6 +106,30 @@ struct BatchCommandTests {
         #expect(merged["inputs_done"] as? Int == 2 && failures.compactMap { $0["exit_code"] as? Int }.sorted() == [65, 75])
     }
 
+    @Test(
+        "a list line that is no video — a FIFO (path or file://), a device node, text, a scheme --input refuses — fails 65 at once; the batch goes on"
+    )
+    func linesThatAreNotVideo() throws {
+        let inputs = try clips(1, frames: 2)
+        let fifo = inputs.appendingPathComponent("fifo.mp4")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        try "not a video\n".write(to: inputs.appendingPathComponent("notes.mp4"), atomically: true, encoding: .utf8)
+        let list = inputs.appendingPathComponent("list.txt")
+        let lines = [
+            fifo.path, "file://\(fifo.path)", "/dev/zero", "file://\(inputs.path)/notes.mp4", "ftp://127.0.0.1/a.mp4", "clip00.y4m"
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8)
+        let out = Fixtures.temporaryFolder("batch-notvideo")
+        // Before, the FIFO blocked in open() for ever: the runner's timeout is the failure.
+        let run = try BinaryRunner.run("framekit", ["detect", "--inputs", list.path, "--output-dir", out.path], timeout: 120)
+        #expect(run.status == 65, "\(run.status) \(run.stderr)")
+        let results = try run.jsonLines().compactMap { line -> String? in
+            guard line["input"] != nil else { return nil }
+            return "\(line["status"] as? String ?? ""):\(line["exit_code"].map { "\($0)" } ?? "-")"
+        }
+        #expect(results == Array(repeating: "failed:65", count: 5) + ["done:-"], "\(results) \(run.stdout)")
+    }
+
     @Test("SIGTERM mid-input, after earlier inputs' watches ended: that input's files never take their names, exit 75, a rerun finishes it")
     func terminated() throws {
         // The signal comes during the third input: each earlier input installed and removed a

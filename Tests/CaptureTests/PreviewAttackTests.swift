@@ -83,7 +83,10 @@ struct PreviewAttackTests {
         let server = try server { $0.allowedHosts = ["camera.lan"] }
         defer { server.stop() }
         server.publish(jpeg: [0xFF, 0xD8, 0xFF, 0xD9])
-        for host in ["attacker.example", "attacker.example:\(server.port)", "127.0.0.1.attacker.example", ""] {
+        for host in [
+            "attacker.example", "attacker.example:\(server.port)", "127.0.0.1.attacker.example", "", "[::1]evil.com",
+            "[::1].evil.com", "[localhost]", "[::1]:80x", "[::1"
+        ] {
             #expect(try RawHTTP.request(port: server.port, "GET", "/stream.mjpeg", headers: "Host: \(host)\r\n").status == 421, "\(host)")
         }
         #expect(try RawHTTP.request(port: server.port, "GET", "/", headers: "").status == 421, "no Host at all")
@@ -125,6 +128,20 @@ struct PreviewAttackTests {
         let same = "Host: 127.0.0.1:\(server.port)\r\nOrigin: http://127.0.0.1:\(server.port)\r\n"
         #expect(try RawHTTP.request(port: server.port, "POST", "/switch/1", headers: same).status == 200)
         #expect(calls.value == 1)
+        // What else says another site sent it: a second Origin, Sec-Fetch-Site, a foreign Referer.
+        let host = "Host: 127.0.0.1:\(server.port)\r\n"
+        for headers in [
+            same + "Origin: http://attacker.example\r\n", host + "Sec-Fetch-Site: cross-site\r\n",
+            host + "Sec-Fetch-Site: same-site\r\n", host + "Referer: http://attacker.example/page\r\n",
+            host + "Referer: http://127.0.0.1:\(server.port).attacker.example/\r\n"
+        ] {
+            #expect(try RawHTTP.request(port: server.port, "POST", "/switch/1", headers: headers).status == 403, "\(headers)")
+        }
+        #expect(calls.value == 1)
+        for headers in [host + "Sec-Fetch-Site: same-origin\r\n", host + "Referer: http://127.0.0.1:\(server.port)/\r\n"] {
+            #expect(try RawHTTP.request(port: server.port, "POST", "/switch/1", headers: headers).status == 200, "\(headers)")
+        }
+        #expect(calls.value == 3)
         let page = try RawHTTP.request(port: server.port, "GET", "/")
         #expect(String(decoding: page.body, as: UTF8.self).contains("method: 'POST'"))
     }

@@ -18,12 +18,11 @@ final class V4L2Source: FrameSource {
     private let kernel: any V4L2Kernel
     /// The controls subscribed to V4L2_EVENT_CTRL, by ID, for naming their changes.
     private var subscribed: [UInt32: DeviceControl] = [:]
-    /// Added to the driver's sequence numbers: a stream restarted after a still continues the
-    /// numbering (the driver's starts again at 0).
+    /// Added to the driver's sequence number to make FrameKit's, set at each frame (see `next`).
     private var sequenceBase: UInt64 = 0
     /// The last number and time this source reported, and, after a still, where video left off.
     private var last: (sequence: UInt64, time: Timestamp)?
-    private var resumeAfterStill: (sequence: UInt64, time: Timestamp)?
+    private var resumeAfterStill: Timestamp?
     private var stream: V4L2Stream?
     private var sequence = SequenceTracker()
     private var pending: [SourceEvent] = []
@@ -120,30 +119,30 @@ final class V4L2Source: FrameSource {
         }
         guard let dequeued else { return pending.isEmpty ? .idle : pending.removeFirst() }
         let seq = dequeued.sequence
-        if let resume = resumeAfterStill {
+        // FrameKit's numbers run on from the last one reported, whatever the driver's do: its
+        // own only say how many frames were lost in between. A number it repeats, one that runs
+        // backwards (a restart) or wraps at 2^32 still gets a fresh, larger number here.
+        var lost = sequence.gap(before: seq)
+        var reason: DropReason = dequeued.starvedBefore ? .outOfBuffers : .discontinuity
+        var times: (start: Timestamp, period: Double)?
+        if let resumeTime = resumeAfterStill {
             // Back from a still: the frames a camera at this rate would have delivered in the
             // gap were never captured. Report them, and number on from where video left off.
             resumeAfterStill = nil
-            sequence = SequenceTracker()
             let period = 1 / configuration.frameRate
-            let elapsed = dequeued.timestamp.seconds(since: resume.time)
-            let missed = max(0, Int(saturating: (elapsed / period).rounded()) - 1)
-            for i in 0..<missed {
-                pending.append(
-                    .dropped(
-                        DroppedFrame(
-                            sequenceNumber: resume.sequence + 1 + UInt64(i),
-                            presentationTime: resume.time.adding(seconds: Double(i + 1) * period).seconds, reason: .photoCapture)))
-            }
-            sequenceBase = resume.sequence + 1 + UInt64(missed) &- UInt64(seq)
+            let elapsed = dequeued.timestamp.seconds(since: resumeTime)
+            lost = max(0, Int(saturating: (elapsed / period).rounded()) - 1)
+            reason = .photoCapture
+            times = (resumeTime, period)
         }
-        let lost = sequence.gap(before: seq)
-        let reason: DropReason = dequeued.starvedBefore ? .outOfBuffers : .discontinuity
+        // The first number is the driver's, or after a still taken before any frame, the gap's.
+        let number = last.map { $0.sequence &+ 1 &+ UInt64(lost) } ?? (times == nil ? UInt64(seq) : UInt64(lost))
+        sequenceBase = number &- UInt64(seq)
         for i in 0..<lost {
-            let missing = sequenceBase &+ UInt64(seq &- UInt32(lost - i))
-            pending.append(.dropped(DroppedFrame(sequenceNumber: missing, presentationTime: dequeued.timestamp.seconds, reason: reason)))
+            let time = times.map { $0.start.adding(seconds: Double(i + 1) * $0.period).seconds } ?? dequeued.timestamp.seconds
+            pending.append(.dropped(DroppedFrame(sequenceNumber: number &- UInt64(lost - i), presentationTime: time, reason: reason)))
         }
-        last = (sequenceBase &+ UInt64(seq), dequeued.timestamp)
+        last = (number, dequeued.timestamp)
         let event = makeFrame(dequeued, stream: stream)
         if pending.isEmpty { return event }
         pending.append(event)
@@ -153,7 +152,7 @@ final class V4L2Source: FrameSource {
     /// A still in `format`: streaming stops (buffers given back), the still is taken in that
     /// format, and video restarts in its own; the next frames report the gap.
     func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
-        let resume = last ?? (sequence: sequenceBase, time: Timestamp.now())
+        let resume = last?.time ?? Timestamp.now()
         // Queued frames borrow the driver's buffers, which the switch needs back: they are
         // reported as photoCapture drops instead (the photo's moment is now).
         pending = pending.map { event in
@@ -190,6 +189,7 @@ final class V4L2Source: FrameSource {
             throw .configuration("cannot restart video after the photo: \(stillReleased ?? "the device is busy")")
         }
         resumeAfterStill = resume
+        sequence = SequenceTracker() // the driver's numbers start again
         return try result.get()
     }
 
