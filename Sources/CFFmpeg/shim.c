@@ -31,6 +31,10 @@ struct cffm_media {
     // The file ends before data its own index places (a cut or half-copied file): bytes on
     // disk, and the end of the indexed data. Reported when the frames there are all delivered.
     int64_t truncated_at, indexed_end;
+    // Packets given to the decoder, frames it gave back, and decode errors reported: a
+    // frame-threaded decoder (PNG, for one) can lose a failed frame's error when it is flushed,
+    // so a file of one damaged image would end with no frame and no error at all.
+    int64_t packets_sent, frames_out, errors_reported;
 };
 
 // Whether the file is shorter than the samples its index lists (MP4's sample tables, AVI's
@@ -209,8 +213,15 @@ static cffm_status deliver(cffm_media *m, cffm_frame *out, char *message, size_t
     return CFFM_OK;
 }
 
-// The end of the frames: CFFM_END, or an error for a file cut short of its own index.
+// The end of the frames: CFFM_END, or an error for a file cut short of its own index. When
+// not one packet decoded, each is reported as corrupt first (some packets legitimately give
+// no frame — VP8's hidden alt-ref frames —, so this is only said when none gave one).
 static cffm_status end(cffm_media *m, char *message, size_t message_size) {
+    if (m->frames_out == 0 && m->errors_reported < m->packets_sent) {
+        m->errors_reported++;
+        say("the decoder gave no frame for this packet (a damaged frame)", message, message_size);
+        return CFFM_CORRUPT;
+    }
     if (m->indexed_end == 0) return CFFM_END;
     char text[160];
     snprintf(text, sizeof text, "the file is truncated: it ends at byte %lld, and its index lists frames up to byte %lld",
@@ -224,9 +235,9 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
     memset(frame, 0, sizeof *frame);
     for (;;) {
         int error = avcodec_receive_frame(m->codec, m->frame);
-        if (error == 0) return deliver(m, frame, message, message_size);
+        if (error == 0) { m->frames_out++; return deliver(m, frame, message, message_size); }
         if (error == AVERROR_EOF) return end(m, message, message_size);
-        if (error != AVERROR(EAGAIN)) { describe(error, "decoding", message, message_size); return CFFM_CORRUPT; }
+        if (error != AVERROR(EAGAIN)) { m->errors_reported++; describe(error, "decoding", message, message_size); return CFFM_CORRUPT; }
         if (m->draining) return end(m, message, message_size);
         if (atomic_load(&m->interrupted)) { say("interrupted", message, message_size); return CFFM_INTERRUPTED; }
         arm(m);
@@ -242,7 +253,8 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
         if (m->packet->stream_index != m->stream) { av_packet_unref(m->packet); continue; }
         error = avcodec_send_packet(m->codec, m->packet);
         av_packet_unref(m->packet);
-        if (error < 0 && error != AVERROR(EAGAIN)) { describe(error, "decoding a packet", message, message_size); return CFFM_CORRUPT; }
+        m->packets_sent++;
+        if (error < 0 && error != AVERROR(EAGAIN)) { m->errors_reported++; describe(error, "decoding a packet", message, message_size); return CFFM_CORRUPT; }
     }
 }
 

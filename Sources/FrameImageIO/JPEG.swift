@@ -113,25 +113,49 @@ public enum JPEG {
     }
 
     /// A reusable encoder (one libjpeg-turbo handle). Not for use from two threads at once.
+    ///
+    /// It keeps its working memory between frames — the planes a Y'CbCr frame is split into and
+    /// an output buffer of libjpeg-turbo's worst-case size — so encoding a stream allocates only
+    /// the returned bytes: a few megabytes allocated and freed per frame made glibc raise its
+    /// mmap threshold and fragment the heap (the preview grew ~12 MB a minute).
     public final class Encoder {
         private let handle: tjhandle
+        private var planes: PlanarYCbCr?
+        private var output: (pointer: UnsafeMutablePointer<UInt8>, capacity: UInt)?
 
         public init() throws(ImageIOError) {
             guard let handle = tjInitCompress() else { throw .jpeg("tjInitCompress failed") }
             self.handle = handle
         }
 
-        deinit { tjDestroy(handle) }
+        deinit {
+            if let output { tjFree(output.pointer) }
+            tjDestroy(handle)
+        }
+
+        /// The reused output buffer, grown to libjpeg-turbo's bound for this size and subsampling.
+        private func outputBuffer(width: Int, height: Int, subsampling: TJSAMP) throws(ImageIOError) -> (
+            pointer: UnsafeMutablePointer<UInt8>, capacity: UInt
+        ) {
+            let bound = tjBufSize(Int32(width), Int32(height), Int32(subsampling.rawValue))
+            guard bound != UInt.max, bound <= UInt(Int32.max) else { throw .jpeg("\(width)x\(height) is too large to encode") }
+            if let output, output.capacity >= bound { return output }
+            if let output { tjFree(output.pointer) }
+            output = nil
+            guard let pointer = tjAlloc(Int32(bound)) else { throw .jpeg("cannot allocate \(bound) bytes for the JPEG") }
+            output = (pointer, bound)
+            return (pointer, bound)
+        }
 
         /// Encodes `buffer` (any FrameKit format) at `quality` 1…100. Y'CbCr buffers are encoded
         /// from their planes (4:2:0 or 4:2:2) without an RGB round trip.
         public func encode(_ buffer: PixelBuffer, quality: Int = 90) throws(ImageIOError) -> [UInt8] {
             precondition((1...100).contains(quality), "JPEG quality is 1…100")
-            var output: UnsafeMutablePointer<UInt8>? = nil
-            var size: UInt = 0
-            defer { if let output { tjFree(output) } }
-            let flags = Int32(ctj_FLAG_ACCURATEDCT)
+            // NOREALLOC: libjpeg-turbo writes into our buffer, sized to its bound, never its own.
+            let flags = Int32(ctj_FLAG_ACCURATEDCT | ctj_FLAG_NOREALLOC)
             let status: Int32
+            var destination: UnsafeMutablePointer<UInt8>?
+            var size: UInt = 0
             switch buffer.format {
             case .rgb24, .bgra32, .gray8:
                 let (pf, samp): (TJPF, TJSAMP) =
@@ -140,16 +164,22 @@ public enum JPEG {
                     case .bgra32: (TJPF_BGRA, TJSAMP_420)
                     default: (TJPF_GRAY, TJSAMP_GRAY)
                     }
+                let out = try outputBuffer(width: buffer.width, height: buffer.height, subsampling: samp)
+                (destination, size) = (out.pointer, out.capacity)
                 status = buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
                     tjCompress2(
                         handle, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.width),
-                        Int32(p.bytesPerRow), Int32(buffer.height), Int32(pf.rawValue), &output, &size,
+                        Int32(p.bytesPerRow), Int32(buffer.height), Int32(pf.rawValue), &destination, &size,
                         Int32(samp.rawValue), Int32(quality), flags)
                 }
             case .nv12VideoRange, .nv12FullRange, .i420, .yuyv:
-                var planes: PlanarYCbCr
-                do { planes = try PlanarYCbCr(reading: buffer) } catch { throw .pixelBuffer(error) }
+                var planes = self.planes ?? PlanarYCbCr(width: 0, height: 0, chromaWidth: 0, chromaHeight: 0)
+                self.planes = nil // uniquely held while it is filled: no copy-on-write
+                defer { self.planes = planes }
+                do { try planes.read(buffer) } catch { throw .pixelBuffer(error) }
                 let samp = buffer.format == .yuyv ? TJSAMP_422 : TJSAMP_420
+                let out = try outputBuffer(width: buffer.width, height: buffer.height, subsampling: samp)
+                (destination, size) = (out.pointer, out.capacity)
                 let cw = planes.chromaWidth
                 status = planes.y.withUnsafeBufferPointer { yp in
                     planes.cb.withUnsafeBufferPointer { cbp in
@@ -159,15 +189,15 @@ public enum JPEG {
                             return pointers.withUnsafeMutableBufferPointer { pp in
                                 tjCompressFromYUVPlanes(
                                     handle, pp.baseAddress, Int32(buffer.width), &strides,
-                                    Int32(buffer.height), Int32(samp.rawValue), &output, &size,
+                                    Int32(buffer.height), Int32(samp.rawValue), &destination, &size,
                                     Int32(quality), flags)
                             }
                         }
                     }
                 }
             }
-            guard status == 0, let output else { throw .jpeg(String(cString: tjGetErrorStr2(handle))) }
-            return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+            guard status == 0, let destination else { throw .jpeg(String(cString: tjGetErrorStr2(handle))) }
+            return Array(UnsafeBufferPointer(start: destination, count: Int(size)))
         }
     }
 

@@ -92,6 +92,13 @@ enum DetectCommand: Command {
                     // is bad input, not a run that found no face.
                     Console.err("framekit: \(sourceName(device)): no frame in it\(startHint)")
                     if code == ExitCode.success { code = ExitCode.dataError }
+                } else if device.deviceType == .file, r.snapshot.framesCaptured > 0,
+                    r.snapshot.drops[DropReason.corrupt.rawValue] == r.snapshot.framesCaptured, case .endOfInput = r.end
+                {
+                    // Every frame damaged (a broken image, a file of garbage after a valid
+                    // header): counted as corrupt drops, and nothing readable is bad input too.
+                    Console.err("framekit: \(sourceName(device)): no readable frame in it (\(r.snapshot.framesCaptured) damaged)")
+                    if code == ExitCode.success { code = ExitCode.dataError }
                 }
             }
         }

@@ -64,6 +64,32 @@ struct FileSourceTests {
         #expect(recorder.drops.map(\.sequenceNumber) == [3])
     }
 
+    @Test("a damaged Y4M FRAME header: that frame is a corrupt drop, the stream resumes at the next; a stretch with none is all dropped")
+    func y4mDamagedFrameHeader() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("damaged.y4m")
+        try Y4MWriter.write(frames: 60, width: 32, height: 32, to: file)
+        var bytes = [UInt8](try Data(contentsOf: file))
+        let frameHeaders = (0..<(bytes.count - 5)).filter { bytes[$0..<($0 + 5)].elementsEqual("FRAME".utf8) }
+        try #require(frameHeaders.count == 60)
+        bytes[frameHeaders[10]] = UInt8(ascii: "X") // "XRAME": frame 10's header is damaged
+        // Frames 30…32 zeroed, headers included, but for the last 700 bytes: three frames lost.
+        bytes.replaceSubrange(
+            frameHeaders[30]..<(frameHeaders[33] - 700), with: repeatElement(0, count: frameHeaders[33] - 700 - frameHeaders[30]))
+        try Data(bytes).write(to: file)
+        let (recorder, counts) = try runToEnd(try CaptureDevice.file(file))
+        #expect(counts.captured == 60 && counts.delivered == 56 && counts.dropped(.corrupt) == 4, "\(counts)")
+        #expect(recorder.drops.map(\.sequenceNumber) == [10, 30, 31, 32])
+        // Frame 11 is frame 11's pixels: the numbering did not slip.
+        let f11 = try #require(recorder.frames.first { $0.sequenceNumber == 11 }).pixelBuffer
+        #expect(f11.withUnsafeBytes(ofPlane: 0) { b, p in b[3 * p.bytesPerRow + 10] } == Y4MWriter.luma(frame: 11, x: 10, y: 3))
+
+        // Headers gone from frame 50 on: the ten frames the rest could hold are reported lost.
+        let tail = Array(bytes.prefix(frameHeaders[50])) + [UInt8](repeating: 0x41, count: 10 * 1542)
+        try Data(tail).write(to: file)
+        let (_, tailCounts) = try runToEnd(try CaptureDevice.file(file))
+        #expect(tailCounts.captured == 60 && tailCounts.delivered == 46 && tailCounts.dropped(.corrupt) == 14, "\(tailCounts)")
+    }
+
     @Test(
         "an unreadable header is a thrown error naming the file",
         arguments: [
@@ -99,6 +125,51 @@ struct FileSourceTests {
         #expect(Set(recorder.drops.map(\.sequenceNumber)) == [2, 4])
         #expect(recorder.frames[0].pixelBuffer.format == .nv12FullRange)
         #expect(try HaarFaceDetector().detect(in: recorder.frames[3].pixelBuffer).count == 1)
+    }
+
+    @Test("MJPEG: bytes between frames are skipped, a frame cut short is one corrupt drop, a thumbnail is no frame")
+    func mjpegStructure() throws {
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let good = try JPEG.encode(photo, quality: 80)
+        // An EXIF-style APP1 holding a whole JPEG (a thumbnail, with its own SOI and EOI).
+        let thumbnail = try JPEG.encode(try PixelBuffer(width: 16, height: 16, format: .gray8), quality: 50)
+        let payload = Array("Exif\0\0".utf8) + thumbnail
+        let app1: [UInt8] = [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        let withThumbnail = Array(good[0..<2]) + app1 + Array(good[2...])
+        let cut = Array(good.prefix(good.count / 2)) // no EOI: the next frame's SOI follows at once
+        let forged = try InputLimitTests.forgedJPEG(width: 8192, height: 4096) // over the pixel budget
+        let parts: [[UInt8]] = [
+            forged, Array("\r\n--frame\r\n".utf8), good, [0x0A], good, [0, 0, 0, 0], withThumbnail, cut, good, [0xFF, 0xFF, 0x00],
+            withThumbnail
+        ]
+        let stream = parts.flatMap { $0 }
+        // Found the same whatever the chunking (an SOI or a length across two reads).
+        func split(_ chunk: Int) -> [Range<Int>] {
+            var splitter = JPEG.StreamSplitter()
+            var offset = 0
+            stream.withUnsafeBytes { all in
+                while offset < all.count {
+                    let n = min(chunk, all.count - offset)
+                    splitter.consume(UnsafeRawBufferPointer(rebasing: all[offset..<(offset + n)]), at: offset)
+                    offset += n
+                }
+            }
+            splitter.finish(at: stream.count)
+            return splitter.frames
+        }
+        let frames = split(1 << 20)
+        #expect(frames.count == 7, "\(frames)")
+        #expect(split(1) == frames && split(3) == frames && split(4096) == frames)
+        #expect(frames.map { Array(stream[$0]) } == [forged, good, good, withThumbnail, cut, good, withThumbnail])
+
+        let file = Fixtures.temporaryFolder().appendingPathComponent("junk.mjpeg")
+        try Data(stream).write(to: file)
+        // The size comes from the first frame within the budget; the forged one is a drop.
+        let device = try CaptureDevice.file(file)
+        #expect(device.formats[0].size == FrameSize(width: 512, height: 512))
+        let (recorder, counts) = try runToEnd(device)
+        #expect(counts.captured == 7 && counts.delivered == 5 && counts.dropped(.corrupt) == 2, "\(counts)")
+        #expect(Set(recorder.drops.map(\.sequenceNumber)) == [0, 4])
     }
 
     @Test("a folder of JPEG, PGM and PPM images, with an unreadable one skipped")

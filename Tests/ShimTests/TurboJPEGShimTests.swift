@@ -34,6 +34,29 @@ struct TurboJPEGShimTests {
         #expect(Fixtures.psnr(try PixelBuffer(contentsOf: Fixtures.astronaut), again) > 33)
     }
 
+    @Test("one encoder reused across formats and sizes writes what a fresh encoder writes, byte for byte")
+    func reusedEncoder() throws {
+        let bytes = try ImageFile.read(Fixtures.astronaut)
+        let nv12 = try JPEG.decode(bytes, to: .nv12VideoRange)
+        let gray = try JPEG.decode(bytes, to: .gray8)
+        let yuyv = try JPEG.decode(bytes, to: .yuyv)
+        let rgb = try JPEG.decode(bytes, to: .rgb24)
+        var smallRGB = try PixelBuffer(width: 128, height: 96, format: .rgb24)
+        try Resize.bilinear(rgb, into: &smallRGB)
+        let small = try JPEG.decode(JPEG.encode(smallRGB, quality: 95), to: .nv12VideoRange)
+        var large = try PixelBuffer(width: 1024, height: 1024, format: .rgb24)
+        try Resize.bilinear(rgb, into: &large)
+        // A sequence that shrinks, grows and changes subsampling: the kept planes and output
+        // buffer must never leak one frame's bytes into the next.
+        let sequence = [nv12, small, gray, yuyv, large, nv12, gray, small, rgb]
+        let encoder = try JPEG.Encoder()
+        for (i, buffer) in sequence.enumerated() {
+            let reused = try encoder.encode(buffer, quality: 80)
+            let fresh = try JPEG.Encoder().encode(buffer, quality: 80)
+            #expect(reused == fresh, "frame \(i): \(buffer.format) \(buffer.width)x\(buffer.height)")
+        }
+    }
+
     @Test("truncated and corrupt JPEG data is a thrown error, never a crash")
     func damagedData() throws {
         let bytes = try ImageFile.read(Fixtures.astronaut)

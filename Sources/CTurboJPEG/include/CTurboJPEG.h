@@ -6,5 +6,6 @@
 
 static const int ctj_FLAG_ACCURATEDCT = TJFLAG_ACCURATEDCT;
 static const int ctj_FLAG_STOPONWARNING = TJFLAG_STOPONWARNING;
+static const int ctj_FLAG_NOREALLOC = TJFLAG_NOREALLOC;
 
 #endif

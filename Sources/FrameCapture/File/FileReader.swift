@@ -1,4 +1,5 @@
 import Foundation
+import FrameImageIO
 
 /// Reads a file with pread(2), never through a mapping: a file truncated or shrunk while it is
 /// read gives short reads — a corrupt or last frame — instead of SIGBUS on a mapped page that
@@ -30,36 +31,23 @@ final class FileReader {
         if done < count { buffer.removeLast(count - done) }
     }
 
-    /// The byte ranges of the JPEGs of an MJPEG stream — split where an EOI marker (FF D9) is
-    /// followed by an SOI (FF D8) — found by reading the file in 1 MiB chunks; at most `limit`
-    /// of them (the last then runs to the end of the file).
+    /// The byte ranges of the JPEGs of an MJPEG stream, found by walking their structure
+    /// (``JPEG/StreamSplitter``: bytes between frames are skipped, a damaged frame ends where its
+    /// structure breaks) while reading the file in 1 MiB chunks; the first `limit` of them.
     func jpegRanges(limit: Int = .max) -> [Range<Int>] {
         let chunkSize = 1 << 20
         var chunk: [UInt8] = []
-        var ranges: [Range<Int>] = []
-        var start = 0
+        var splitter = JPEG.StreamSplitter()
         var position = 0
-        var next = 2
-        var end = 0
-        scanning: while ranges.count + 1 < limit {
-            // Three bytes of overlap, so a marker pair across chunks is seen.
-            read(at: position, count: chunkSize + 3, into: &chunk)
-            end = position + chunk.count
-            if chunk.count < 4 { break }
-            for i in 0...(chunk.count - 4) where position + i >= next {
-                if chunk[i] == 0xFF && chunk[i + 1] == 0xD9 && chunk[i + 2] == 0xFF && chunk[i + 3] == 0xD8 {
-                    ranges.append(start..<(position + i + 2))
-                    start = position + i + 2
-                    next = position + i + 4
-                    if ranges.count + 1 >= limit { break scanning }
-                }
+        while splitter.frames.count < limit {
+            read(at: position, count: chunkSize, into: &chunk)
+            chunk.withUnsafeBytes { splitter.consume($0, at: position) }
+            position += chunk.count
+            if chunk.count < chunkSize {
+                splitter.finish(at: position)
+                break
             }
-            if chunk.count < chunkSize + 3 { break }
-            position += chunkSize
         }
-        var info = stat()
-        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : end
-        if start < size { ranges.append(start..<size) }
-        return ranges
+        return Array(splitter.frames.prefix(limit))
     }
 }

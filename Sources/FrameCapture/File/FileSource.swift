@@ -19,6 +19,8 @@ final class FileSource: FrameSource {
     private var mjpegFrames: [Range<Int>] = []
     private var cursor = 0 // byte offset (Y4M) or frame index (MJPEG, images)
     private var index: UInt64 = 0
+    /// Frames known lost (a damaged Y4M stretch): each is reported as a corrupt drop.
+    private var framesLost = 0
     private var startInstant = Timestamp.now()
 
     init(description: FileSourceDescription, configuration: SourceConfiguration) throws(CaptureError) {
@@ -66,9 +68,14 @@ final class FileSource: FrameSource {
             Timestamp.sleep(until: due)
             captureInstant = due
         }
+        let corrupt = SourceEvent.dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .corrupt))
+        if framesLost > 0 {
+            framesLost -= 1
+            index += 1
+            return corrupt
+        }
         guard let bytes = nextFrameBytes() else { return .endOfStream }
         index += 1
-        let corrupt = SourceEvent.dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .corrupt))
         // Not real-time: wait for a free buffer (the consumer's pace). Real-time: none free is a drop.
         guard var buffer = isRealTime ? pool.makeBuffer() : waitForBuffer() else {
             return isRealTime
@@ -120,7 +127,7 @@ final class FileSource: FrameSource {
             reader.read(at: cursor, count: 256, into: &scratch)
             guard !scratch.isEmpty else { return nil }
             guard let newline = scratch.firstIndex(of: 0x0A), scratch[..<newline].starts(with: Array("FRAME".utf8)) else {
-                cursor = Int.max / 2 // no way to find the next frame boundary reliably
+                resynchronize(reader)
                 return .unreadable
             }
             let start = cursor + newline + 1
@@ -132,6 +139,7 @@ final class FileSource: FrameSource {
             guard cursor < mjpegFrames.count else { return nil }
             defer { cursor += 1 }
             let range = mjpegFrames[cursor]
+            guard range.count <= FileSourceDescription.maximumFrameBytes(description.size) else { return .unreadable }
             reader.read(at: range.lowerBound, count: range.count, into: &scratch)
             return .encoded(scratch)
         case .images:
@@ -139,10 +147,45 @@ final class FileSource: FrameSource {
         }
     }
 
+    /// A Y4M frame header is damaged at `cursor`: finds the next `FRAME` header and counts the
+    /// frames between (at the stream's frame size, at least one) as lost; with none left, every
+    /// frame the rest of the file could hold is lost. The reads are bounded chunks.
+    private func resynchronize(_ reader: FileReader) {
+        let stride = description.y4m!.frameBytes + "FRAME\n".utf8.count
+        let marker = Array("FRAME".utf8)
+        var position = cursor + 1
+        var chunk: [UInt8] = []
+        while true {
+            reader.read(at: position, count: 1 << 20, into: &chunk)
+            if chunk.count < marker.count + 1 { break }
+            var i = 0
+            while let f = chunk[i...].firstIndex(of: marker[0]), f + marker.count < chunk.count {
+                if chunk[f..<(f + marker.count)].elementsEqual(marker), chunk[f + marker.count] == 0x20 || chunk[f + marker.count] == 0x0A {
+                    let found = position + f
+                    framesLost = max(1, Int((Double(found - cursor) / Double(stride)).rounded())) - 1 // this call's drop is one
+                    cursor = found
+                    return
+                }
+                i = f + 1
+            }
+            if chunk.count < 1 << 20 { break } // the end of the file
+            position += chunk.count - marker.count // overlap: a marker across two chunks
+        }
+        var info = stat()
+        let size = stat(reader.path, &info) == 0 ? Int(info.st_size) : cursor
+        framesLost = max(1, Int((Double(size - cursor) / Double(stride)).rounded())) - 1
+        cursor = Int.max / 2
+    }
+
     private func nextImage() -> FrameBytes? {
         guard cursor < description.imageFiles.count else { return nil }
         defer { cursor += 1 }
-        guard let bytes = try? Data(contentsOf: description.imageFiles[cursor]) else { return .unreadable }
+        let file = description.imageFiles[cursor]
+        // An image too large to be a JPEG/PNM of the stream's size is not read at all.
+        let bytesOnDisk = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? nil
+        guard let bytesOnDisk, bytesOnDisk <= FileSourceDescription.maximumFrameBytes(description.size),
+            let bytes = try? Data(contentsOf: file)
+        else { return .unreadable }
         return .encoded([UInt8](bytes))
     }
 

@@ -85,15 +85,31 @@ struct FileSourceDescription: Sendable {
             y4m = header
             imageFiles = []
         } else if JPEG.hasSignature(head) {
-            // One JPEG, or a stream of them (MJPEG): the first frame gives the size. The file is
-            // read (never mapped) only as far as the second frame's start.
+            // One JPEG, or a stream of them (MJPEG): the first frame with a readable header
+            // within the pixel budget gives the size (a damaged or forged first frame is then a
+            // corrupt drop, not the end of the input). Only a frame's head is read.
             let reader = try FileReader(path: url.path)
-            let frames = reader.jpegRanges(limit: 2)
-            var first: [UInt8] = []
-            reader.read(at: frames[0].lowerBound, count: frames[0].count, into: &first)
-            let header: JPEG.Header
-            do { header = try JPEG.header(of: first) } catch {
-                throw .unreadableFile(path: url.path, reason: "unreadable JPEG header: \(error)")
+            let frames = reader.jpegRanges(limit: Self.framesTriedForSize)
+            var found: JPEG.Header?
+            var problem = "no JPEG frame"
+            var bytes: [UInt8] = []
+            for range in frames {
+                reader.read(at: range.lowerBound, count: min(range.count, Self.headBytes), into: &bytes)
+                do {
+                    let candidate = try JPEG.header(of: bytes)
+                    guard candidate.width.multipliedReportingOverflow(by: candidate.height).partialValue <= PixelBuffer.pixelBudget
+                    else {
+                        problem = "\(candidate.width)x\(candidate.height) is over the pixel budget (PixelBuffer.pixelBudget)"
+                        continue
+                    }
+                    found = candidate
+                    break
+                } catch {
+                    problem = "unreadable JPEG header: \(error)"
+                }
+            }
+            guard let header = found else {
+                throw .unreadableFile(path: url.path, reason: frames.count > 1 ? "\(problem) in its first \(frames.count) frames" : problem)
             }
             if frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased()) {
                 kind = .mjpeg
@@ -121,6 +137,15 @@ struct FileSourceDescription: Sendable {
             throw .unreadableFile(path: url.path, reason: "frame rate \(self.frameRate) out of range")
         }
     }
+
+    /// How many of an MJPEG's first frames are tried for its size, and how much of each is read.
+    static let framesTriedForSize = 8
+    static let headBytes = 256 * 1024
+
+    /// The largest JPEG of this size worth reading: libjpeg-turbo's bound for the pixels plus
+    /// room for metadata. A bigger "frame" is not a frame of this stream (a corrupt drop, never a
+    /// read of gigabytes into memory).
+    static func maximumFrameBytes(_ size: FrameSize) -> Int { size.width * size.height * 6 + (4 << 20) }
 
     /// The reason for content FrameKit's own readers do not know (`CaptureDevice.file` then
     /// hands the file to libavformat).

@@ -109,6 +109,22 @@ public struct PlanarYCbCr: Sendable {
     /// Reads a NV12, I420 or YUYV buffer into full-range planes at its own subsampling; RGB24,
     /// BGRA and GRAY8 buffers become full-range BT.601 planes at 4:4:4.
     public init(reading buffer: PixelBuffer) throws(PixelBufferError) {
+        self.init(width: 0, height: 0, chromaWidth: 0, chromaHeight: 0)
+        try read(buffer)
+    }
+
+    /// Fits the planes to a geometry, keeping their storage when it is already that size (a
+    /// per-frame caller such as the preview's encoder reuses one set instead of allocating three
+    /// large arrays a frame, which fragments the heap over a long run).
+    private mutating func fit(width: Int, height: Int, chromaWidth: Int, chromaHeight: Int) {
+        guard (width, height, chromaWidth, chromaHeight) != (self.width, self.height, self.chromaWidth, self.chromaHeight)
+        else { return }
+        self = PlanarYCbCr(width: width, height: height, chromaWidth: chromaWidth, chromaHeight: chromaHeight)
+    }
+
+    /// Reads a buffer's planes (as ``init(reading:)``) into these, reusing their storage when the
+    /// geometry matches.
+    public mutating func read(_ buffer: PixelBuffer) throws(PixelBufferError) {
         let w = buffer.width
         let h = buffer.height
         let video = buffer.format != .nv12FullRange
@@ -116,7 +132,7 @@ public struct PlanarYCbCr: Sendable {
         let chromaMap = video ? Self.chromaToFull : nil
         switch buffer.format {
         case .nv12VideoRange, .nv12FullRange, .i420:
-            self.init(width: w, height: h, chromaWidth: w / 2, chromaHeight: h / 2)
+            fit(width: w, height: h, chromaWidth: w / 2, chromaHeight: h / 2)
             // Row loops over plane pointers (this runs for every frame a recording encodes).
             let lm = lumaMap ?? Self.identity
             let cm = chromaMap ?? Self.identity
@@ -162,7 +178,7 @@ public struct PlanarYCbCr: Sendable {
                 }
             }
         case .yuyv:
-            self.init(width: w, height: h, chromaWidth: w / 2, chromaHeight: h)
+            fit(width: w, height: h, chromaWidth: w / 2, chromaHeight: h)
             buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
                 for row in 0..<h {
                     for pair in 0..<w / 2 {
@@ -175,7 +191,11 @@ public struct PlanarYCbCr: Sendable {
                 }
             }
         case .rgb24, .bgra32, .gray8:
-            self.init(width: w, height: h, chromaWidth: w, chromaHeight: h)
+            fit(width: w, height: h, chromaWidth: w, chromaHeight: h)
+            if buffer.format == .gray8 { // no chroma: neutral, whatever a reused plane held
+                cb.withUnsafeMutableBufferPointer { $0.update(repeating: 128) }
+                cr.withUnsafeMutableBufferPointer { $0.update(repeating: 128) }
+            }
             let stride = buffer.format == .rgb24 ? 3 : buffer.format == .bgra32 ? 4 : 1
             let (ri, bi) = buffer.format == .bgra32 ? (2, 0) : (0, 2)
             buffer.withUnsafeBytes(ofPlane: 0) { bytes, p in
