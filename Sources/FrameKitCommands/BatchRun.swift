@@ -162,6 +162,23 @@ enum BatchRun {
                 report(input, "skipped", [("stats", .string(statsPath))])
                 continue
             }
+            // Claimed for this run: another run on this folder that holds it is doing it now.
+            let claim: InputClaim
+            switch InputClaim.claim(base: base) {
+            case .claimed(let c): claim = c
+            case .busy:
+                tally.skipped += 1
+                report(input, "skipped", [("reason", .string("in progress in another run on this folder"))])
+                continue
+            case .failed(let message):
+                throw RuntimeFailure(message, exitCode: ExitCode.cannotCreate)
+            }
+            defer { claim.release() }
+            if FileManager.default.fileExists(atPath: statsPath) { // done by that other run meanwhile
+                tally.skipped += 1
+                report(input, "skipped", [("stats", .string(statsPath))])
+                continue
+            }
             removeStale([linesPath, statsPath], in: folder)
             switch runOne(
                 input, linesPath: linesPath, statsPath: statsPath, options: options, preset: preset, settings: settings, limits: limits,

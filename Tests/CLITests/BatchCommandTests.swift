@@ -1,6 +1,7 @@
 import Foundation
 import FrameKit
 import FrameTestSupport
+import Synchronization
 import Testing
 
 @Suite("framekit detect --inputs (batch shards) and framekit merge")
@@ -128,6 +129,35 @@ struct BatchCommandTests {
             return "\(line["status"] as? String ?? ""):\(line["exit_code"].map { "\($0)" } ?? "-")"
         }
         #expect(results == Array(repeating: "failed:65", count: 5) + ["done:-"], "\(results) \(run.stdout)")
+    }
+
+    @Test("two runs on one folder share the work: each input done once, none failed, nothing of the other's deleted")
+    func twoRunsOneFolder() throws {
+        // Paced inputs (~0.7 s each), so the two runs overlap on every one of them. Before,
+        // the second deleted the first's temporary files (the first failed with 74) and both
+        // processed every input.
+        let inputs = try clips(4, frames: 20)
+        let out = Fixtures.temporaryFolder("batch-shared")
+        let arguments = ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--realtime", "--detector", "haar"]
+        let runs = Mutex<[BinaryRun]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            Thread.sleep(forTimeInterval: 0.2 * Double(i))
+            if let run = try? BinaryRunner.run("framekit", arguments) { runs.withLock { $0.append(run) } }
+        }
+        let both = runs.withLock { $0 }
+        try #require(both.count == 2)
+        var doneBy: [String: Int] = [:]
+        for run in both {
+            #expect(run.status == 0, "\(run.status) \(run.stderr)")
+            for line in try run.jsonLines() {
+                guard let input = line["input"] as? String else { continue }
+                #expect(line["status"] as? String != "failed", "\(line)")
+                if line["status"] as? String == "done" { doneBy[URL(fileURLWithPath: input).lastPathComponent, default: 0] += 1 }
+            }
+        }
+        #expect(doneBy == ["clip00.y4m": 1, "clip01.y4m": 1, "clip02.y4m": 1, "clip03.y4m": 1], "\(doneBy)")
+        let left = (try FileManager.default.contentsOfDirectory(atPath: out.path)).sorted()
+        #expect(left.filter { $0.hasSuffix(".stats.json") }.count == 4 && !left.contains { $0.hasPrefix(".") }, "\(left)")
     }
 
     @Test("SIGTERM mid-input, after earlier inputs' watches ended: that input's files never take their names, exit 75, a rerun finishes it")
