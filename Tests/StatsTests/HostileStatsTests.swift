@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameTestSupport
 import Testing
 
 /// Weeks of frames in seconds, and figures no honest run has: the stats never trap on them.
@@ -79,6 +80,52 @@ struct HostileStatsTests {
         for (name, forge) in forgeries {
             #expect(StatsMerge.snapshot(fromDocument: document(forge)) == nil, "\(name) was read as a stats document")
         }
+    }
+
+    @Test("merge fuzzed: 5,000 seeded stats documents with hostile values and mangled bytes are read or refused, never trap")
+    func mergeFuzzed() throws {
+        var random = SeededGenerator.fuzzing(default: 0x57A75)
+        let hostile: [Any] = [
+            Int.max, Int.min, -1, 0, 1 << 53, 1e308, -1e308, 2.5, 1e-300, "x", "", [Any](), [String: Any](), NSNull(), true,
+            [["low_ms": 1e308, "high_ms": -1, "count": Int.max]], ["p50": Int.min, "max": 1e308], ["corrupt": Int.max, "x": -1]
+        ]
+        let keys = Array(document().keys)
+        let honest = try JSONSerialization.data(withJSONObject: document())
+        var read = 0
+        for i in 0..<5_000 {
+            let snapshot: StatsSnapshot?
+            if i % 2 == 0 {
+                // Values: one to four fields replaced by hostile ones (nested ones too).
+                var d = document()
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    let key = keys.randomElement(using: &random)!
+                    if var nested = d[key] as? [String: Any], let inner = nested.keys.randomElement(using: &random),
+                        Bool.random(using: &random)
+                    {
+                        nested[inner] = hostile.randomElement(using: &random)!
+                        d[key] = nested
+                    } else {
+                        d[key] = hostile.randomElement(using: &random)!
+                    }
+                }
+                snapshot = StatsMerge.snapshot(fromDocument: d)
+            } else {
+                // Bytes: the JSON text mangled, then whatever still parses.
+                var bytes = [UInt8](honest)
+                for _ in 0..<Int.random(in: 1...6, using: &random) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0x20...0x7E, using: &random)
+                }
+                guard let d = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else { continue }
+                snapshot = StatsMerge.snapshot(fromDocument: d)
+            }
+            guard let snapshot else { continue }
+            read += 1
+            // What is read merges and renders without a trap, and its figures stay sane.
+            let merged = StatsMerge.merge([snapshot, snapshot, snapshot], source: "all")
+            #expect(merged.framesCaptured >= 0 && merged.framesDelivered >= 0 && merged.framesDropped >= 0, "\(i)")
+            _ = StatsJSON.document(merged).text
+        }
+        #expect(read > 100 && read < 5_000, "read \(read) of 5,000: the fuzz reached both outcomes")
     }
 
     @Test("merging the largest counts a file may hold saturates, never traps or turns negative")

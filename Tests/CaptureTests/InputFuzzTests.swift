@@ -1,0 +1,120 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Synchronization
+import Testing
+
+/// Seeded mutation fuzzing of every file reader: FrameKit's own (Y4M, MJPEG, JPEG images) and
+/// libavformat/libavcodec's through the CFFmpeg shim (Matroska with forged timestamps, MP4,
+/// PNG). Each mutant is opened and, where it opens, captured to its end: no trap, no hang,
+/// every frame delivered or dropped with a reason. A crash fails the whole test process.
+///
+/// `FRAMEKIT_FUZZ_ITERATIONS` (default 100 per seed file: ~5 s) runs longer; `FRAMEKIT_FUZZ_SEED`
+/// replays one run. The failing mutant is kept and named in the failure.
+@Suite("Input fuzzing: mutated files through every reader")
+struct InputFuzzTests {
+    static let iterations = ProcessInfo.processInfo.environment["FRAMEKIT_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 100
+
+    /// The seed files: small, one per reader.
+    static func seeds(in folder: URL) throws -> [URL] {
+        let jpeg = try JPEG.encode(try PixelBuffer(contentsOf: Fixtures.astronaut), quality: 60)
+        let y4m = folder.appendingPathComponent("seed.y4m")
+        try Y4MWriter.write(frames: 6, width: 32, height: 32, to: y4m)
+        let mjpeg = folder.appendingPathComponent("seed.mjpeg")
+        try Data(jpeg + jpeg + jpeg).write(to: mjpeg)
+        let image = folder.appendingPathComponent("seed.jpg")
+        try Data(jpeg).write(to: image)
+        let mkv = folder.appendingPathComponent("seed.mkv")
+        try MatroskaWriter.write(mkv, jpeg: Data(jpeg), times: [0, 33, 66, 100, 133], width: 512, height: 512)
+        var seeds = [y4m, mjpeg, image, mkv]
+        if FFmpegTool.isInstalled {
+            let mp4 = folder.appendingPathComponent("seed.mp4")
+            try FFmpegTool.clip(mp4, frames: 8, codec: ["-c:v", "libx264", "-g", "4"])
+            let png = folder.appendingPathComponent("seed.png")
+            _ = try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", png.path])
+            seeds += [mp4, png]
+        }
+        return seeds
+    }
+
+    /// One mutation: flipped bytes, a cut, inserted junk, a repeated stretch, or a 1/2/4/8-byte
+    /// field overwritten with an extreme value (sizes, lengths and timestamps live in such fields).
+    static func mutate(_ bytes: [UInt8], using random: inout SeededGenerator) -> [UInt8] {
+        var out = bytes
+        guard !out.isEmpty else { return out }
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            let at = Int.random(in: 0..<max(1, out.count), using: &random)
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0:
+                for _ in 0..<Int.random(in: 1...16, using: &random) {
+                    out[Int.random(in: 0..<out.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
+                }
+            case 1: out.removeSubrange(min(at, out.count)...)
+            case 2:
+                out.insert(
+                    contentsOf: (0..<Int.random(in: 1...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }, at: at)
+            case 3:
+                let length = min(out.count - at, Int.random(in: 1...4096, using: &random))
+                out.insert(contentsOf: out[at..<(at + length)], at: at)
+            default:
+                let width = [1, 2, 4, 8].randomElement(using: &random)!
+                let extreme: [UInt8] = [0x00, 0xFF, 0x7F, 0x80].randomElement(using: &random).map { Array(repeating: $0, count: width) }!
+                for (k, byte) in extreme.enumerated() where at + k < out.count { out[at + k] = byte }
+            }
+            if out.isEmpty { return out }
+        }
+        return out
+    }
+
+    @Test("seeded mutants of Y4M, MJPEG, JPEG, Matroska, MP4 and PNG: typed errors or frames, every one accounted, none traps or hangs")
+    func mutants() throws {
+        let folder = Fixtures.temporaryFolder("fuzz")
+        var random = SeededGenerator.fuzzing(default: 0xF022)
+        var opened = 0
+        var refused = 0
+        for seed in try Self.seeds(in: folder) {
+            let original = [UInt8](try Data(contentsOf: seed))
+            for i in 0..<Self.iterations {
+                let mutant = folder.appendingPathComponent("mutant-\(i).\(seed.pathExtension)")
+                try Data(Self.mutate(original, using: &random)).write(to: mutant)
+                let device: CaptureDevice
+                do { device = try CaptureDevice.file(mutant) } catch {
+                    refused += 1 // a typed error (CaptureError): what bad input should get
+                    continue
+                }
+                opened += 1
+                let recorder = Recorder()
+                let session = CaptureSession()
+                let output = VideoDataOutput()
+                output.alwaysDiscardsLateVideoFrames = false
+                output.setSampleBufferDelegate(recorder)
+                let log = NotificationLog(session)
+                do {
+                    try session.configure {
+                        try session.addInput(CaptureDeviceInput(device: device))
+                        try session.addOutput(output)
+                    }
+                    try session.startRunning()
+                } catch {
+                    refused += 1
+                    continue
+                }
+                let ended = log.wait(timeout: 30) {
+                    switch $0 {
+                    case .sourceEnded, .runtimeError: true
+                    default: false
+                    }
+                }
+                session.stopRunning()
+                let kept = folder.appendingPathComponent("failing-\(i)-\(seed.lastPathComponent)")
+                if ended == nil || !output.counts.isBalanced || output.counts.pending != 0 {
+                    try? FileManager.default.copyItem(at: mutant, to: kept)
+                }
+                #expect(ended != nil, "\(kept.path): neither ended nor failed within 30 s")
+                #expect(output.counts.isBalanced && output.counts.pending == 0, "\(kept.path): \(output.counts)")
+            }
+        }
+        // Not vacuous: the mutants reach the readers' insides, not only their header checks.
+        #expect(opened >= Self.iterations * 2 && refused >= 1, "opened \(opened), refused \(refused)")
+    }
+}
