@@ -30,7 +30,7 @@ enum DetectCommand: Command {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit detect")
         let preset = options[preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
         let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
-        let settings = try DetectorSettings(options)
+        var settings = try DetectorSettings(options)
         let metrics = try MetricsEndpoint.start(options)
         defer { metrics?.stop() }
         if options.has(BatchRun.inputs.spec) || options.has(BatchRun.outputDir.spec) {
@@ -40,10 +40,14 @@ enum DetectCommand: Command {
             throw UsageError("--\(spec.name) applies to a batch (--inputs)")
         }
         let devices = try DeviceChoice.resolveAll(options)
+        // Several sources: their passes take turns, two at once (one lane ran fewer passes a
+        // second in all, as one OpenCV pass does not fill two cores; four ran no more than
+        // two): eight cameras do not run eight networks (docs/performance.md).
+        if devices.count > 1 { settings.passScheduler = PassScheduler(lanes: 2) }
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
-        if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one camera; give one --device") }
+        if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one source; give one --device or --input") }
         // Every output path is checked before capture starts, not found unwritable at the end.
-        let inputs = options[DeviceChoice.input].map { [$0] } ?? []
+        let inputs = options.all(DeviceChoice.input)
         if let annotate { try OutputFile.check(annotate.path, replacing: false, inputs: inputs) }
         for option in [stats, report] { if let path = options[option] { try OutputFile.check(path, replacing: true, inputs: inputs) } }
         let results: [Result<DetectPipeline.Result, any Error>]

@@ -61,6 +61,9 @@ struct DetectorSettings {
     var scaleFactor = 1.2
     var minNeighbors = 4
     var detectionScale: Double?
+    /// Where background passes run: one for every source of a run (several --device/--input),
+    /// so their networks take turns instead of fighting for the cores; nil: each its own.
+    var passScheduler: PassScheduler?
 
     init(_ options: ParsedOptions) throws {
         kind = options[Self.detector].flatMap(Kind.init(rawValue:)) ?? .cnn
@@ -102,7 +105,7 @@ struct DetectorSettings {
         do {
             var options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
             options.tiles = tiles
-            return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options))
+            return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options, scheduler: passScheduler))
         } catch { throw RuntimeFailure(error) }
     }
 

@@ -9,10 +9,10 @@ enum DeviceChoice {
         help:
             "A V4L2 node (/dev/video0, or 0) or the virtual camera (virtual; virtual:2, virtual:3… are more of them); default: the first V4L2 camera, else the virtual camera. detect takes several (--device A --device B): each camera on its own thread, lines tagged with their source."
     )
-    static let input = Option.text(
+    static let input = Option.repeatable(
         "input", "FILE|DIR|URL",
         help:
-            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration) is read as a file: it ends."
+            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration) is read as a file: it ends. detect takes several (--input A --input B: a fleet of streams), each on its own thread like several --device."
     )
     static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
     static let start = Option.number(
@@ -31,6 +31,7 @@ enum DeviceChoice {
     /// The device the options name, with their `--control` settings applied.
     static func resolve(_ options: ParsedOptions) throws -> CaptureDevice {
         guard options.all(device).count <= 1 else { throw UsageError("--device is given more than once; only detect takes several") }
+        guard options.all(input).count <= 1 else { throw UsageError("--input is given more than once; only detect takes several") }
         try ControlSettings.validate(options)
         let device = try choose(options)
         try ControlSettings.apply(options, to: device)
@@ -40,6 +41,19 @@ enum DeviceChoice {
     /// Every `--device` given (detect's several cameras), each with the `--control` settings
     /// applied; one device as ``resolve(_:)`` chooses it otherwise.
     static func resolveAll(_ options: ParsedOptions) throws -> [CaptureDevice] {
+        let inputs = options.all(input)
+        if inputs.count > 1 {
+            guard options[device] == nil else { throw UsageError("--device and --input cannot be used together") }
+            guard !inputs.contains(where: \.isEmpty) else { throw UsageError("--input needs a file, a folder or a stream URL") }
+            try ControlSettings.validate(options)
+            guard options.all(ControlSettings.control).isEmpty else { throw UsageError("--control applies to cameras (--device)") }
+            let urls = try inputs.map { try inputURL($0, what: "--input") }
+            guard Set(urls.map(\.absoluteString)).count == urls.count else { throw UsageError("the same --input is given twice") }
+            if options[reconnect] != nil, urls.allSatisfy(\.isFileURL) { throw UsageError("--reconnect applies to a stream --input only") }
+            do { return try urls.map { try openInput($0, options: options, start: options[start] ?? 0) } } catch {
+                throw RuntimeFailure(error)
+            }
+        }
         let ids = options.all(device)
         guard ids.count > 1 else { return [try resolve(options)] }
         guard options[input] == nil else { throw UsageError("--device and --input cannot be used together") }

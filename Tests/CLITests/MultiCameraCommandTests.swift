@@ -37,11 +37,31 @@ struct MultiCameraCommandTests {
         for arguments in [
             ["detect", "--device", "virtual", "--device", "virtual", "--frames", "1"],
             ["detect", "--device", "virtual", "--device", "virtual:2", "--frames", "1", "--annotate", "/tmp/never.mjpeg"],
-            ["photo", "--device", "virtual", "--device", "virtual:2", "--output", "/tmp/never.jpg"]
+            ["photo", "--device", "virtual", "--device", "virtual:2", "--output", "/tmp/never.jpg"],
+            ["detect", "--input", "a.y4m", "--input", "a.y4m"], ["detect", "--input", "a.y4m", "--input", "b.y4m", "--device", "virtual"],
+            ["detect", "--input", "a.y4m", "--input", "ftp://example.com/b.mp4"], ["record", "--input", "a.y4m", "--input", "b.y4m"],
+            ["detect", "--input", "a.y4m", "--input", "b.y4m", "--control", "brightness=1"]
         ] {
             let run = try BinaryRunner.run("framekit", arguments)
             #expect(run.status == 64, "\(arguments): \(run.status) \(run.stderr)")
         }
+    }
+
+    @Test("several --input (a fleet of streams or paced files): each on its own thread, lines tagged, one summary each")
+    func severalInputs() throws {
+        let folder = Fixtures.temporaryFolder("inputs")
+        let paths = try (0..<3).map { i -> String in
+            let url = folder.appendingPathComponent("clip\(i).y4m")
+            try Y4MWriter.write(frames: 12 + 3 * i, width: 64, height: 48, to: url)
+            return url.path
+        }
+        let run = try BinaryRunner.run("framekit", ["detect", "--realtime"] + paths.flatMap { ["--input", $0] })
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try run.jsonLines()
+        let summaries = lines.compactMap { $0["summary"] as? [String: Any] }
+        #expect(summaries.compactMap { $0["source"] as? String } == paths)
+        #expect(summaries.compactMap { $0["frames_captured"] as? Int } == [12, 15, 18])
+        for path in paths { #expect(lines.contains { $0["source"] as? String == path && $0["frame"] != nil }, "\(path)") }
     }
 
     @Test("SIGTERM with several cameras: every camera's summary is printed and the process exits 0")

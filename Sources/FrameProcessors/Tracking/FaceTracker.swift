@@ -89,11 +89,15 @@ public final class FaceTracker: Sendable {
     private let state = Mutex(TrackerState())
     private let worker: PassWorker?
 
-    public init(detector: any FaceDetecting, options: Options = Options()) throws(FaceDetectorError) {
+    /// - Parameter scheduler: where background passes run; trackers given the same one take
+    ///   turns on one queue (several cameras: ``PassScheduler``). nil: a queue of its own.
+    public init(detector: any FaceDetecting, options: Options = Options(), scheduler: PassScheduler? = nil) throws(FaceDetectorError) {
         try options.validate()
         self.detector = detector
         self.options = options
-        self.worker = options.schedule == .background ? PassWorker(detector: detector, floor: options.candidateFloor) : nil
+        self.worker =
+            options.schedule == .background
+            ? PassWorker(detector: detector, floor: options.candidateFloor, scheduler: scheduler ?? PassScheduler()) : nil
     }
 
     /// The faces in the next frame of the video, in its pixel coordinates.
@@ -564,7 +568,7 @@ final class PassWorker: Sendable {
     }
     private let detector: any FaceDetecting
     private let floor: Double
-    private let queue = DispatchQueue(label: "framekit.face-tracker.pass", qos: .userInitiated)
+    private let scheduler: PassScheduler // maybe shared with other trackers' workers
     private let state = Mutex(State())
     private let passes = DispatchGroup()
 
@@ -575,9 +579,10 @@ final class PassWorker: Sendable {
     private static let inFlight = DispatchGroup()
     private static let exitGuard: Void = { atexit { PassWorker.inFlight.wait() } }()
 
-    init(detector: any FaceDetecting, floor: Double) {
+    init(detector: any FaceDetecting, floor: Double, scheduler: PassScheduler) {
         self.detector = detector
         self.floor = floor
+        self.scheduler = scheduler
         _ = Self.exitGuard
     }
 
@@ -592,7 +597,7 @@ final class PassWorker: Sendable {
         }
         passes.enter()
         Self.inFlight.enter()
-        queue.async { [self] in
+        scheduler.run { [self] in
             defer {
                 passes.leave()
                 Self.inFlight.leave()
