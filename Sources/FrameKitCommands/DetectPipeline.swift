@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import FrameKit
+import Synchronization
 
 /// The detector's command-line options, shared by `detect`, `profile` and `preview`.
 struct DetectorSettings {
@@ -175,7 +176,9 @@ enum DetectPipeline {
         output.setSampleBufferDelegate(runner)
         session.addObserver { runner.notify($0) }
         let metricsName = source ?? DetectCommand.sourceName(device)
-        metrics?.add(MetricsSource(name: metricsName, stats: runner.stats, counts: { runner.counts }))
+        var passes: (@Sendable () -> DetectionPasses)?
+        if let tracker = (detection as? FaceTrackingProcessor)?.tracker { passes = { DetectionPasses(tracker.statistics) } }
+        metrics?.add(MetricsSource(name: metricsName, stats: runner.stats, counts: { runner.counts }, passes: passes))
         defer { metrics?.remove(metricsName) }
 
         let interrupt = SignalWatch.onInterrupt { runner.finish(reason: .interrupted) }
@@ -183,6 +186,8 @@ enum DetectPipeline {
         do { try session.startRunning() } catch { throw RuntimeFailure(error) }
         let started = Date()
         let progress = Console.stderrIsTerminal ? Progress(output: output, stats: runner.stats) : nil
+        let lateWatch = (detection as? FaceTrackingProcessor).map { LatePassWatch(tracker: $0.tracker, source: source) }
+        defer { lateWatch?.stop() }
         let end = runner.wait(until: isFile ? nil : limits.duration.map { started.addingTimeInterval($0) })
         let poolPeak = session.bufferUsage?.peakBytesInUse
         session.stopRunning()
@@ -218,6 +223,36 @@ enum DetectPipeline {
 
     /// Result age (frames) above which a run says its passes fell behind: half a second at 30 fps.
     static let lateResultFrames = 15
+}
+
+/// Says on stderr while a run goes on, not only at its end, when detection falls behind (checked
+/// every 2 s; said once a run).
+package final class LatePassWatch {
+    private let timer: DispatchSourceTimer
+
+    init(tracker: FaceTracker, source: String?) {
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "framekit.late-passes"))
+        timer.schedule(deadline: .now() + 2, repeating: 2)
+        let said = Atomic<Bool>(false)
+        timer.setEventHandler {
+            guard !said.load(ordering: .relaxed), let message = Self.message(for: tracker.statistics, source: source) else { return }
+            said.store(true, ordering: .relaxed)
+            Console.err(message)
+        }
+        timer.resume()
+    }
+
+    func stop() { timer.cancel() }
+
+    /// What to say when the last 8 passes' faces were, by their median, more than
+    /// ``DetectPipeline/lateResultFrames`` frames old when first reported; nil while they keep up.
+    package static func message(for s: PassStatistics, source: String?) -> String? {
+        let ages = s.recentAges.suffix(8).sorted()
+        let latencies = s.recentLatencies.suffix(8).sorted()
+        guard ages.count == 8, ages[4] > DetectPipeline.lateResultFrames else { return nil }
+        return
+            "framekit: \(source.map { "\($0): " } ?? "")face detection is falling behind: passes take \(Int((latencies[4] * 1000).rounded())) ms, so new faces are reported \(ages[4]) frames after they appear (tracked faces are still followed). A smaller --input-size or a less busy machine shortens passes."
+    }
 }
 
 extension DetectionPasses {

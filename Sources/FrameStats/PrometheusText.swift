@@ -6,10 +6,16 @@ package struct MetricsSource: Sendable {
     package var name: String
     package var stats: StatsRecorder
     package var counts: @Sendable () -> OutputCounts
-    package init(name: String, stats: StatsRecorder, counts: @escaping @Sendable () -> OutputCounts) {
+    /// The face tracker's passes, where there is one.
+    package var passes: (@Sendable () -> DetectionPasses)?
+    package init(
+        name: String, stats: StatsRecorder, counts: @escaping @Sendable () -> OutputCounts,
+        passes: (@Sendable () -> DetectionPasses)? = nil
+    ) {
         self.name = name
         self.stats = stats
         self.counts = counts
+        self.passes = passes
     }
 }
 
@@ -58,6 +64,29 @@ package enum PrometheusText {
         for (s, _, m) in samples {
             out.append(
                 "framekit_last_frame_age_seconds{source=\"\(label(s.name))\"} \(m.lastActivity.map { now.seconds(since: $0) } ?? -1)")
+        }
+        // Detection passes (sources with a face tracker): whether detection keeps up.
+        let passing = sources.compactMap { s in s.passes.map { (s, $0()) } }
+        if !passing.isEmpty {
+            family("framekit_detection_passes_total", "counter", "Face detector passes finished and joined with the tracks.")
+            for (s, p) in passing { out.append("framekit_detection_passes_total{source=\"\(label(s.name))\"} \(p.passes)") }
+            family("framekit_detection_frames_without_pass_total", "counter", "Frames that came while a pass was under way.")
+            for (s, p) in passing {
+                out.append("framekit_detection_frames_without_pass_total{source=\"\(label(s.name))\"} \(p.framesWithoutPass)")
+            }
+            family("framekit_detection_pass_seconds", "gauge", "Pass latency over the recent passes, by quantile (1: the run's longest).")
+            for (s, p) in passing {
+                for (q, ms) in [("0.5", p.latencyP50Milliseconds), ("0.99", p.latencyP99Milliseconds), ("1", p.latencyMaxMilliseconds)] {
+                    out.append("framekit_detection_pass_seconds{source=\"\(label(s.name))\",quantile=\"\(q)\"} \(ms / 1000)")
+                }
+            }
+            family(
+                "framekit_detection_result_age_frames", "gauge",
+                "Frames between a pass's frame and the first frame its faces were reported on, by quantile (1: the run's oldest).")
+            for (s, p) in passing {
+                out.append("framekit_detection_result_age_frames{source=\"\(label(s.name))\",quantile=\"0.5\"} \(p.resultAgeP50Frames)")
+                out.append("framekit_detection_result_age_frames{source=\"\(label(s.name))\",quantile=\"1\"} \(p.resultAgeMaxFrames)")
+            }
         }
         family("framekit_resident_memory_bytes", "gauge", "The process's resident set size.")
         out.append("framekit_resident_memory_bytes \(MemoryProbe.residentSet()?.current ?? 0)")

@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameKitCommands
 import FrameTestSupport
 import Testing
 
@@ -58,8 +59,48 @@ struct MetricsCommandTests {
         let count = try #require(value(second, "framekit_latency_seconds_count{source=\"virtual\"}"))
         #expect(buckets.count == 12 && zip(buckets, buckets.dropFirst()).allSatisfy { $0 <= $1 } && buckets.last == count, "\(buckets)")
         #expect((value(second, "framekit_resident_memory_bytes") ?? 0) > 1_000_000)
+        // The tracker's passes: whether detection keeps up, per source.
+        let passes1 = try #require(value(first.body, "framekit_detection_passes_total{source=\"virtual\"}"), "\(first.body)")
+        let passes2 = try #require(value(second, "framekit_detection_passes_total{source=\"virtual\"}"))
+        #expect(passes2 >= passes1 && passes2 > 0, "passes \(passes1) → \(passes2)")
+        let latency = try #require(value(second, "framekit_detection_pass_seconds{source=\"virtual\",quantile=\"0.5\"}"))
+        #expect(latency > 0 && latency < 10)
+        #expect(value(second, "framekit_detection_result_age_frames{source=\"virtual\",quantile=\"1\"}") != nil)
         #expect(try get(port, "/healthz").status == 200)
         #expect(try get(port, "/").status == 404 && get(port, "/stream.mjpeg").status == 404)
+    }
+
+    @Test("the live warning's rule: said when passes' faces come more than half a second late, not while they keep up")
+    func fallingBehind() throws {
+        /// A detector whose every pass takes `seconds` (a network's cost on a busy machine).
+        final class Slow: FaceDetecting {
+            let seconds: Double
+            init(_ seconds: Double) { self.seconds = seconds }
+            var name: String { "slow" }
+            var modelURL: URL { URL(fileURLWithPath: "/") }
+            func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+                Thread.sleep(forTimeInterval: seconds)
+                return []
+            }
+        }
+        let frame = try PixelBuffer(width: 64, height: 48, format: .gray8)
+        func statistics(passSeconds: Double, frameSeconds: Double) throws -> PassStatistics {
+            let tracker = try FaceTracker(detector: Slow(passSeconds), options: .init(schedule: .background))
+            while tracker.statistics.passes < 10 {
+                _ = try tracker.faces(in: frame)
+                if frameSeconds > 0 { Thread.sleep(forTimeInterval: frameSeconds) } // a camera's pace
+            }
+            tracker.waitUntilIdle()
+            return tracker.statistics
+        }
+        // Frames as fast as they come, passes of 50 ms: each pass spans hundreds of frames.
+        let slow = try statistics(passSeconds: 0.05, frameSeconds: 0)
+        try #require(slow.recentAges.suffix(8).allSatisfy { $0 > 15 }, "\(slow.recentAges)")
+        let message = try #require(LatePassWatch.message(for: slow, source: "cam"))
+        #expect(message.hasPrefix("framekit: cam: face detection is falling behind"), "\(message)")
+        // Passes far quicker than 20 ms frames: their faces join on the next frame or so.
+        let fast = try statistics(passSeconds: 0, frameSeconds: 0.02)
+        #expect(LatePassWatch.message(for: fast, source: "cam") == nil, "\(fast.recentAges)")
     }
 
     @Test("healthz turns 503 when the source stalls (a stream gone and being reconnected)")
