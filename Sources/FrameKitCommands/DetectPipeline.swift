@@ -200,7 +200,7 @@ enum DetectPipeline {
 
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
         var snapshot = runner.stats.snapshot(
-            preset: preset.rawValue, width: active.width, height: active.height,
+            preset: presetLabel(preset, device: device, size: active), width: active.width, height: active.height,
             source: DetectCommand.sourceName(device), counts: runner.counts,
             poolPeakBytes: poolPeak)
         if let tracker = (detection as? FaceTrackingProcessor)?.tracker {
@@ -208,6 +208,15 @@ enum DetectPipeline {
             warnIfLate(snapshot.detectionPasses!, source: source)
         }
         return Result(snapshot: snapshot, end: end, annotationFailure: annotationFailure)
+    }
+
+    /// The preset a summary names. A file's or a stream's size is its own (the preset only
+    /// chose among its one size): the preset naming that size (`hd1280x720`), else the size
+    /// itself (`1280x544`), so runs group by what they processed. A camera's: the one asked for.
+    static func presetLabel(_ preset: SessionPreset, device: CaptureDevice, size: FrameSize) -> String {
+        guard device.hasFixedSize else { return preset.rawValue }
+        let named = SessionPreset.allCases.first { $0.fixedSize.map { $0 == (size.width, size.height) } ?? false }
+        return named?.rawValue ?? "\(size.width)x\(size.height)"
     }
 
     /// Passes slower than half a second's frames cannot keep up with the video: faces already

@@ -169,6 +169,12 @@ struct FaultTests {
         try FFmpegTool.clip(clip, frames: 15, codec: ["-c:v", "libx264"])
         let late = try BinaryRunner.run("framekit", ["detect", "--input", clip.path, "--start", "0.4"])
         #expect(late.status == 0, "frames from 0.4 s on: \(late.status) \(late.stderr)")
+        // `frame` is the index in the file (12 at 0.4 s, 30 fps), and the summary names the
+        // clip's own size, not the preset that chose it.
+        let lines = try late.jsonLines()
+        #expect(lines.first?["frame"] as? Int == 12, "\(lines.first ?? [:])")
+        let lateSummary = try #require(lines.last?["summary"] as? [String: Any])
+        #expect(lateSummary["preset"] as? String == "320x240", "\(lateSummary)")
         let past = try BinaryRunner.run("framekit", ["detect", "--input", clip.path, "--start", "30"])
         #expect(past.status == 65 && past.stderr.contains("--start"), "\(past.status) \(past.stderr)")
 

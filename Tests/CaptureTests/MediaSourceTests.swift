@@ -88,6 +88,8 @@ struct MediaSourceTests {
         let (output, _) = try capture(try CaptureDevice.file(url, start: 2.0), recorder: recorder)
         #expect(recorder.frames.count == 30 && output.counts.droppedTotal == 0, "\(output.counts)")
         #expect(abs((recorder.frames.first?.presentationTime ?? 0) - 2.0) < 0.02)
+        // Numbers are still indices in the file (docs/cli.md's `frame`): 60…89, not 0…29.
+        #expect(recorder.frames.map(\.sequenceNumber) == Array(60..<90), "\(recorder.frames.map(\.sequenceNumber))")
         let y4m = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
         try Y4MWriter.write(frames: 2, width: 32, height: 32, to: y4m)
         #expect(throws: CaptureError.self) { try CaptureDevice.file(y4m, start: 1) }

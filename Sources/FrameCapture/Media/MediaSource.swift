@@ -124,6 +124,11 @@ final class MediaSource: FrameSource {
 
     private func deliver(_ decoded: MediaInput.DecodedFrame) throws(CaptureError) -> SourceEvent {
         let time = decoded.time >= 0 ? decoded.time : (lastTime.map { $0 + 1 / description.frameRate } ?? 0)
+        // From a start point, numbers are still indices in the file: the first frame read is
+        // frame time x rate (at a constant rate, the index of that frame), not frame 0.
+        if description.start > 0, lastTime == nil, index == 0, decoded.time >= 0 {
+            index = UInt64(max(0, Int(saturating: (decoded.time * description.frameRate).rounded())))
+        }
         // A jump forward in the timestamps: the frames between were lost upstream.
         if let last = lastTime, time - last > 2.5 / description.frameRate {
             // A jump of 2^62 s is a forged timestamp, not 10^20 lost frames: at most
