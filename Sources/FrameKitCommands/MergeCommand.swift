@@ -55,7 +55,7 @@ enum MergeCommand: Command {
                 ])
             })
         let summary = JSON.object(
-            [("inputs_done", .int(snapshots.count)), ("inputs_failed", .int(failures.count))] + StatsJSON.summaryFields(merged)
+            [("inputs_done", .int(snapshots.count)), ("inputs_failed", .int(failures.count))] + mergedFields(merged, of: snapshots)
                 + [("failures", failureJSON), ("unreadable", .array(unreadable.map { .string($0) }))])
         Console.out(JSON.object([("merged", summary)]).text)
         if let path = options[output] {
@@ -66,12 +66,42 @@ enum MergeCommand: Command {
             try OutputFile.write(document.text + "\n", to: path, replacing: true)
         }
         if let path = options[report] {
-            try OutputFile.write(StatsReport.html(for: [merged] + snapshots, title: "framekit merge \(folder)"), to: path, replacing: true)
+            let failed = failures.map { f in
+                StatsReport.Failure(
+                    input: f["input"] as? String ?? "", error: f["error"] as? String ?? "",
+                    exitCode: (f["exit_code"] as? NSNumber)?.intValue ?? 1)
+            }
+            try OutputFile.write(
+                StatsReport.html(for: [merged] + snapshots, title: "framekit merge \(folder)", failures: failed, firstIsMerged: true),
+                to: path, replacing: true)
         }
         guard !snapshots.isEmpty || !failures.isEmpty else {
             Console.err("framekit merge: \(folder) holds no batch results (*.stats.json, *.failed.json)")
             return ExitCode.dataError
         }
         return ExitCode.success
+    }
+
+    /// The merged summary's fields: what adds up across inputs, and nothing that does not. The
+    /// size when every input had one size (else `sizes`, each one); no `stages` (no stage
+    /// histograms are kept to merge) and no current RSS (of which process?): the peak is the
+    /// largest input's.
+    static func mergedFields(_ merged: StatsSnapshot, of inputs: [StatsSnapshot]) -> [(String, JSON)] {
+        let sizes = Array(Set(inputs.map { "\($0.width)x\($0.height)" })).sorted()
+        return StatsJSON.summaryFields(merged).compactMap { field -> (String, JSON)? in
+            switch field.0 {
+            case "width", "height": return sizes.count == 1 ? field : nil
+            case "stages": return nil
+            case "memory":
+                return (
+                    "memory",
+                    .object([
+                        ("rss_peak_mb", .number(merged.memory.rssPeakMB, decimals: 1)),
+                        ("pool_peak_bytes", .int(merged.memory.poolPeakBytes))
+                    ])
+                )
+            default: return field
+            }
+        } + (sizes.count > 1 ? [("sizes", .array(sizes.map { .string($0) }))] : [])
     }
 }

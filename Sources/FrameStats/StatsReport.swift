@@ -5,14 +5,50 @@ import FrameCore
 /// per-frame latency over time with drops marked, and bars comparing presets. Self-contained
 /// (inline SVG and CSS, no script, nothing fetched).
 public enum StatsReport {
-    public static func html(for snapshots: [StatsSnapshot], title: String) -> String {
+    /// An input a batch could not process, listed in the report beside those it did.
+    public struct Failure: Sendable {
+        public var input: String
+        public var error: String
+        public var exitCode: Int
+        public init(input: String, error: String, exitCode: Int) {
+            self.input = input
+            self.error = error
+            self.exitCode = exitCode
+        }
+    }
+
+    /// - Parameters:
+    ///   - snapshots: one per run (a preset of `profile`, a camera of `detect`, an input of a batch).
+    ///   - failures: inputs that failed (`merge`): listed, not left out.
+    ///   - firstIsMerged: the first snapshot sums the others (`merge`): labelled so, and figures
+    ///     that cannot be merged (capture → delivery, current RSS) are shown as not kept.
+    public static func html(
+        for snapshots: [StatsSnapshot], title: String, failures: [Failure] = [], firstIsMerged: Bool = false
+    ) -> String {
+        // Runs are told apart by preset where presets differ (profile), else by source.
+        let byPreset = Set(snapshots.dropFirst(firstIsMerged ? 1 : 0).map(\.preset)).count == snapshots.count - (firstIsMerged ? 1 : 0)
+        let labels = snapshots.enumerated().map { i, s in
+            firstIsMerged && i == 0 ? "merged" : byPreset ? s.preset : URL(fileURLWithPath: s.source).lastPathComponent
+        }
+        let runs = snapshots.count - (firstIsMerged ? 1 : 0)
         var body = "<h1>\(escape(title))</h1>\n"
-        body += "<p class=\"meta\">Generated \(escape(ISO8601DateFormatter().string(from: Date()))) · \(snapshots.count) preset(s)</p>\n"
-        if snapshots.count > 1 { body += "<section><h2>Presets compared</h2>\n\(presetBars(snapshots))</section>\n" }
-        for s in snapshots {
+        body += "<p class=\"meta\">Generated \(escape(ISO8601DateFormatter().string(from: Date()))) · \(runs) run(s)"
+        body += (failures.isEmpty ? "" : " · \(failures.count) failed") + "</p>\n"
+        if !failures.isEmpty {
             body +=
-                "<section id=\"preset-\(escape(s.preset))\"><h2>\(escape(s.preset)) · \(s.width)x\(s.height) · \(escape(s.source))</h2>\n"
-            body += table(s)
+                "<section id=\"failures\"><h2>Failed inputs</h2>\n<table class=\"failures\"><tr><th>input</th><th>exit</th><th>error</th></tr>"
+            body += failures.map { "<tr><th>\(escape($0.input))</th><td>\($0.exitCode)</td><td>\(escape($0.error))</td></tr>" }.joined()
+            body += "</table></section>\n"
+        }
+        if snapshots.count > 1 {
+            body += "<section><h2>\(byPreset ? "Presets" : "Runs") compared</h2>\n\(presetBars(snapshots, labels: labels))</section>\n"
+        }
+        for (i, s) in snapshots.enumerated() {
+            let merged = firstIsMerged && i == 0
+            let size = s.width > 0 ? "\(s.width)x\(s.height)" : "mixed sizes"
+            body +=
+                "<section id=\"\(byPreset && !merged ? "preset-\(escape(s.preset))" : "run-\(i)")\"><h2>\(escape(labels[i])) · \(escape(s.preset)) · \(size) · \(escape(s.source))</h2>\n"
+            body += table(s, merged: merged)
             body += "<h3>Latency distribution (capture → result)</h3>\n\(distribution(s))"
             body += "<h3>Latency per frame, drops marked</h3>\n\(timeline(s))</section>\n"
         }
@@ -36,7 +72,8 @@ public enum StatsReport {
         "photo_capture": "#0077bb"
     ]
 
-    static func table(_ s: StatsSnapshot) -> String {
+    static func table(_ s: StatsSnapshot, merged: Bool = false) -> String {
+        let notKept = "— (not kept across inputs)"
         func ms(_ v: Double) -> String { String(format: "%.2f", v) }
         var rows = [
             ("Frames captured", "\(s.framesCaptured)"), ("Frames delivered", "\(s.framesDelivered)"),
@@ -52,13 +89,20 @@ public enum StatsReport {
                 [s.latencyMilliseconds.p50, s.latencyMilliseconds.p95, s.latencyMilliseconds.p99, s.latencyMilliseconds.max].map(ms).joined(
                     separator: " / ")
             ),
-            ("Capture → delivery p50 / p99 (ms)", "\(ms(s.deliveryLatencyMilliseconds.p50)) / \(ms(s.deliveryLatencyMilliseconds.p99))"),
+            (
+                "Capture → delivery p50 / p99 (ms)",
+                merged ? notKept : "\(ms(s.deliveryLatencyMilliseconds.p50)) / \(ms(s.deliveryLatencyMilliseconds.p99))"
+            ),
             ("Processing p50 / p99 (ms)", "\(ms(s.processingMilliseconds.p50)) / \(ms(s.processingMilliseconds.p99))")
         ]
         for stage in s.stages {
             rows.append(("· stage \(stage.stage) p50 / p99 (ms)", "\(ms(stage.percentiles.p50)) / \(ms(stage.percentiles.p99))"))
         }
-        rows += [("Peak RSS (MB)", String(format: "%.1f", s.memory.rssPeakMB)), ("Peak pool bytes in use", "\(s.memory.poolPeakBytes)")]
+        if merged { rows.append(("Stages", notKept)) }
+        rows += [
+            (merged ? "Peak RSS of an input (MB)" : "Peak RSS (MB)", String(format: "%.1f", s.memory.rssPeakMB)),
+            ("Peak pool bytes in use", "\(s.memory.poolPeakBytes)")
+        ]
         return "<table class=\"figures\">" + rows.map { "<tr><th>\(escape($0.0))</th><td>\(escape($0.1))</td></tr>" }.joined()
             + "</table>\n"
     }
@@ -124,8 +168,8 @@ public enum StatsReport {
         return svg + "</p>\n"
     }
 
-    /// Grouped bars per preset: results per second, p50 and p99 latency.
-    static func presetBars(_ snapshots: [StatsSnapshot]) -> String {
+    /// Grouped bars per run (labelled `labels`): results per second, p50 and p99 latency.
+    static func presetBars(_ snapshots: [StatsSnapshot], labels: [String]) -> String {
         let width = 900.0
         let height = 260.0
         let left = 50.0
@@ -146,10 +190,10 @@ public enum StatsReport {
                 let x: Double = left + Double(g) * group + Double(k) * bar + bar / 2
                 svg +=
                     "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(bar - 2))\" height=\"\(f(h))\" fill=\"\(color)\">"
-                    + "<title>\(escape(s.preset)) \(label): \(f(v))</title></rect>\n"
+                    + "<title>\(escape(labels[g])) \(label): \(f(v))</title></rect>\n"
             }
             svg +=
-                "<text x=\"\(f(left + (Double(g) + 0.5) * group))\" y=\"\(f(height - bottom + 16))\" text-anchor=\"middle\" font-size=\"12\">\(escape(s.preset))</text>\n"
+                "<text x=\"\(f(left + (Double(g) + 0.5) * group))\" y=\"\(f(height - bottom + 16))\" text-anchor=\"middle\" font-size=\"12\">\(escape(labels[g]))</text>\n"
         }
         svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "", yLabel: "", yMax: top)
         svg +=

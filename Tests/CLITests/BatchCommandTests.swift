@@ -42,6 +42,12 @@ struct BatchCommandTests {
         #expect(merge.status == 0, "\(merge.stderr)")
         let merged = try #require(try merge.jsonLines().first?["merged"] as? [String: Any])
         #expect(merged["inputs_done"] as? Int == 7 && merged["frames_captured"] as? Int == 42 && merged["inputs_failed"] as? Int == 0)
+        // Only what adds up: one size (all 64x48), the files' own preset, no stages or current RSS.
+        #expect(merged["width"] as? Int == 64 && merged["height"] as? Int == 48 && merged["preset"] as? String == "64x48", "\(merged)")
+        #expect(merged["stages"] == nil && (merged["memory"] as? [String: Any])?["rss_current_mb"] == nil, "\(merged)")
+        let html = try String(contentsOf: out.appendingPathComponent("../report.html"), encoding: .utf8)
+        #expect(html.contains("7 run(s)") && html.contains(">merged<") && html.contains(">clip03.y4m<"), "the runs are labelled by input")
+        #expect(!html.contains("0.00 / 0.00") && html.contains("not kept across inputs"))
         let perInput = try files.filter { $0.hasSuffix(".stats.json") }.map { name in
             try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent(name))) as? [String: Any])
         }
@@ -101,10 +107,14 @@ struct BatchCommandTests {
                 "\(URL(fileURLWithPath: input).lastPathComponent):\(line["status"] as? String ?? "")\(line["exit_code"].map { ":\($0)" } ?? "")"
         }
         #expect(statuses == ["clip00.y4m:done", "missing.mp4:failed:65", "127.0.0.1:1:failed:75", "clip01.y4m:done"], "\(statuses)")
-        let merge = try BinaryRunner.run("framekit", ["merge", out.path])
+        let report = out.appendingPathComponent("../failures.html")
+        let merge = try BinaryRunner.run("framekit", ["merge", out.path, "--report", report.path])
         let merged = try #require(try merge.jsonLines().first?["merged"] as? [String: Any])
         let failures = try #require(merged["failures"] as? [[String: Any]])
         #expect(merged["inputs_done"] as? Int == 2 && failures.compactMap { $0["exit_code"] as? Int }.sorted() == [65, 75])
+        // The report lists the failed inputs too (it left them out).
+        let html = try String(contentsOf: report, encoding: .utf8)
+        #expect(html.contains("Failed inputs") && html.contains("missing.mp4") && html.contains("2 failed"), "\(html.prefix(800))")
     }
 
     @Test(
