@@ -35,7 +35,15 @@ enum OutputFile {
     }
 
     private static func check(_ path: String, replacing: Bool) throws(Failure) {
+        guard !path.isEmpty else { throw Failure(path: "''", reason: "an empty file name") }
         let url = URL(fileURLWithPath: path)
+        // The bytes go to a hidden temporary name first (".NAME.partial-PID-N"): a name that
+        // leaves no room for it would fail only at the end of the run.
+        let name = url.lastPathComponent.utf8.count
+        guard name <= Self.longestName else {
+            throw Failure(
+                path: path, reason: "the file name is \(name) bytes long; at most \(Self.longestName) (its temporary name adds to it)")
+        }
         let folder = url.deletingLastPathComponent().path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
@@ -48,6 +56,10 @@ enum OutputFile {
             guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(path: path, reason: "it exists and is not a regular file") }
         }
     }
+
+    /// The longest file name an output may have: NAME_MAX (255) less its temporary name's
+    /// additions (".", ".partial-", a pid and a 32-bit number).
+    static let longestName = 255 - 32
 
     /// Writes `bytes` to `path` atomically (see the type's comment).
     static func write(_ bytes: some Collection<UInt8>, to path: String, replacing: Bool) throws(Failure) {

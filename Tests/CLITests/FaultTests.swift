@@ -109,6 +109,13 @@ struct FaultTests {
         #expect(missing.status == 73 && missing.stderr.contains("/nonexistent/folder"), "\(missing.status) \(missing.stderr)")
         #expect(missing.stdout.isEmpty, "nothing was captured")
         #expect(Date().timeIntervalSince(start) < 20)
+        // An empty name, or one too long for its temporary name beside it, failed only after
+        // the whole run.
+        let long = Fixtures.temporaryFolder().appendingPathComponent(String(repeating: "s", count: 240) + ".json").path
+        for bad in ["", long] {
+            let run = try BinaryRunner.run("framekit", Self.quick + ["--frames", "100", "--stats", bad])
+            #expect(run.status == 73 && run.stdout.isEmpty, "'\(bad.suffix(20))': \(run.status) \(run.stderr)")
+        }
         let png = try BinaryRunner.run("framekit", ["photo", "--device", "virtual", "--output", "x.png"])
         #expect(png.status == 64 && png.stderr.contains(".jpg"), "\(png.stderr)")
     }
