@@ -39,6 +39,9 @@ enum ProfileCommand: Command {
         var snapshots: [StatsSnapshot] = []
         var failure: (message: String, code: Int32)?
         for preset in presets {
+            // Each preset's rss_peak_mb is its own run's, not the process's so far (4K's peak was
+            // reported for the CIF run after it).
+            MemoryProbe.startNewPeak()
             let result = try DetectPipeline.run(
                 device: device, preset: preset, settings: settings,
                 limits: .init(frames: nil, duration: duration), printFrames: false)

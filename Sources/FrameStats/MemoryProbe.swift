@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Process memory as the kernel reports it (/proc/self/status).
 public enum MemoryProbe {
     /// Resident set size now and at its peak (VmRSS, VmHWM), in bytes; nil where /proc is absent.
@@ -14,5 +18,24 @@ public enum MemoryProbe {
             if fields[0] == "VmHWM:" { peak = kib * 1024 }
         }
         return (current, peak)
+    }
+
+    /// glibc's `malloc_trim` (not in the Glibc module's headers), looked up once.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+
+    /// Starts a new peak: gives freed heap back to the kernel (`malloc_trim`), then resets the
+    /// kernel's high-water mark to the current RSS (`5` to /proc/self/clear_refs, Linux ≥ 4.0),
+    /// so the next ``residentSet()`` peak is this stretch's, not the process's. Returns false
+    /// where the kernel does not allow it (the peak is then the process's).
+    @discardableResult
+    public static func startNewPeak() -> Bool {
+        _ = Self.mallocTrim?(0)
+        let fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return write(fd, "5", 1) == 1
     }
 }

@@ -19,6 +19,7 @@ public enum StatsReport {
 
     /// - Parameters:
     ///   - snapshots: one per run (a preset of `profile`, a camera of `detect`, an input of a batch).
+    ///   - title: the page's title and heading.
     ///   - failures: inputs that failed (`merge`): listed, not left out.
     ///   - firstIsMerged: the first snapshot sums the others (`merge`): labelled so, and figures
     ///     that cannot be merged (capture → delivery, current RSS) are shown as not kept.

@@ -177,6 +177,18 @@ struct ProfileAndReportTests {
         #expect(bad.status == 64 && bad.stderr.contains("nope"))
     }
 
+    @Test("profile: each preset's peak RSS is its own run's, not the process's so far (1080p first, then CIF)")
+    func profileMemoryPerPreset() throws {
+        let run = try BinaryRunner.run(
+            "framekit", ["profile", "--presets", "hd1920x1080,cif352x288", "--duration", "1", "--device", "virtual"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let presets = try #require(try run.jsonLines().first?["presets"] as? [[String: Any]])
+        let peaks = presets.compactMap { ($0["memory"] as? [String: Any])?["rss_peak_mb"] as? Double }
+        // Before, both said the 1080p run's peak (275 / 275 MB here); now ~260 / ~160.
+        try #require(peaks.count == 2)
+        #expect(peaks[1] < peaks[0] * 0.9, "CIF after 1080p: \(peaks)")
+    }
+
     @Test("--detector haar: boxes with no confidence and no landmarks; the summary names it")
     func haarDetector() throws {
         let run = try BinaryRunner.run(

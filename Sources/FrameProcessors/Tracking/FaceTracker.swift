@@ -89,8 +89,11 @@ public final class FaceTracker: Sendable {
     private let state = Mutex(TrackerState())
     private let worker: PassWorker?
 
-    /// - Parameter scheduler: where background passes run; trackers given the same one take
-    ///   turns on one queue (several cameras: ``PassScheduler``). nil: a queue of its own.
+    /// - Parameters:
+    ///   - detector: what runs the passes.
+    ///   - options: the schedule and the tracking thresholds.
+    ///   - scheduler: where background passes run; trackers given the same one take turns on
+    ///     it (several cameras: ``PassScheduler``). nil: a queue of its own.
     public init(detector: any FaceDetecting, options: Options = Options(), scheduler: PassScheduler? = nil) throws(FaceDetectorError) {
         try options.validate()
         self.detector = detector
