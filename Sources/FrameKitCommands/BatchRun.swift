@@ -52,11 +52,15 @@ enum BatchRun {
             return Shard(index: i, count: n)
         }
         if let id = environment["SLURM_ARRAY_TASK_ID"].flatMap(Int.init) {
-            // An array 1-4 has IDs 1…4: count from its first ID.
+            // An array 1-4 has IDs 1…4: count from its first ID; 0-15:4 has IDs 0, 4, 8, 12
+            // (SLURM_ARRAY_TASK_STEP 4): shards 0…3.
             let first = environment["SLURM_ARRAY_TASK_MIN"].flatMap(Int.init) ?? 0
-            guard let count = environment["SLURM_ARRAY_TASK_COUNT"].flatMap(Int.init), count >= 1, (0..<count).contains(id - first)
+            let step = max(1, environment["SLURM_ARRAY_TASK_STEP"].flatMap(Int.init) ?? 1)
+            let offset = id - first
+            guard let count = environment["SLURM_ARRAY_TASK_COUNT"].flatMap(Int.init), count >= 1, offset >= 0, offset % step == 0,
+                (0..<count).contains(offset / step)
             else { throw UsageError("SLURM_ARRAY_TASK_ID is set without a usable SLURM_ARRAY_TASK_COUNT; give --shard I/N") }
-            return Shard(index: id - first, count: count)
+            return Shard(index: offset / step, count: count)
         }
         if let index = environment["JOB_COMPLETION_INDEX"].flatMap(Int.init) {
             guard let count = options[shardCount] else {
@@ -93,8 +97,10 @@ enum BatchRun {
                 .filter { !$0.isEmpty && !$0.hasPrefix("#") }
                 .map { $0.contains("://") || $0.hasPrefix("/") ? $0 : base.appendingPathComponent($0).path } // relative to the list
         }
-        var seen = Set<String>()
-        let unique = found.filter { seen.insert($0).inserted }
+        // Duplicates by their bytes: Swift's String equality is canonical, so `café` written NFC
+        // and NFD — two files on disk — would be one input, and the other never processed.
+        var seen = Set<[UInt8]>()
+        let unique = found.filter { seen.insert(Array($0.utf8)).inserted }
         guard !unique.isEmpty else { throw RuntimeFailure("--inputs \(path): no inputs in it", exitCode: ExitCode.dataError) }
         return unique
     }
@@ -134,6 +140,9 @@ enum BatchRun {
         for spec in [DeviceChoice.device.spec, DeviceChoice.input.spec, DetectCommand.annotate.spec, DetectCommand.stats.spec] {
             if options.has(spec) { throw UsageError("--\(spec.name) does not apply to a batch (--inputs)") }
         }
+        if options.has(DetectCommand.report.spec) { // it was silently ignored
+            throw UsageError("--report does not apply to a batch (--inputs): framekit merge \(folder) --report FILE.html reports on it")
+        }
         let all = try self.list(list)
         let names = self.names(all)
         let shard = try self.shard(options, environment: ProcessInfo.processInfo.environment)
@@ -150,6 +159,9 @@ enum BatchRun {
         var code = ExitCode.success
         var interrupted = false
         for position in all.indices where shard.takes(position) {
+            // stdout gone (| head -1, a closed pipe): no one reads the statuses; stop at once
+            // rather than process every input and exit 74 at the end.
+            if Console.outputFailure != nil { break }
             if stop.isRaised {
                 interrupted = true
                 break

@@ -71,6 +71,17 @@ struct BatchCommandTests {
             "framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path], environment: environment)
         #expect(try slurm.jsonLines().last?["batch"] as? [String: Any] != nil)
         #expect(outputs(out).filter { $0.hasSuffix(".stats.json") } == ["clip01.y4m.stats.json", "clip03.y4m.stats.json"])
+        // An array with a step (--array=0-8:4: IDs 0, 4, 8): ID 4 is shard 1 of 3 (was refused, 64).
+        let stepped = Fixtures.temporaryFolder("batch-step")
+        var step = environment
+        (step["SLURM_ARRAY_TASK_ID"], step["SLURM_ARRAY_TASK_COUNT"], step["SLURM_ARRAY_TASK_STEP"]) = ("4", "3", "4")
+        let stepRun = try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", stepped.path], environment: step)
+        #expect(stepRun.status == 0, "\(stepRun.stderr)")
+        #expect(outputs(stepped).filter { $0.hasSuffix(".stats.json") } == ["clip01.y4m.stats.json", "clip04.y4m.stats.json"])
+        step["SLURM_ARRAY_TASK_ID"] = "5" // not on the step
+        #expect(
+            try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", stepped.path], environment: step).status
+                == 64)
         environment["SLURM_ARRAY_TASK_ID"] = nil
         environment["JOB_COMPLETION_INDEX"] = "2"
         let noCount = try BinaryRunner.run(
@@ -139,6 +150,41 @@ struct BatchCommandTests {
             return "\(line["status"] as? String ?? ""):\(line["exit_code"].map { "\($0)" } ?? "-")"
         }
         #expect(results == Array(repeating: "failed:65", count: 5) + ["done:-"], "\(results) \(run.stdout)")
+    }
+
+    @Test("a batch whose stdout goes away (| head -1) stops at the next input with 74, not after all of them; --report is refused")
+    func stdoutGone() throws {
+        let inputs = try clips(6, frames: 20) // paced: ~0.7 s each
+        let out = Fixtures.temporaryFolder("batch-head")
+        let framekit = BinaryRunner.productsFolder.appendingPathComponent("framekit").path
+        let run = try BinaryRunner.runTool(
+            "/bin/bash",
+            [
+                "-c",
+                "'\(framekit)' detect --inputs '\(inputs.path)' --output-dir '\(out.path)' --realtime --detector haar | head -1 > /dev/null; echo \"status ${PIPESTATUS[0]}\""
+            ])
+        #expect(run.stdout.contains("status 74"), "\(run.stdout) \(run.stderr)")
+        // The first status line reached head; the next write failed; nothing after that began.
+        let done = outputs(out).filter { $0.hasSuffix(".stats.json") }.count
+        #expect(done >= 1 && done <= 3, "\(done) of 6 inputs processed after the reader left")
+        let report = try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path, "--report", "r.html"])
+        #expect(report.status == 64 && report.stderr.contains("merge"), "\(report.stderr)")
+    }
+
+    @Test("two files whose names differ only by Unicode normalisation (café NFC and NFD) are two inputs, each done")
+    func normalisation() throws {
+        let folder = Fixtures.temporaryFolder("batch-unicode")
+        let nfc = "caf\u{E9}.y4m"
+        let nfd = "cafe\u{301}.y4m"
+        #expect(Array(nfc.utf8) != Array(nfd.utf8) && nfc == nfd, "Swift compares them equal: the trap")
+        for name in [nfc, nfd] { try Y4MWriter.write(frames: 2, width: 64, height: 48, to: folder.appendingPathComponent(name)) }
+        try #require((try FileManager.default.contentsOfDirectory(atPath: folder.path)).count == 2)
+        let out = Fixtures.temporaryFolder("batch-unicode-out")
+        let run = try BinaryRunner.run("framekit", ["detect", "--inputs", folder.path, "--output-dir", out.path, "--detector", "haar"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let batch = try #require(try run.jsonLines().last?["batch"] as? [String: Any])
+        #expect(batch["inputs"] as? Int == 2 && batch["done"] as? Int == 2, "\(batch)")
+        #expect(outputs(out).filter { $0.hasSuffix(".stats.json") }.count == 2, "\(outputs(out))")
     }
 
     @Test("two runs on one folder share the work: each input done once, none failed, nothing of the other's deleted")
