@@ -280,6 +280,7 @@ final class MJPEGWriter: @unchecked Sendable {
     // thread after the session has stopped (the queue is idle by then).
     private let file: PartialFile
     private let encoder: JPEG.Encoder
+    private var frames = 0
 
     init(url: URL) throws {
         file = try PartialFile(path: url.path, replacing: false)
@@ -291,8 +292,18 @@ final class MJPEGWriter: @unchecked Sendable {
         if !file.append(try encoder.encode(buffer, quality: 85)) {
             throw OutputFile.Failure(path: file.path, reason: file.failure ?? "write failed", exitCode: ExitCode.ioError)
         }
+        frames += 1
     }
 
     /// Finishes the stream: it takes its name if every frame was written, else it is removed.
-    func close() throws { try file.commit() }
+    /// With no frame at all (a signal before the first, an input with none) there is no file:
+    /// an empty MJPEG is no stream, and stderr says so.
+    func close() throws {
+        guard frames > 0 else {
+            file.abandon()
+            Console.err("framekit: no frame was annotated: \(file.path) not written")
+            return
+        }
+        try file.commit()
+    }
 }

@@ -238,6 +238,14 @@ struct FaultTests {
         #expect(run.status == 73)
         #expect(try String(contentsOf: clip, encoding: .utf8) == "keep me")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["a.mjpeg"])
+        // No frame at all (an input with none; a signal before the first): no file, not 0 bytes.
+        let header = folder.appendingPathComponent("header-only.y4m")
+        try Data("YUV4MPEG2 W64 H48 F30:1 Ip A1:1 C420jpeg\n".utf8).write(to: header)
+        let empty = folder.appendingPathComponent("none.mjpeg")
+        let none = try BinaryRunner.run("framekit", ["detect", "--input", header.path, "--annotate", empty.path])
+        #expect(none.status == 65 && none.stderr.contains("not written"), "\(none.status) \(none.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: empty.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["a.mjpeg", "header-only.y4m"])
     }
 
     @Test("out of file descriptors, the preview backs off instead of spinning, and serves again once they are back")
