@@ -292,6 +292,8 @@ struct cffm_writer {
     // For the size a finished file would have now: fragments hold packets in memory until the
     // next key frame, so the file's own size lags behind.
     int64_t header_bytes, packet_bytes, packets, key_packets, key_bytes, frames;
+    // Pass-through: the next free slot on the constant-rate timeline (frames + gaps filled).
+    int64_t slots;
     // The hard size limit (0: none), and whether a packet has been held back by it.
     int64_t max_bytes;
     int over_limit;
@@ -555,18 +557,23 @@ cffm_status cffm_writer_open_mjpeg(const char *path, int32_t width, int32_t heig
     return CFFM_OK;
 }
 
-cffm_status cffm_writer_write_packet(cffm_writer *w, const uint8_t *data, int32_t size, char *message, size_t message_size) {
+cffm_status cffm_writer_write_packet(cffm_writer *w, const uint8_t *data, int32_t size, int64_t slot, char *message,
+                                     size_t message_size) {
     if (w->finished || !w->passthrough) { say("not an open pass-through recording", message, message_size); return CFFM_ERROR; }
-    // More frames need more index: grow the reserve first, and end the recording (with room
+    // The frame's slot on the constant-rate timeline: after frames were dropped it is past the
+    // next one, and the muxer fills the gap with empty chunks (players show the last frame
+    // again), so the file plays in real time. A slot that does not advance is the next one.
+    int64_t at = slot > w->slots ? slot : w->slots;
+    // More slots need more index: grow the reserve first, and end the recording (with room
     // for its index) when the disk cannot give it.
-    if (w->frames > 0 && w->frames % 40000 == 0 && grow_reserve(w) != 0) {
+    if (at / 40000 > w->slots / 40000 && w->slots > 0 && grow_reserve(w) != 0) {
         say("the disk is full (no room for more of the index)", message, message_size);
         return CFFM_ERROR;
     }
     if (!has_room(w, size)) { say("the disk is full", message, message_size); return CFFM_ERROR; }
     if (av_new_packet(w->packet, size) < 0) { say("out of memory", message, message_size); return CFFM_ERROR; }
     memcpy(w->packet->data, data, (size_t)size);
-    w->packet->pts = w->packet->dts = w->frames;
+    w->packet->pts = w->packet->dts = at;
     w->packet->duration = 1;
     w->packet->flags |= AV_PKT_FLAG_KEY;
     w->packet->stream_index = w->stream->index;
@@ -575,10 +582,13 @@ cffm_status cffm_writer_write_packet(cffm_writer *w, const uint8_t *data, int32_
     if (error < 0) { describe(error, "writing", message, message_size); return CFFM_ERROR; }
     if (w->format->pb && w->format->pb->error < 0) { describe(w->format->pb->error, "writing", message, message_size); return CFFM_ERROR; }
     w->frames += 1;
+    w->slots = at + 1;
     w->packets += 1;
     w->packet_bytes += size;
     return CFFM_OK;
 }
+
+int64_t cffm_writer_slots(const cffm_writer *w) { return w ? w->slots : 0; }
 
 cffm_status cffm_writer_finish(cffm_writer *w, char *message, size_t message_size) {
     if (w->finished) return CFFM_OK;

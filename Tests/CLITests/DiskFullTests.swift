@@ -37,7 +37,8 @@ struct DiskFullTests {
             let frames = try #require(summary["frames"] as? Int)
             #expect(frames > 10 && (summary["ended_by"] as? String ?? "").contains("disk is full"), "\(summary)")
             let probe = try OpenCV.probeVideo(file.path, ownMJPEGReader: true)
-            #expect(probe.decodedFrames == frames && probe.headerFrames == frames, "\(probe) vs \(frames) written")
+            // Every slot reads (frames dropped while recording are empty chunks: the last picture again).
+            #expect(probe.decodedFrames == probe.headerFrames && probe.headerFrames >= frames, "\(probe) vs \(frames) written")
             #expect(contents(folder) == ["clip.avi"], "left behind: \(contents(folder))")
         }
     }

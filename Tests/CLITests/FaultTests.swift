@@ -99,7 +99,8 @@ struct FaultTests {
         let frames = try #require(summary?["frames"] as? Int)
         #expect(frames > 10)
         let probe = try OpenCV.probeVideo(file.path, ownMJPEGReader: true)
-        #expect(probe.decodedFrames == frames && probe.headerFrames == frames, "\(probe)")
+        // Every slot reads (frames dropped while recording are empty chunks: the last picture again).
+        #expect(probe.decodedFrames == probe.headerFrames && probe.headerFrames >= frames, "\(probe) vs \(frames) written")
     }
 
     @Test("outputs that cannot be created fail before capture (exit 73); photos must be .jpg")

@@ -1,6 +1,7 @@
 import Foundation
 import FrameKit
 import FrameTestSupport
+import OpenCVReference
 import Testing
 
 /// Recordings that tell the truth when the session changes under them: a size change ends the
@@ -59,6 +60,29 @@ struct RecordingChangeTests {
         let probed = try probe(done)
         #expect(probed.width == size.width && probed.height == size.height, "\(probed)")
         #expect(frames >= 10 && probed.frames == frames, "\(frames) frames reported, \(probed)")
+    }
+
+    @Test("an AVI keeps time across dropped frames: the gaps are empty chunks, ffprobe's duration is the recording's, every JPEG decodes")
+    func aviGapsKeepTime() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("gaps.avi")
+        let writer = try MJPEGMovieWriter(path: url.path, fileDescriptor: MovieFile.reserve(url), quality: 80)
+        try writer.prepare(width: 64, height: 48, frameRate: 30)
+        let jpeg = try JPEG.encode(try PixelBuffer(width: 64, height: 48, format: .gray8), quality: 80)
+        // Frames 0, 1, 2, then 10 and 11 (7 dropped), then a time that steps back (written next).
+        for time in [0, 1, 2, 10, 11, 11].map({ Double($0) / 30 }) { #expect(try writer.write(jpeg: jpeg, at: time, maxBytes: nil)) }
+        try writer.close()
+        #expect(writer.frameCount == 6)
+        let probed = try probe(url)
+        // 13 slots at 30 fps (0…12): the frames played where they were recorded, not 6 in a row.
+        #expect(abs(probed.duration - 13.0 / 30) < 0.01, "\(probed)")
+        #expect(probed.frames >= 6, "\(probed)")
+        // OpenCV through FFmpeg decodes the 6 JPEGs and skips the empty chunks; OpenCV's own MJPEG
+        // reader shows the last picture again for each (13), as players do.
+        let viaFFmpeg = try OpenCV.probeVideo(url.path)
+        #expect(viaFFmpeg.decodedFrames == 6 && viaFFmpeg.headerFrames == 13 && viaFFmpeg.width == 64, "\(viaFFmpeg)")
+        let own = try OpenCV.probeVideo(url.path, ownMJPEGReader: true)
+        #expect(own.decodedFrames == 13 && own.headerFrames == 13, "\(own)")
     }
 
     @Test(

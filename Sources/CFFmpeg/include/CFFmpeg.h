@@ -127,7 +127,12 @@ cffm_status cffm_writer_open_mjpeg(const char *path, int32_t width, int32_t heig
                                    char *message, size_t message_size);
 
 /// Appends one JPEG (a key frame) to a recording opened with `cffm_writer_open_mjpeg`.
-cffm_status cffm_writer_write_packet(cffm_writer *writer, const uint8_t *data, int32_t size, char *message, size_t message_size);
+// `slot`: the frame's place on the constant-rate timeline (frame index from the first); a gap
+// after the last written frame is filled with empty chunks (dropped frames: the file keeps time).
+cffm_status cffm_writer_write_packet(cffm_writer *writer, const uint8_t *data, int32_t size, int64_t slot, char *message,
+                                     size_t message_size);
+// The slots a pass-through recording spans so far (frames written and the gaps between).
+int64_t cffm_writer_slots(const cffm_writer *writer);
 
 /// Flushes the encoder (if any), writes the trailer (the AVI's indexes) and closes the file.
 cffm_status cffm_writer_finish(cffm_writer *writer, char *message, size_t message_size);

@@ -71,6 +71,7 @@ package final class MJPEGMovieWriter: MovieWriter {
     private let encoder: JPEG.Encoder
     private let quality: Int
     private var writer: OpaquePointer?
+    private var frameRate = 30.0
     package private(set) var frameCount = 0
 
     /// `fileDescriptor`: the reserved file, closed here; libavformat reopens it by name.
@@ -94,21 +95,29 @@ package final class MJPEGMovieWriter: MovieWriter {
         guard cffm_writer_open_mjpeg(path, Int32(width), Int32(height), frameRate, &raw, &message, message.count) == CFFM_OK, let raw
         else { throw H264MovieWriter.Failure(description: H264MovieWriter.text(message)) }
         writer = raw
+        self.frameRate = frameRate
     }
 
     package func write(_ frame: PixelBuffer, at time: Double, maxBytes: Int?) throws -> Bool {
         let jpeg = try encoder.encode(frame, quality: quality)
-        return try write(jpeg: jpeg, maxBytes: maxBytes)
+        return try write(jpeg: jpeg, at: time, maxBytes: maxBytes)
     }
 
-    /// Appends a JPEG as the next frame; false, with nothing written, when the file would pass `maxBytes`.
-    package func write(jpeg: [UInt8], maxBytes: Int?) throws -> Bool {
-        guard writer != nil else { throw H264MovieWriter.Failure(description: "prepare(width:height:frameRate:) was not called") }
-        // The chunk header (8) and the index entries (24) it brings.
-        if let maxBytes, bytesWritten + jpeg.count + 8 + 24 > maxBytes { return false }
+    /// Appends a JPEG as the frame at `time` seconds from the first (nil: the next slot). AVI
+    /// is constant-rate: after dropped frames the gap is filled with empty chunks, so the file
+    /// keeps time (a gap over a minute — a clock that jumped — is not filled). False, with
+    /// nothing written, when the file would pass `maxBytes`.
+    package func write(jpeg: [UInt8], at time: Double? = nil, maxBytes: Int?) throws -> Bool {
+        guard let writer else { throw H264MovieWriter.Failure(description: "prepare(width:height:frameRate:) was not called") }
+        let next = cffm_writer_slots(writer)
+        var slot = time.map { Int64(saturating: ($0 * frameRate).rounded()) } ?? next
+        if slot - next > Int64(frameRate * 60) { slot = next }
+        let gap = Int(max(0, slot - next))
+        // The chunk header (8) and the index entries (24) it brings, and as much per empty chunk.
+        if let maxBytes, bytesWritten + jpeg.count + 32 + 32 * gap > maxBytes { return false }
         var message = [CChar](repeating: 0, count: 512)
         let status = jpeg.withUnsafeBufferPointer {
-            cffm_writer_write_packet(writer, $0.baseAddress, Int32($0.count), &message, message.count)
+            cffm_writer_write_packet(writer, $0.baseAddress, Int32($0.count), slot, &message, message.count)
         }
         guard status == CFFM_OK else { throw H264MovieWriter.Failure(description: H264MovieWriter.text(message)) }
         frameCount += 1
