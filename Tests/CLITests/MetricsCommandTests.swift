@@ -103,6 +103,30 @@ struct MetricsCommandTests {
         #expect(LatePassWatch.message(for: fast, source: "cam") == nil, "\(fast.recentAges)")
     }
 
+    @Test("a stream's password never reaches /metrics: its source label is admin:***@ (docs/scale-out.md)")
+    func metricsRedacted() throws {
+        try #require(FFmpegTool.isInstalled)
+        let streamPort = FreePort.next()
+        let server = try FFmpegTool.serveTCP(port: streamPort, seconds: 8)
+        defer { server.terminate() }
+        let port = FreePort.next()
+        let process = try start([
+            "detect", "--input", "tcp://admin:s3cret@127.0.0.1:\(streamPort)", "--detector", "haar", "--metrics", "127.0.0.1:\(port)"
+        ])
+        defer {
+            process.interrupt()
+            process.waitUntilExit()
+        }
+        // Until the stream's series appear (the source is registered once it is open).
+        var text = ""
+        for _ in 0..<200 where !text.contains("framekit_frames_captured_total{") {
+            text = try get(port, "/metrics").body
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(text.contains("source=\"tcp://admin:***@127.0.0.1:\(streamPort)\""), "\(text.prefix(600))")
+        #expect(!text.contains("s3cret"))
+    }
+
     @Test("healthz turns 503 when the source stalls (a stream gone and being reconnected)")
     func stalled() throws {
         let streamPort = FreePort.next()

@@ -177,7 +177,7 @@ struct FaceTrackerTests {
         #expect(counts == [1, 1, 1, 0, 0, 0], "\(counts)")
     }
 
-    @Test("the background schedule finds the face within a few frames and keeps it, passes off the caller's thread")
+    @Test("the background schedule reports the face on the frame its first pass joins, and keeps it; passes off the caller's thread")
     func background() throws {
         let video = try astronautVideo((0..<40).map { (60 + $0 * 8, 80 + $0 * 2) })
         let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
@@ -190,7 +190,12 @@ struct FaceTrackerTests {
             Thread.sleep(forTimeInterval: 0.033) // a 30 fps camera
         }
         let first = try #require(counts.firstIndex(of: 1), "\(counts)")
-        #expect(first <= 10, "\(counts)")
+        // Found on the frame the first pass's result joined, however long that pass took: its
+        // result age, not a wall-clock bound (a pass took 22 frames under a load average of 10,
+        // so "within 10 frames" failed there). The frames came meanwhile: passes are off the
+        // caller's thread.
+        let statistics = tracker.statistics
+        #expect(first <= statistics.maxAge + 1 && statistics.framesWithoutPass > 0, "\(counts) \(statistics)")
         #expect(counts[first...].allSatisfy { $0 == 1 }, "\(counts)")
         #expect(hits == counts.count - first, "\(hits) of \(counts.count - first) boxes where the face is")
     }
