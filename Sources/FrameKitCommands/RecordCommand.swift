@@ -77,9 +77,13 @@ enum RecordCommand: Command {
         case nil, .maximumDurationReached?, .maximumFileSizeReached?: failed = false
         default: failed = true
         }
+        // Stopped before the first frame (a signal at once): no file was made (an empty
+        // recording is none), and the summary does not name one.
+        let exists = FileManager.default.fileExists(atPath: url.path)
+        if !exists { Console.err("framekit: no frame was recorded: \(url.path) not written") }
         Console.out(
             JSON.object([
-                ("recording", .string(url.path)), ("frames", .int(written)), ("bytes", .int(size)),
+                ("recording", exists ? .string(url.path) : .null), ("frames", .int(written)), ("bytes", .int(size)),
                 ("frames_dropped", .int(counts.droppedTotal)),
                 ("ended_by", .string(error.map { "\($0)" } ?? "stop"))
             ]).text)

@@ -656,6 +656,7 @@ cases.append(
 
 var passed = 0
 var failed = 0
+var times: [(name: String, seconds: Double)] = []
 let only = ProcessInfo.processInfo.environment["VIVID_ONLY"].flatMap { $0.isEmpty ? nil : $0 }
 // VIVID_ONLY: run the cases whose name contains it (several: separated by '|').
 for (name, body) in cases where only.map({ $0.split(separator: "|").contains { name.contains($0) } }) ?? true {
@@ -669,6 +670,12 @@ for (name, body) in cases where only.map({ $0.split(separator: "|").contains { n
         failed += 1
         say("FAIL \(name): \(error)")
     }
+    times.append((name, Date().timeIntervalSince(start)))
+}
+// Where the minutes go (#31): the slowest cases and the total, before the result line.
+say("vivid: cases took \(String(format: "%.1f", times.map(\.seconds).reduce(0, +))) s; the slowest:")
+for t in times.sorted(by: { $0.seconds > $1.seconds }).prefix(5) {
+    say("  \(String(format: "%5.1f", t.seconds)) s  \(t.name.prefix(90))")
 }
 say("vivid: \(passed) passed, \(failed) failed")
 exit(failed == 0 ? 0 : 1)
