@@ -41,18 +41,11 @@ enum DeviceChoice {
     /// Every `--device` given (detect's several cameras), each with the `--control` settings
     /// applied; one device as ``resolve(_:)`` chooses it otherwise.
     static func resolveAll(_ options: ParsedOptions) throws -> [CaptureDevice] {
-        let inputs = options.all(input)
-        if inputs.count > 1 {
-            guard options[device] == nil else { throw UsageError("--device and --input cannot be used together") }
-            guard !inputs.contains(where: \.isEmpty) else { throw UsageError("--input needs a file, a folder or a stream URL") }
+        if options.all(input).count > 1 {
             try ControlSettings.validate(options)
             guard options.all(ControlSettings.control).isEmpty else { throw UsageError("--control applies to cameras (--device)") }
-            let urls = try inputs.map { try inputURL($0, what: "--input") }
-            guard Set(urls.map(\.absoluteString)).count == urls.count else { throw UsageError("the same --input is given twice") }
-            if options[reconnect] != nil, urls.allSatisfy(\.isFileURL) { throw UsageError("--reconnect applies to a stream --input only") }
-            do { return try urls.map { try openInput($0, options: options, start: options[start] ?? 0) } } catch {
-                throw RuntimeFailure(error)
-            }
+            try checkCombinations(options)
+            return try openInputs(options)
         }
         let ids = options.all(device)
         guard ids.count > 1 else { return [try resolve(options)] }
@@ -108,24 +101,8 @@ enum DeviceChoice {
     }
 
     private static func choose(_ options: ParsedOptions) throws -> CaptureDevice {
-        if options[device] != nil && options[input] != nil {
-            throw UsageError("--device and --input cannot be used together")
-        }
-        if options[realtime] && options[input] == nil {
-            throw UsageError("--realtime applies to --input only")
-        }
-        if options[start] != nil && options[input] == nil {
-            throw UsageError("--start applies to --input only")
-        }
-        if options[reconnect] != nil && options[input] == nil {
-            throw UsageError("--reconnect applies to a stream --input only")
-        }
-        if let input = options[input] {
-            guard !input.isEmpty else { throw UsageError("--input needs a file, a folder or a stream URL") }
-            let url = try inputURL(input, what: "--input")
-            if url.isFileURL, options[reconnect] != nil { throw UsageError("--reconnect applies to a stream --input only") }
-            do { return try openInput(url, options: options, start: options[start] ?? 0) } catch { throw RuntimeFailure(error) }
-        }
+        try checkCombinations(options)
+        if options[input] != nil { return try openInputs(options)[0] }
         switch options[device] {
         case let id?:
             return try open(id)
@@ -138,6 +115,35 @@ enum DeviceChoice {
                     ? "framekit: \(CaptureDevice.authorizationAdvice); using the virtual camera"
                     : "framekit: no camera found; using the built-in virtual camera")
             return CaptureDevice.virtualCamera
+        }
+    }
+
+    /// Which of `--device`, `--input`, `--realtime`, `--start` and `--reconnect` go together.
+    private static func checkCombinations(_ options: ParsedOptions) throws {
+        if options[device] != nil && options[input] != nil {
+            throw UsageError("--device and --input cannot be used together")
+        }
+        if options[realtime] && options[input] == nil {
+            throw UsageError("--realtime applies to --input only")
+        }
+        if options[start] != nil && options[input] == nil {
+            throw UsageError("--start applies to --input only")
+        }
+        if options[reconnect] != nil && options[input] == nil {
+            throw UsageError("--reconnect applies to a stream --input only")
+        }
+    }
+
+    /// Every `--input`, opened: paths and file:// URLs as files, the rest as streams
+    /// (``inputURL(_:what:)``); `--reconnect` needs a stream among them.
+    private static func openInputs(_ options: ParsedOptions) throws -> [CaptureDevice] {
+        let texts = options.all(input)
+        guard !texts.contains(where: \.isEmpty) else { throw UsageError("--input needs a file, a folder or a stream URL") }
+        let urls = try texts.map { try inputURL($0, what: "--input") }
+        guard Set(urls.map(\.absoluteString)).count == urls.count else { throw UsageError("the same --input is given twice") }
+        if options[reconnect] != nil, urls.allSatisfy(\.isFileURL) { throw UsageError("--reconnect applies to a stream --input only") }
+        do { return try urls.map { try openInput($0, options: options, start: options[start] ?? 0) } } catch {
+            throw RuntimeFailure(error)
         }
     }
 
