@@ -23,28 +23,51 @@ enum SignalWatch {
     /// process's life (the executable makes one run; a signal to a process means "stop").
     private static let received = Atomic<Bool>(false)
 
+    /// The signals a watch catches.
+    private static let numbers = [SIGINT, SIGTERM]
+
     /// The process's signal sources; `nonisolated(unsafe)` because it is written once, by the
     /// lazy initialiser of a `static let` (which runs exactly once, thread-safely), and never after.
+    ///
+    /// The signals are blocked in this thread first, never ignored: libdispatch registers its
+    /// signalfd on its manager thread some time after `resume()`, and a signal arriving before
+    /// that stays pending (the signalfd reads it then) where `SIG_IGN` discarded it — a run
+    /// cancelled in its first tenth of a second went on to its end. (libdispatch's own worker
+    /// threads block both already; threads started after this inherit the mask.)
     nonisolated(unsafe) private static let sources: [DispatchSourceSignal] = {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for number in numbers { sigaddset(&blocked, number) }
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         let queue = DispatchQueue(label: "framekit.signals")
-        return [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
+        return numbers.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 let again = SignalWatch.received.exchange(true, ordering: .sequentiallyConsistent)
                 let current = SignalWatch.handlers.withLock { Array($0.values) }
                 // A second signal while nothing is watching yet (a start-up that hangs on a
                 // stream's open): the default action, as a user pressing Ctrl-C twice expects.
-                if again && current.isEmpty {
-                    signal(number, SIG_DFL)
-                    raise(number)
-                }
+                if again && current.isEmpty { dieOfSignal(number) }
                 for handler in current { handler() }
             }
             source.resume()
             return source
         }
     }()
+
+    /// Ends the process by `number`'s default action (killed by it, as a shell reports it). The
+    /// signal is unblocked in this thread only, so it is delivered here and now, not left pending
+    /// for the signalfd.
+    private static func dieOfSignal(_ number: Int32) -> Never {
+        signal(number, SIG_DFL)
+        var only = sigset_t()
+        sigemptyset(&only)
+        sigaddset(&only, number)
+        pthread_sigmask(SIG_UNBLOCK, &only, nil)
+        raise(number)
+        // Unreachable unless the default action is somehow not to die: the same status as one.
+        _exit(128 + number)
+    }
 
     /// Catches the signals from now on. The executable calls this first for the commands that
     /// watch for them, so that a signal during start-up (opening the camera, loading the model:

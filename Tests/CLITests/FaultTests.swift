@@ -80,17 +80,87 @@ struct FaultTests {
         #expect(last.hasPrefix("{\"summary\""), "\(String(decoding: said, as: UTF8.self)) \(last.prefix(80))")
     }
 
+    @Test(
+        "SIGTERM in the first 0.6 s, at six moments: never lost (the run ends within 30 s), and either the clean end (exit 0, the summary names the file iff it exists, complete) or death by the signal before anything was written"
+    )
+    func sigtermEarly() throws {
+        // Between the default action and libdispatch's signalfd being registered there was a
+        // window where SIGTERM was ignored (SIG_IGN discards, it does not hold): a run started
+        // by Slurm and cancelled at once recorded on for the whole --duration.
+        let folder = Fixtures.temporaryFolder()
+        for (index, delay) in [0.05, 0.1, 0.15, 0.2, 0.3, 0.6].enumerated() {
+            let file = folder.appendingPathComponent("early-\(index).avi")
+            let (process, reader) = try BinaryRunner.launch(
+                ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "600", "--output", file.path])
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGTERM)
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            let lost = process.isRunning
+            if lost { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            let text = reader.wait()
+            guard !lost else {
+                Issue.record("SIGTERM at \(delay) s was lost: the recording went on")
+                continue
+            }
+            let exists = FileManager.default.fileExists(atPath: file.path)
+            if process.terminationReason == .uncaughtSignal {
+                // Before main() ran: the default action, with nothing written.
+                #expect(process.terminationStatus == SIGTERM && !exists && text.isEmpty, "\(delay) s: \(text)")
+                continue
+            }
+            #expect(process.terminationStatus == 0, "\(delay) s: exit \(process.terminationStatus)")
+            let summary = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            let named = summary?["recording"] as? String
+            #expect(
+                (named != nil) == exists, "\(delay) s: the summary says \(named ?? "no file"), the file \(exists ? "exists" : "does not")")
+            if exists {
+                let probe = try OpenCV.probeVideo(file.path, ownMJPEGReader: true)
+                #expect(probe.decodedFrames == probe.headerFrames && probe.headerFrames >= 1, "\(delay) s: \(probe)")
+            }
+        }
+    }
+
+    @Test("a second SIGTERM while the start-up hangs (a stream server that never answers) kills at once, by the signal")
+    func secondSigtermDuringHangingOpen() throws {
+        // A listening socket nobody accepts on: the kernel completes the handshake, the request
+        // waits for an answer that never comes (the open's own timeout is 10 s).
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(bound && listen(listener, 4) == 0)
+        let port = UInt16(bigEndian: address.sin_port)
+        let (process, _) = try BinaryRunner.launch(["detect", "--input", "http://127.0.0.1:\(port)/camera.mjpg", "--frames", "10"])
+        Thread.sleep(forTimeInterval: 1.5)
+        let first = Date()
+        kill(process.processIdentifier, SIGTERM)
+        Thread.sleep(forTimeInterval: 1)
+        kill(process.processIdentifier, SIGTERM)
+        while process.isRunning && Date().timeIntervalSince(first) < 20 { Thread.sleep(forTimeInterval: 0.05) }
+        let waited = Date().timeIntervalSince(first)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        #expect(
+            process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGTERM,
+            "\(process.terminationReason) \(process.terminationStatus)")
+        #expect(waited < 8, "the second signal took \(waited) s to end it (the open's timeout is 10 s)")
+    }
+
     @Test("SIGTERM ends a recording like Ctrl-C: the AVI is finalised and OpenCV reads every frame of it")
     func recordSigterm() throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.framekit)
-        process.arguments = ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "60", "--output", file.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = ReadAll(out.fileHandleForReading)
+        let (process, reader) = try BinaryRunner.launch(
+            ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "60", "--output", file.path])
         Thread.sleep(forTimeInterval: 2)
         process.terminate()
         process.waitUntilExit()

@@ -33,11 +33,9 @@ public enum BinaryRunner {
         try runTool(productsFolder.appendingPathComponent(product).path, arguments, environment: environment, timeout: timeout)
     }
 
-    /// Runs `framekit` with `arguments`, sends it `signal` (SIGTERM: what Kubernetes and Slurm
-    /// send) after `seconds`, and returns how it exited and what it printed.
-    public static func runInterrupted(
-        _ arguments: [String], after seconds: Double, signal: Int32 = SIGTERM
-    ) throws -> (reason: Process.TerminationReason, status: Int32, stdout: String) {
+    /// Starts `framekit` with `arguments`, stdout read as it comes (stderr discarded), for a
+    /// test that signals or watches it while it runs.
+    public static func launch(_ arguments: [String]) throws -> (process: Process, stdout: ReadAll) {
         let process = Process()
         process.executableURL = productsFolder.appendingPathComponent("framekit")
         process.arguments = arguments
@@ -45,7 +43,15 @@ public enum BinaryRunner {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let reader = ReadAll(out.fileHandleForReading)
+        return (process, ReadAll(out.fileHandleForReading))
+    }
+
+    /// Runs `framekit` with `arguments`, sends it `signal` (SIGTERM: what Kubernetes and Slurm
+    /// send) after `seconds`, and returns how it exited and what it printed.
+    public static func runInterrupted(
+        _ arguments: [String], after seconds: Double, signal: Int32 = SIGTERM
+    ) throws -> (reason: Process.TerminationReason, status: Int32, stdout: String) {
+        let (process, reader) = try launch(arguments)
         Thread.sleep(forTimeInterval: seconds)
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
