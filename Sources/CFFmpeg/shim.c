@@ -108,8 +108,8 @@ void cffm_interrupt(cffm_media *m) {
     if (m) atomic_store(&m->interrupted, 1);
 }
 
-cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, cffm_media **out, cffm_info *info,
-                      char *message, size_t message_size) {
+cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, int64_t max_pixels, cffm_media **out,
+                      cffm_info *info, char *message, size_t message_size) {
     pthread_once(&quiet_once, make_quiet);
     *out = NULL;
     memset(info, 0, sizeof *info);
@@ -136,7 +136,14 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, 
         return error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
     }
     arm(m);
-    error = avformat_find_stream_info(m->format, NULL);
+    // Probing decodes a frame of each stream: with no limit, a forged PNG header claiming
+    // 16000x16000 took 1 GB here before anything could refuse it.
+    unsigned stream_count = m->format->nb_streams;
+    AVDictionary **probe_options = max_pixels > 0 && stream_count > 0 ? calloc(stream_count, sizeof *probe_options) : NULL;
+    for (unsigned i = 0; probe_options && i < stream_count; i++) av_dict_set_int(&probe_options[i], "max_pixels", max_pixels, 0);
+    error = avformat_find_stream_info(m->format, probe_options);
+    for (unsigned i = 0; probe_options && i < stream_count; i++) av_dict_free(&probe_options[i]);
+    free(probe_options);
     if (error < 0) { describe(error, "cannot read the stream's parameters", message, message_size); cffm_close(m); return CFFM_ERROR; }
     const AVCodec *decoder = NULL;
     int stream = av_find_best_stream(m->format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
@@ -146,6 +153,14 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, 
         return CFFM_ERROR;
     }
     AVStream *video = m->format->streams[stream];
+    if (max_pixels > 0 && (int64_t)video->codecpar->width * video->codecpar->height > max_pixels) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "its video is %dx%d, over the pixel budget of %lld pixels", video->codecpar->width,
+                 video->codecpar->height, (long long)max_pixels);
+        say(reason, message, message_size);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
     m->stream = stream;
     m->time_base = av_q2d(video->time_base);
     m->codec = avcodec_alloc_context3(decoder);
@@ -156,10 +171,17 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, 
     }
     m->codec->thread_count = threads < 1 ? 1 : (threads > 16 ? 16 : threads);
     m->codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    // A stream whose size changes mid-way (a parameter-set change) is held to the same limit.
+    if (max_pixels > 0) m->codec->max_pixels = max_pixels;
     error = avcodec_open2(m->codec, decoder, NULL);
     if (error < 0) { describe(error, "cannot open the decoder", message, message_size); cffm_close(m); return CFFM_ERROR; }
     if (m->codec->width <= 0 || m->codec->height <= 0) {
-        say("the video stream has no size", message, message_size);
+        // A probe refused for the budget leaves the size unknown too (FFmpeg says why only in
+        // its log): both causes are named.
+        char reason[160];
+        snprintf(reason, sizeof reason, "the video stream has no size, or a picture over the pixel budget of %lld pixels",
+                 (long long)max_pixels);
+        say(max_pixels > 0 ? reason : "the video stream has no size", message, message_size);
         cffm_close(m);
         return CFFM_ERROR;
     }

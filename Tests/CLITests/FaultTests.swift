@@ -235,6 +235,31 @@ struct FaultTests {
         for text in [batch.stdout, batch.stderr, written, files.joined(separator: " ")] { #expect(!text.contains("s3cret"), "\(text)") }
     }
 
+    @Test("a forged PNG claiming 16000x16000 (1 MB on disk) is refused by name, exit 65, without FFmpeg's probe taking the gigabyte")
+    func forgedHugePNG() throws {
+        // Python writes the PNG (zlib) and runs framekit as its only child, so that
+        // RUSAGE_CHILDREN's peak is framekit's own.
+        let png = Fixtures.temporaryFolder().appendingPathComponent("huge.png").path
+        let script = """
+            import resource, struct, subprocess, sys, zlib
+            def chunk(kind, data): return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+            side = 16000
+            packer = zlib.compressobj(9)
+            row = bytes(1 + side * 4)
+            data = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+            header = struct.pack(">IIBBBBB", side, side, 8, 6, 0, 0, 0)
+            open(sys.argv[2], "wb").write(b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+            run = subprocess.run([sys.argv[1], "detect", "--input", sys.argv[2]], capture_output=True, text=True)
+            print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, run.stderr.strip())
+            """
+        let run = try BinaryRunner.runTool("/usr/bin/python3", ["-c", script, Self.framekit, png])
+        let fields = run.stdout.split(separator: " ", maxSplits: 2)
+        try #require(fields.count == 3, "\(run.stdout) \(run.stderr)")
+        #expect(fields[0] == "65" && fields[2].contains("pixel budget") && fields[2].contains("huge.png"), "\(run.stdout)")
+        // A run that refuses at once peaks near 64 MB; the unguarded probe took 1,037 MB.
+        #expect(Int(fields[1]) ?? .max < 400, "peak RSS \(fields[1]) MB")
+    }
+
     @Test("an input with no frame at all — a Y4M header alone, --start past a clip's end — exits 65 saying so, not 0")
     func inputsWithoutFrames() throws {
         let folder = Fixtures.temporaryFolder()

@@ -61,9 +61,11 @@ typedef struct {
 
 /// Opens `url` (a path or rtsp://, tcp://, udp://, http(s)://, srt://…) and its best video
 /// stream. `threads`: decoder threads (1…16). `timeout_seconds`: how long one open or read may
-/// block (network inputs) before it fails as CFFM_INTERRUPTED.
-cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, cffm_media **out, cffm_info *info,
-                      char *message, size_t message_size);
+/// block (network inputs) before it fails as CFFM_INTERRUPTED. `max_pixels`: the largest
+/// picture any decoder, the probing ones included, may allocate (0: FFmpeg's own limit); a
+/// header claiming more is an error before the memory is taken.
+cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, int64_t max_pixels, cffm_media **out,
+                      cffm_info *info, char *message, size_t message_size);
 
 /// Decodes the next frame into `frame`.
 cffm_status cffm_next(cffm_media *media, cffm_frame *frame, char *message, size_t message_size);

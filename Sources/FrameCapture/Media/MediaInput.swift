@@ -29,7 +29,8 @@ final class MediaInput: @unchecked Sendable {
         var raw: OpaquePointer?
         var info = cffm_info()
         var message = [CChar](repeating: 0, count: 512)
-        let status = cffm_open(location, Int32(threads), timeout, &raw, &info, &message, message.count)
+        let status = cffm_open(
+            location, Int32(threads), timeout, Int64(PixelBuffer.pixelBudget), &raw, &info, &message, message.count)
         guard status == CFFM_OK, let raw else {
             let text = Self.text(message)
             throw status == CFFM_INTERRUPTED ? .interrupted(text) : .failed(text)
