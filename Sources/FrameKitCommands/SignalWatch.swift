@@ -22,6 +22,8 @@ enum SignalWatch {
     /// Whether SIGINT or SIGTERM has arrived: a watch started after that fires at once. For the
     /// process's life (the executable makes one run; a signal to a process means "stop").
     private static let received = Atomic<Bool>(false)
+    /// When the first signal arrived (`DispatchTime` uptime nanoseconds).
+    private static let firstAt = Atomic<UInt64>(0)
 
     /// The signals a watch catches.
     private static let numbers = [SIGINT, SIGTERM]
@@ -43,11 +45,18 @@ enum SignalWatch {
         return numbers.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
+                let now = DispatchTime.now().uptimeNanoseconds
                 let again = SignalWatch.received.exchange(true, ordering: .sequentiallyConsistent)
+                if !again { SignalWatch.firstAt.store(now, ordering: .sequentiallyConsistent) }
                 let current = SignalWatch.handlers.withLock { Array($0.values) }
                 // A second signal while nothing is watching yet (a start-up that hangs on a
-                // stream's open): the default action, as a user pressing Ctrl-C twice expects.
-                if again && current.isEmpty { dieOfSignal(number) }
+                // stream's open), or one a second or more after the first while the run is still
+                // stopping (a batch input's open that takes its whole timeout): the default
+                // action, as a user pressing Ctrl-C twice expects. One within the second is a
+                // repeat (a job script forwarding the TERM the scheduler also sent), not a
+                // second request: it must not cost the summary.
+                let sinceFirst = now &- SignalWatch.firstAt.load(ordering: .sequentiallyConsistent)
+                if again && (current.isEmpty || sinceFirst >= 1_000_000_000) { dieOfSignal(number) }
                 for handler in current { handler() }
             }
             source.resume()

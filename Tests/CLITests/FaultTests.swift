@@ -122,13 +122,11 @@ struct FaultTests {
         }
     }
 
-    @Test("a second SIGTERM while the start-up hangs (a stream server that never answers) kills at once, by the signal")
-    func secondSigtermDuringHangingOpen() throws {
-        // A listening socket nobody accepts on: the kernel completes the handshake, the request
-        // waits for an answer that never comes (the open's own timeout is 10 s).
+    /// A listening socket nobody accepts on: the kernel completes the handshake, a request waits
+    /// for an answer that never comes (a stream open's own timeout is 10 s). Returns its port.
+    static func silentServer() throws -> (socket: Int32, port: UInt16) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(listener >= 0)
-        defer { close(listener) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -139,21 +137,60 @@ struct FaultTests {
             }
         }
         try #require(bound && listen(listener, 4) == 0)
-        let port = UInt16(bigEndian: address.sin_port)
-        let (process, _) = try BinaryRunner.launch(["detect", "--input", "http://127.0.0.1:\(port)/camera.mjpg", "--frames", "10"])
+        return (listener, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Sends `framekit ARGS` SIGTERM at 1.5 s and again `gap` seconds later; how it ended and
+    /// how long after the first signal.
+    static func terminateTwice(_ arguments: [String], gap: Double) throws -> (process: Process, waited: Double, stdout: String) {
+        let (process, reader) = try BinaryRunner.launch(arguments)
         Thread.sleep(forTimeInterval: 1.5)
         let first = Date()
         kill(process.processIdentifier, SIGTERM)
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: gap)
         kill(process.processIdentifier, SIGTERM)
         while process.isRunning && Date().timeIntervalSince(first) < 20 { Thread.sleep(forTimeInterval: 0.05) }
         let waited = Date().timeIntervalSince(first)
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        return (process, waited, reader.wait())
+    }
+
+    @Test("a second SIGTERM while the start-up hangs (a stream server that never answers) kills at once, by the signal")
+    func secondSigtermDuringHangingOpen() throws {
+        let server = try Self.silentServer()
+        defer { close(server.socket) }
+        let (process, waited, _) = try Self.terminateTwice(
+            ["detect", "--input", "http://127.0.0.1:\(server.port)/camera.mjpg", "--frames", "10"], gap: 1)
         #expect(
             process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGTERM,
             "\(process.terminationReason) \(process.terminationStatus)")
         #expect(waited < 8, "the second signal took \(waited) s to end it (the open's timeout is 10 s)")
+    }
+
+    @Test(
+        "a batch stuck on an input's open: a second SIGTERM 1.5 s after the first kills it, nothing named; one 0.2 s after (a repeat) still ends it cleanly, exit 75"
+    )
+    func secondSigtermStuckBatch() throws {
+        let server = try Self.silentServer()
+        defer { close(server.socket) }
+        let folder = Fixtures.temporaryFolder("stuck-batch")
+        let list = folder.appendingPathComponent("list.txt")
+        try "http://127.0.0.1:\(server.port)/camera.mjpg\n".write(to: list, atomically: true, encoding: .utf8)
+        let out = folder.appendingPathComponent("out")
+        let stuck = try Self.terminateTwice(["detect", "--inputs", list.path, "--output-dir", out.path], gap: 1.5)
+        #expect(
+            stuck.process.terminationReason == .uncaughtSignal && stuck.process.terminationStatus == SIGTERM,
+            "\(stuck.process.terminationReason) \(stuck.process.terminationStatus)")
+        #expect(stuck.waited < 8, "the second signal took \(stuck.waited) s (the open's timeout is 10 s)")
+        let named = (try? FileManager.default.contentsOfDirectory(atPath: out.path))?.filter { !$0.hasPrefix(".") } ?? []
+        #expect(named.isEmpty, "\(named)")
+        // A repeat within the second (a job script forwarding the scheduler's TERM): the batch
+        // waits out the open and ends as for one signal.
+        let repeated = try Self.terminateTwice(["detect", "--inputs", list.path, "--output-dir", out.path], gap: 0.2)
+        #expect(
+            repeated.process.terminationReason == .exit && repeated.process.terminationStatus == 75,
+            "\(repeated.process.terminationReason) \(repeated.process.terminationStatus) \(repeated.stdout)")
     }
 
     @Test("SIGTERM ends a recording like Ctrl-C: the AVI is finalised and OpenCV reads every frame of it")
