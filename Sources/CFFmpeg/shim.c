@@ -326,6 +326,12 @@ struct cffm_writer {
     char *reserve_path;
     int64_t reserve_bytes;
     char *path;
+    // Fragmented MP4/MOV: where the last fragment known to be whole on disk ends, and the
+    // packets up to there. A write that fails (a full disk) tears the fragment under way; the
+    // file is cut back to this point at the finish, so it holds only whole fragments and the
+    // frame count is theirs (it said 782 where the file held 725).
+    int64_t committed_bytes, committed_packets;
+    int torn;
 };
 
 // 1 MiB holds the indexes (idx1: 16 bytes a frame, ix00: 8) of about 43,000 frames.
@@ -394,7 +400,7 @@ void cffm_writer_set_limit(cffm_writer *w, int64_t max_bytes) {
     if (w) w->max_bytes = max_bytes;
 }
 
-int64_t cffm_writer_frames_written(const cffm_writer *w) { return w ? w->packets : 0; }
+int64_t cffm_writer_frames_written(const cffm_writer *w) { return w ? (w->torn && !w->passthrough ? w->committed_packets : w->packets) : 0; }
 
 int cffm_writer_at_limit(const cffm_writer *w) { return w ? w->over_limit : 0; }
 
@@ -472,6 +478,9 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     if (error < 0) { describe(error, "cannot write the header", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
     avio_flush(w->format->pb);
     w->header_bytes = avio_tell(w->format->pb);
+    w->committed_bytes = w->header_bytes;
+    w->path = strdup(path);
+    if (!w->path) { say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
     *out = w;
     return CFFM_OK;
 }
@@ -508,8 +517,19 @@ static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t 
         av_packet_rescale_ts(w->packet, w->codec->time_base, w->stream->time_base);
         w->packet->stream_index = w->stream->index;
         error = av_interleaved_write_frame(w->format, w->packet);  // takes the packet's reference
-        if (error < 0) { describe(error, "writing", message, message_size); return CFFM_ERROR; }
-        if (w->format->pb && w->format->pb->error < 0) { describe(w->format->pb->error, "writing", message, message_size); return CFFM_ERROR; }
+        if (error >= 0 && key && w->format->pb) avio_flush(w->format->pb);
+        if (error >= 0 && w->format->pb && w->format->pb->error < 0) error = w->format->pb->error;
+        if (error < 0) {
+            w->torn = 1;
+            describe(error, "writing", message, message_size);
+            return CFFM_ERROR;
+        }
+        // A key packet starts a fragment: the muxer wrote out the one before it (every packet
+        // but this one), and the flush put it on disk.
+        if (key) {
+            w->committed_bytes = avio_tell(w->format->pb);
+            w->committed_packets = w->packets - 1;
+        }
     }
 }
 
@@ -631,6 +651,15 @@ cffm_status cffm_writer_finish(cffm_writer *w, char *message, size_t message_siz
         avio_flush(w->format->pb);
         if (status == CFFM_OK && w->format->pb->error < 0) { describe(w->format->pb->error, "writing", message, message_size); status = CFFM_ERROR; }
         avio_closep(&w->format->pb);
+    }
+    // MP4/MOV that failed part-way (the last fragment, or the trailer's, torn): back to the end
+    // of the last whole fragment. Without the trailer's fragment index the file still plays.
+    if (!w->passthrough && (w->torn || status != CFFM_OK) && w->path) {
+        w->torn = 1;
+        if (truncate(w->path, w->committed_bytes) != 0 && status == CFFM_OK) {
+            describe(AVERROR(errno), "cutting back to the last whole fragment", message, message_size);
+            status = CFFM_ERROR;
+        }
     }
     return status;
 }

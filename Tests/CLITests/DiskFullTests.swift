@@ -43,6 +43,35 @@ struct DiskFullTests {
         }
     }
 
+    @Test(
+        "record .mp4 until the disk is full: exit 74, the file cut back to its last whole fragment, ffprobe reads exactly the frames the summary counts, with no error"
+    )
+    func recordMP4() throws {
+        try #require(FFmpegTool.isInstalled, "scripts/bootstrap installs ffmpeg (ffprobe)")
+        try withFullDisk { folder in
+            // ~100 KB left: H.264 at VGA fills it in about 10 s of the virtual camera.
+            let filler = folder.appendingPathComponent("filler")
+            try Data(count: 1_990_000).write(to: filler)
+            let file = folder.appendingPathComponent("clip.mp4")
+            let run = try BinaryRunner.run(
+                "framekit", ["record", "--output", file.path, "--device", "virtual", "--preset", "vga640x480", "--duration", "60"])
+            #expect(run.status == 74, "\(run.status) \(run.stderr)")
+            let summary = try #require(try run.jsonLines().first)
+            let frames = try #require(summary["frames"] as? Int)
+            #expect(frames > 30, "\(summary)")
+            // The summary's count was every packet handed to the muxer (782 where the file held 725).
+            let probe = try BinaryRunner.runTool(
+                "/usr/bin/ffprobe",
+                [
+                    "-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                    file.path
+                ])
+            #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr.prefix(300))")
+            #expect(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == frames, "ffprobe \(probe.stdout) vs \(frames)")
+            #expect(contents(folder) == ["clip.mp4", "filler"], "left behind: \(contents(folder))")
+        }
+    }
+
     @Test("detect --annotate onto a full disk: exit 74, the stream absent (never half-written), the stats file complete")
     func annotate() throws {
         try withFullDisk { folder in
