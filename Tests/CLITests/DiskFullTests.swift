@@ -24,18 +24,24 @@ struct DiskFullTests {
 
     func contents(_ folder: URL) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() }
 
+    /// `framekit record` of the virtual camera at VGA into `file` until the disk fills: exit 74,
+    /// the summary's frame count and why it ended.
+    func recordUntilFull(_ file: URL) throws -> (frames: Int, endedBy: String) {
+        let run = try BinaryRunner.run(
+            "framekit", ["record", "--output", file.path, "--device", "virtual", "--preset", "vga640x480", "--duration", "60"])
+        #expect(run.status == 74, "\(run.status) \(run.stderr)")
+        let summary = try #require(try run.jsonLines().first)
+        return (try #require(summary["frames"] as? Int), summary["ended_by"] as? String ?? "")
+    }
+
     @Test(
         "record .avi until the disk is full: exit 74, the file ends indexed at its last complete frame, every frame readable by OpenCV's own reader"
     )
     func recordAVI() throws {
         try withFullDisk { folder in
             let file = folder.appendingPathComponent("clip.avi")
-            let run = try BinaryRunner.run(
-                "framekit", ["record", "--output", file.path, "--device", "virtual", "--preset", "vga640x480", "--duration", "30"])
-            #expect(run.status == 74, "\(run.status) \(run.stderr)")
-            let summary = try #require(try run.jsonLines().first)
-            let frames = try #require(summary["frames"] as? Int)
-            #expect(frames > 10 && (summary["ended_by"] as? String ?? "").contains("disk is full"), "\(summary)")
+            let (frames, endedBy) = try recordUntilFull(file)
+            #expect(frames > 10 && endedBy.contains("disk is full"), "\(frames) \(endedBy)")
             let probe = try OpenCV.probeVideo(file.path, ownMJPEGReader: true)
             // Every slot reads (frames dropped while recording are empty chunks: the last picture again).
             #expect(probe.decodedFrames == probe.headerFrames && probe.headerFrames >= frames, "\(probe) vs \(frames) written")
@@ -53,12 +59,8 @@ struct DiskFullTests {
             let filler = folder.appendingPathComponent("filler")
             try Data(count: 1_990_000).write(to: filler)
             let file = folder.appendingPathComponent("clip.mp4")
-            let run = try BinaryRunner.run(
-                "framekit", ["record", "--output", file.path, "--device", "virtual", "--preset", "vga640x480", "--duration", "60"])
-            #expect(run.status == 74, "\(run.status) \(run.stderr)")
-            let summary = try #require(try run.jsonLines().first)
-            let frames = try #require(summary["frames"] as? Int)
-            #expect(frames > 30, "\(summary)")
+            let (frames, endedBy) = try recordUntilFull(file)
+            #expect(frames > 30 && endedBy.contains("No space left"), "\(frames) \(endedBy)")
             // The summary's count was every packet handed to the muxer (782 where the file held 725).
             let probe = try BinaryRunner.runTool(
                 "/usr/bin/ffprobe",
