@@ -18,7 +18,11 @@ enum RecordCommand: Command {
     static let frames = Option.integer("frames", "N", 1...10_000_000, help: "Stop after N frames are written.")
     static let duration = Option.number("duration", "SECONDS", 0.01...86_400, help: "Stop after this much video.")
     static let preset = DeviceChoice.preset(help: "Session preset (default hd1280x720).")
-    static let maxSize = Option.integer("max-size", "BYTES", 1024...Int.max, help: "End the recording before the file exceeds this size.")
+    static let maxSize = Option.integer(
+        "max-size", "BYTES", 1024...Int.max,
+        help:
+            "End the recording before the file exceeds this size (one no frame fits under — an empty .avi is 5.7 KB — records nothing: no file)."
+    )
     static let specs = [
         output.spec, frames.spec, duration.spec, preset.spec, DeviceChoice.device.spec, ControlSettings.control.spec, maxSize.spec
     ]

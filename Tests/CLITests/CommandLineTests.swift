@@ -328,6 +328,35 @@ struct OutputCommandTests {
         #expect(mkv.status == 64 && mkv.stderr.contains(".mp4"), "a container it does not write is a usage error, before capture")
     }
 
+    @Test(
+        "record --max-size: the file never passes it; one below the headers and a frame (1024: an empty AVI is 5.7 KB) leaves no file and says so",
+        arguments: ["avi", "mp4"])
+    func recordMaxSize(container: String) throws {
+        let folder = Fixtures.temporaryFolder()
+        for limit in [1024, 200_000] {
+            let file = folder.appendingPathComponent("limit-\(limit).\(container)")
+            let run = try BinaryRunner.run(
+                "framekit",
+                [
+                    "record", "--output", file.path, "--max-size", "\(limit)", "--duration", "20", "--device", "virtual", "--preset",
+                    "vga640x480"
+                ])
+            #expect(run.status == 0, "\(run.stderr)")
+            let summary = try #require(try run.jsonLines().first)
+            let frames = try #require(summary["frames"] as? Int)
+            #expect((summary["ended_by"] as? String ?? "").contains("file size"), "\(summary)")
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? nil
+            if limit == 1024 {
+                // It wrote 5,686 bytes of AVI headers (no frame) past a limit of 1,024.
+                #expect(frames == 0 && size == nil && summary["recording"] is NSNull, "\(summary), file of \(size ?? 0) bytes")
+            } else {
+                #expect(
+                    frames > 0 && (size ?? .max) <= limit && summary["recording"] as? String == file.path, "\(summary), \(size ?? -1) bytes"
+                )
+            }
+        }
+    }
+
     @Test("record with no limit records until Ctrl-C: exit 0, ended by stop, the file complete", arguments: [SIGINT, SIGTERM])
     func recordUntilInterrupted(signal: Int32) throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("open-ended.mp4")

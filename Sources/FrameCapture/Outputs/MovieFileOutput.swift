@@ -11,7 +11,8 @@ import Glibc
 /// Receives the end of each recording.
 public protocol RecordingDelegate: AnyObject, Sendable {
     /// The recording ended: by ``MovieFileOutput/stopRecording()``, by a limit, or by a failure
-    /// (then `error` says which). The file at `url` is complete and plays in every case.
+    /// (then `error` says which). With `frames` > 0 the file at `url` is complete and plays;
+    /// with none there is no file (nothing came, or nothing fitted the size limit or the disk).
     func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?)
 }
 
@@ -61,7 +62,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         set { state.withLock { $0.maxDuration = newValue } }
     }
     /// Stop before the file grows beyond this many bytes (no container bound: `.avi` is
-    /// OpenDML past 1 GiB, `.mp4`/`.mov` use 64-bit offsets).
+    /// OpenDML past 1 GiB, `.mp4`/`.mov` use 64-bit offsets). A limit below the headers and the
+    /// first frame (an empty `.avi` is 5.7 KB, `.mp4` under 1 KB) records nothing and leaves no file.
     public var maxRecordedFileSize: Int? {
         get { state.withLock { $0.maxFileSize } }
         set { state.withLock { $0.maxFileSize = newValue } }
@@ -162,10 +164,11 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         guard let done else { return }
         var failure = error
         do { try done.writer.close() } catch { failure = failure ?? .cannotWrite(path: done.url.path, reason: "\(error)") }
-        // Ended before its headers (no frame came, or the disk had no room for them): the file
-        // is the empty name reserved at the start, not a movie. Complete or absent.
-        if !done.writer.isPrepared { try? FileManager.default.removeItem(at: done.url) }
+        // Ended before its headers (no frame came, or the disk had no room for them), or before
+        // its first frame (a size limit below the headers and one frame; a full disk before the
+        // first fragment): not a movie. Complete or absent.
         let frameCount = done.writer.frameCount
+        if !done.writer.isPrepared || frameCount == 0 { try? FileManager.default.removeItem(at: done.url) }
         let url = done.url
         let delegate = done.delegate
         let result = failure
