@@ -21,8 +21,8 @@ import Glibc
 /// arrive whole within ``Configuration/requestTimeout`` (408) and within size limits (414,
 /// 431); at most ``Configuration/maxClients`` streams and, separately,
 /// ``Configuration/maxPendingRequests`` connections still sending their request, read by one
-/// thread with `poll` (beyond that the longest-waiting is dropped with 503, so idle connections
-/// never lock out a client that sends its request): open streams never lock out `/` or
+/// thread with `poll` (beyond that, one of the host holding the most is dropped with 503, so
+/// idle connections never lock out a client that sends its request): open streams never lock out `/` or
 /// `/stats.json`. A slow client never stalls capture:
 /// publishing only replaces the latest frame, and each client is sent the newest frame when
 /// it is ready for one (the frames in between are dropped for it).
@@ -34,7 +34,8 @@ public final class PreviewServer: Sendable {
         /// Video streams served at once.
         public var maxClients: Int = 4
         /// Connections still sending their request head, at once (slow or idle clients); at the
-        /// limit the longest-waiting one is dropped for a new one.
+        /// limit one of the host holding the most is dropped for a new one (its oldest silent
+        /// one, else its oldest after half a second).
         public var maxPendingRequests: Int = 256
         /// Seconds a client has to send its whole request head.
         public var requestTimeout: Double = 5
@@ -164,7 +165,10 @@ public final class PreviewServer: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 128) == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else {
+        // The kernel's largest accept queue (net.core.somaxconn, 4096 on Linux 5.4+): with 128,
+        // a flood of connections filled it and a prompt client's SYN was dropped, costing it the
+        // 1 s (then 3 s) retransmit before it was even accepted.
+        guard bound == 0, listen(fd, SOMAXCONN) == 0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else {
             let e = errno
             close(fd)
             throw .socket(SystemCallError(call: "bind/listen \(configuration.host):\(configuration.port)", errno: e))
@@ -199,6 +203,9 @@ public final class PreviewServer: Sendable {
     /// A connection whose request head is still arriving.
     private struct Waiting {
         let fd: Int32
+        /// The peer's address (no port): at the limit, the peer holding the most connections
+        /// gives one up, so a flood from one host does not push out another's clients.
+        let peer: [UInt8]
         let accepted: Date
         let deadline: Date
         var bytes: [UInt8] = []
@@ -214,16 +221,50 @@ public final class PreviewServer: Sendable {
         }
     }
 
-    /// How long a connection must have waited before a newcomer may push it out: a burst of
-    /// prompt clients is read, not dropped for each other.
+    /// How long a connection that has sent part of a request must have waited before a
+    /// newcomer may push it out: a client part-way through its head is read, not dropped for
+    /// every newcomer. One that has sent nothing has no such claim.
     private static let evictableAfter = 0.5
+
+    /// Reads what `client` has sent without waiting: whether it closed (or failed), and whether
+    /// its head is now complete (then it is answered on a thread of its own and leaves the list).
+    private func readAvailable(_ client: inout Waiting, into chunk: inout [UInt8]) -> (gone: Bool, answered: Bool) {
+        let n = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
+        if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { return (false, false) }
+        if n <= 0 { // closed by the client, or reset
+            close(client.fd)
+            return (true, false)
+        }
+        client.bytes += chunk[0..<n]
+        let outcome = client.worthParsing(after: n) ? HTTPRequest.parse(client.bytes[...]) : .incomplete
+        guard outcome != .incomplete else { return (false, false) }
+        let fd = client.fd
+        Thread.detachNewThread { [self] in
+            respond(fd, outcome)
+            close(fd)
+        }
+        return (false, true)
+    }
+
+    /// Which waiting connection gives up its place to a newcomer from `peer`, if any: one of
+    /// the peer holding the most connections (the newcomer's counted), the oldest that has sent
+    /// nothing, else its oldest once that has waited ``evictableAfter``.
+    private static func evictee(_ waiting: [Waiting], newcomer peer: [UInt8], now: Date) -> Int? {
+        var counts: [[UInt8]: Int] = [peer: 1]
+        for client in waiting { counts[client.peer, default: 0] += 1 }
+        guard let heaviest = counts.max(by: { $0.value < $1.value })?.key else { return nil }
+        let theirs = waiting.indices.filter { waiting[$0].peer == heaviest }
+        if let silent = theirs.first(where: { waiting[$0].bytes.isEmpty }) { return silent }
+        guard let oldest = theirs.first, now.timeIntervalSince(waiting[oldest].accepted) >= evictableAfter else { return nil }
+        return oldest
+    }
 
     /// Accepts connections and reads their request heads, all on this one thread with `poll`: an
     /// idle or slow client costs a descriptor and its bytes so far, not a thread, so a flood of
-    /// them (slowloris) cannot starve the server. At ``Configuration/maxPendingRequests`` the
-    /// longest-waiting one is dropped (503) to make room once it has waited half a second, so an
-    /// idle flood never locks out a client that sends its request promptly. Each complete
-    /// request is answered on a thread of its own.
+    /// them (slowloris) cannot starve the server. A newcomer's request is read as it is accepted;
+    /// at ``Configuration/maxPendingRequests`` one connection of the host holding the most gives
+    /// way (``evictee(_:newcomer:now:)``), so an idle flood never locks out a client that sends
+    /// its request promptly. Each complete request is answered on a thread of its own.
     private func acceptLoop(_ listener: Int32) {
         var outOfDescriptors = false
         var waiting: [Waiting] = [] // oldest first
@@ -241,25 +282,8 @@ public final class PreviewServer: Sendable {
             still.reserveCapacity(waiting.count + 1)
             for (index, var client) in waiting.enumerated() {
                 if polled[index + 1].revents != 0 {
-                    let n = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
-                    if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) {
-                        still.append(client)
-                        continue
-                    }
-                    if n <= 0 { // closed by the client, or reset
-                        close(client.fd)
-                        continue
-                    }
-                    client.bytes += chunk[0..<n]
-                    let outcome = client.worthParsing(after: n) ? HTTPRequest.parse(client.bytes[...]) : .incomplete
-                    if outcome != .incomplete {
-                        let fd = client.fd
-                        Thread.detachNewThread { [self] in
-                            respond(fd, outcome)
-                            close(fd)
-                        }
-                        continue
-                    }
+                    let (gone, answered) = readAvailable(&client, into: &chunk)
+                    if gone || answered { continue }
                 }
                 if now >= client.deadline {
                     refuse(client.fd, 408, "request timeout")
@@ -271,7 +295,11 @@ public final class PreviewServer: Sendable {
             guard polled[0].revents & Int16(POLLIN) != 0 else { continue }
             // The listener is non-blocking: take what has queued up, a bounded batch at a time.
             for _ in 0..<64 {
-                let client = accept(listener, nil, nil)
+                var address = sockaddr_storage()
+                var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                let client = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+                }
                 guard client >= 0 else {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
                     // Out of file descriptors: free one by dropping a connection that has had its
@@ -300,16 +328,34 @@ public final class PreviewServer: Sendable {
                     tv_sec: Int(configuration.sendTimeout),
                     tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
                 setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                var newcomer = Waiting(
+                    fd: client, peer: Self.host(of: address), accepted: now, deadline: now.addingTimeInterval(configuration.requestTimeout))
+                // A prompt client's request is usually in the socket before it is accepted:
+                // answered now, it never competes for a place (an idle flood refused 15 of 19
+                // prompt probes when every newcomer had to wait its turn in the list).
+                let (gone, answered) = readAvailable(&newcomer, into: &chunk)
+                if gone || answered { continue }
                 if waiting.count >= max(configuration.maxPendingRequests, 1) {
-                    // Full: the longest-waiting goes if it has had its chance, else the newcomer.
-                    guard now.timeIntervalSince(waiting[0].accepted) >= Self.evictableAfter else {
+                    guard let index = Self.evictee(waiting, newcomer: newcomer.peer, now: now) else {
                         refuse(client, 503, "too many clients")
                         continue
                     }
-                    refuse(waiting[0].fd, 503, "too many clients")
-                    waiting.removeFirst()
+                    refuse(waiting[index].fd, 503, "too many clients")
+                    waiting.remove(at: index)
                 }
-                waiting.append(Waiting(fd: client, accepted: now, deadline: now.addingTimeInterval(configuration.requestTimeout)))
+                waiting.append(newcomer)
+            }
+        }
+    }
+
+    /// The address bytes of an accepted peer, without its port.
+    private static func host(of address: sockaddr_storage) -> [UInt8] {
+        let family = Int32(address.ss_family)
+        return withUnsafeBytes(of: address) { raw in
+            switch family {
+            case AF_INET: return Array(raw[4..<8]) // sockaddr_in: family, port, then the address
+            case AF_INET6: return Array(raw[8..<24]) // sockaddr_in6: family, port, flow info, address
+            default: return []
             }
         }
     }

@@ -8,22 +8,29 @@ import Glibc
 public final class RawHTTP {
     public private(set) var fd: Int32
 
-    public init(port: Int, address: String = "127.0.0.1") throws {
+    /// Connects to `address`:`port`, from `source` (another loopback address: another host, as
+    /// the server sees it) when given.
+    public init(port: Int, address: String = "127.0.0.1", source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        let peer = address
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr(peer)
-        let r = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard r == 0 else {
+        guard source.map({ Self.ipv4(fd, $0, port: 0, bind) == 0 }) ?? true, Self.ipv4(fd, address, port: port, connect) == 0 else {
             Glibc.close(fd)
             throw CocoaError(.fileReadNoPermission)
         }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Calls `bind` or `connect` on `fd` with the IPv4 `address` and `port`.
+    public static func ipv4(
+        _ fd: Int32, _ address: String, port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = UInt16(port).bigEndian
+        socketAddress.sin_addr.s_addr = inet_addr(address)
+        return withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
     }
 
     deinit { close() }
