@@ -15,6 +15,8 @@ struct Report: Codable {
     var realtime: [RealTimeResult]
     /// Absent from baselines made before #16.
     var decode: [DecodeResult]?
+    /// Only with `--suite soak`.
+    var soak: [SoakResult]?
 }
 
 /// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
@@ -22,7 +24,10 @@ struct Report: Codable {
 enum BenchOptions {
     static let quick = Flag("quick", help: "Fewer runs and shorter clips (a few minutes, for CI).")
     static let suite = Option.text(
-        "suite", "a,b,...", help: "Suites to run: filters, capture, decode, detection, tune (default filters,capture,decode,detection).")
+        "suite", "a,b,...",
+        help:
+            "Suites to run: filters, capture, decode, detection, tune, soak (default filters,capture,decode,detection; soak: memory over --minutes)."
+    )
     static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
     static let split = Option.choice(
         "split", ["tune", "report", "all"], help: "detection: the corpus split to evaluate (default report; tune evaluates on tune only).")
@@ -38,6 +43,8 @@ enum BenchOptions {
         help:
             "detection: extra arguments for framekit detect, one string; give it inline when it starts with dashes (--detect-args='--input-size 800')."
     )
+    static let minutes = Option.number(
+        "minutes", "M", 1...10_000, help: "soak: how long preview and detect run side by side, RSS sampled every 10 s (default 60).")
     static let json = Option.text("json", "FILE", help: "Write every figure as JSON (the baseline file's format).")
     static let compare = Option.text(
         "compare", "BASELINE.json",
@@ -46,7 +53,8 @@ enum BenchOptions {
     )
     static let tolerance = Option.number("tolerance", "X", 0...100, help: "X for --compare (default 0.75).")
     static let specs = [
-        quick.spec, suite.spec, filter.spec, split.spec, kinds.spec, keepClips.spec, detectors.spec, detectArgs.spec, json.spec,
+        quick.spec, suite.spec, filter.spec, split.spec, kinds.spec, keepClips.spec, detectors.spec, detectArgs.spec, minutes.spec,
+        json.spec,
         compare.spec,
         tolerance.spec
     ]
@@ -261,6 +269,23 @@ do {
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")
     }
 
+    var soakProblems: [String] = []
+    if suites.contains("soak") {
+        guard let framekit else { throw SoakSuite.Failure(description: "soak: the framekit executable is not beside framekit-bench") }
+        let minutes = options[BenchOptions.minutes] ?? 60
+        log("soak: framekit preview and detect (virtual camera, 720p) for \(f(minutes, 0)) min, VmRSS every 10 s")
+        let rows = try SoakSuite.run(framekit: framekit, minutes: minutes)
+        report.soak = rows
+        print("\n" + pad("command", 64) + pad("1 min", 8) + pad("warm min", 10) + pad("warm max", 10) + pad("end", 8) + "spread")
+        for r in rows {
+            print(
+                pad(r.command, 64) + pad(f(r.rss_at_1_min_mb, 1), 8) + pad(f(r.rss_after_warmup_min_mb, 1), 10)
+                    + pad(f(r.rss_after_warmup_max_mb, 1), 10) + pad(f(r.rss_end_mb, 1), 8) + f(r.spread * 100, 1) + "%")
+            if r.spread > 0.05 { soakProblems.append("\(r.command): RSS spread \(f(r.spread * 100, 1))% after the warm-up (limit 5%)") }
+        }
+        print("(MB; warm: after \(f(min(10, minutes / 3), 1)) min; flat means a spread within 5%)")
+    }
+
     if let path = options[BenchOptions.json] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -322,6 +347,9 @@ do {
         for r in regressions { print("  REGRESSION \(r)") }
         if !regressions.isEmpty { exit(1) }
     }
+    // Growth is a failure on its own, baseline or not: flat is an absolute promise.
+    for problem in soakProblems { print("  NOT FLAT \(problem)") }
+    if !soakProblems.isEmpty { exit(1) }
 } catch {
     log("framekit-bench: \(error)")
     exit(1)
