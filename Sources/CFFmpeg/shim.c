@@ -330,7 +330,7 @@ struct cffm_writer {
     // packets up to there. A write that fails (a full disk) tears the fragment under way; the
     // file is cut back to this point at the finish, so it holds only whole fragments and the
     // frame count is theirs (it said 782 where the file held 725).
-    int64_t committed_bytes, committed_packets;
+    int64_t committed_bytes, committed_packets, fragments;
     int torn;
 };
 
@@ -389,11 +389,12 @@ void cffm_writer_free(cffm_writer *w) {
 }
 
 // The size a fragmented MP4/MOV would have finished, holding `bytes` of packets in `samples`
-// samples of which `keys` are key frames (each starts a fragment): generous per-sample (trun
-// entry), per-fragment (moof, traf, mdat headers) and trailer (mfra) allowances, so that a
-// limit checked against it is never passed.
+// samples of which `keys` are key frames (each starts a fragment, as does each quarter second):
+// generous per-sample (trun entry), per-fragment (moof, traf, mdat headers: the fragments so
+// far, one per key frame besides, and the one under way) and trailer (mfra) allowances, so
+// that a limit checked against it is never passed.
 static int64_t finished_size(const cffm_writer *w, int64_t bytes, int64_t samples, int64_t keys) {
-    return w->header_bytes + bytes + 24 * samples + 320 * (keys + 1) + 1024;
+    return w->header_bytes + bytes + 24 * samples + 320 * (w->fragments + keys + 2) + 1024;
 }
 
 void cffm_writer_set_limit(cffm_writer *w, int64_t max_bytes) {
@@ -468,10 +469,13 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     if (av_frame_get_buffer(w->frame, 32) < 0) { say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
     error = avio_open(&w->format->pb, path, AVIO_FLAG_WRITE);
     if (error < 0) { describe(error, "cannot open the file", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
-    // Fragmented: a moov up front, then one fragment per key frame. A recording cut by a crash
-    // or a full disk plays up to its last complete fragment.
+    // Fragmented: a moov up front, then a fragment at each key frame and at least every quarter
+    // second (frag_duration). A recording cut by a crash or a full disk plays up to its last
+    // complete fragment: a crash loses at most the fragment under way and the frames the encoder
+    // still holds (with key frames every 2 s and no frag_duration it lost up to 2.3 s).
     // Each fragment goes to the file when complete (flush_packets), not when AVIO's buffer fills.
     av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
+    av_dict_set_int(&options, "frag_duration", 250000, 0);
     w->format->flush_packets = 1;
     error = avformat_write_header(w->format, &options);
     av_dict_free(&options);
@@ -517,18 +521,20 @@ static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t 
         av_packet_rescale_ts(w->packet, w->codec->time_base, w->stream->time_base);
         w->packet->stream_index = w->stream->index;
         error = av_interleaved_write_frame(w->format, w->packet);  // takes the packet's reference
-        if (error >= 0 && key && w->format->pb) avio_flush(w->format->pb);
+        if (error >= 0 && w->format->pb) avio_flush(w->format->pb);
         if (error >= 0 && w->format->pb && w->format->pb->error < 0) error = w->format->pb->error;
         if (error < 0) {
             w->torn = 1;
             describe(error, "writing", message, message_size);
             return CFFM_ERROR;
         }
-        // A key packet starts a fragment: the muxer wrote out the one before it (every packet
-        // but this one), and the flush put it on disk.
-        if (key) {
+        // The file grew: the muxer wrote out the fragment before this packet (a key frame, or
+        // a quarter second, starts a new one; packets wait in memory until then), and the flush
+        // put it on disk. Every packet but this one is in the file.
+        if (!w->passthrough && w->format->pb && avio_tell(w->format->pb) > w->committed_bytes) {
             w->committed_bytes = avio_tell(w->format->pb);
             w->committed_packets = w->packets - 1;
+            w->fragments += 1;
         }
     }
 }

@@ -13,7 +13,7 @@ enum RecordCommand: Command {
     static let output = Option.text(
         "output", "FILE.mp4|mov|avi",
         help:
-            "Where to record (never overwritten). Required. .mp4/.mov: H.264, fragmented (plays up to the last 2 s even after a crash); .avi: Motion-JPEG."
+            "Where to record (never overwritten). Required. .mp4/.mov: H.264, fragmented (a crash loses at most the last second); .avi: Motion-JPEG."
     )
     static let frames = Option.integer("frames", "N", 1...10_000_000, help: "Stop after N frames are written.")
     static let duration = Option.number("duration", "SECONDS", 0.01...86_400, help: "Stop after this much video.")
