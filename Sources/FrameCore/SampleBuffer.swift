@@ -14,7 +14,8 @@ public struct SampleBuffer: Sendable {
     /// When the capture pipeline took the frame from its source (dequeue): the start of
     /// FrameKit's own delivery overhead.
     public var dequeueInstant: Timestamp
-    /// Faces found by a `HaarFaceDetector` in the chain, in this buffer's pixel coordinates.
+    /// Faces found by a face-detection stage in the chain (the CNN `FaceDetector`, a
+    /// `HaarFaceDetector`, or a `FaceTracker`), in this buffer's pixel coordinates.
     public var faces: [Face]
     /// How long each processor of the chain took on this frame, in chain order.
     public var stageDurations: StageDurations

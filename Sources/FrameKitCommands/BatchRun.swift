@@ -19,7 +19,9 @@ enum BatchRun {
     )
     static let outputDir = Option.text(
         "output-dir", "DIR",
-        help: "Batch mode: where each input's NAME.jsonl and NAME.stats.json go (created if missing); inputs done before are skipped.")
+        help:
+            "Batch mode: where each input's NAME.jsonl and NAME.stats.json go (NAME: its file name with the extension, a.mp4.jsonl; created if missing); inputs done before are skipped."
+    )
     static let shard = Option<String>(
         spec: OptionSpec(
             name: "shard", valueName: "I/N",

@@ -3,16 +3,20 @@ import FrameKit
 
 /// Turns `--device` / `--input` into a capture device, as every capturing command does.
 enum DeviceChoice {
-    /// `--device`, shared by every command that captures.
+    /// What `--device` names, for every command that captures.
+    private static let deviceHelp =
+        "A V4L2 node (/dev/video0, or 0) or the virtual camera (virtual; virtual:2, virtual:3… are more of them); default: the first V4L2 camera, else the virtual camera."
+    /// `detect`'s `--device`, which may be given several times.
     static let device = Option.repeatable(
         "device", "PATH|ID|virtual",
-        help:
-            "A V4L2 node (/dev/video0, or 0) or the virtual camera (virtual; virtual:2, virtual:3… are more of them); default: the first V4L2 camera, else the virtual camera. detect takes several (--device A --device B): each camera on its own thread, lines tagged with their source."
-    )
+        help: deviceHelp + " Several (--device A --device B): each camera on its own thread, lines tagged with their source.")
+    /// `--device` for the commands that take one camera (photo, record, profile): the same option
+    /// (one name, parsed alike), with help that does not offer several.
+    static let oneDevice = Option.repeatable("device", "PATH|ID|virtual", help: deviceHelp)
     static let input = Option.repeatable(
         "input", "FILE|DIR|URL",
         help:
-            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration) is read as a file: it ends. detect takes several (--input A --input B: a fleet of streams), each on its own thread like several --device."
+            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration) is read as a file: it ends. Several (--input A --input B: a fleet of streams): each on its own thread, like several --device."
     )
     static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
     static let start = Option.number(

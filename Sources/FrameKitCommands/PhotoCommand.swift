@@ -11,7 +11,7 @@ enum PhotoCommand: Command {
     static let output = Option.text("output", "FILE.jpg", help: "Where to write the photo: .jpg or .jpeg (never overwritten). Required.")
     static let preset = DeviceChoice.preset(help: "Session preset (default photo: the largest size the device offers).")
     static let quality = Option.integer("quality", "Q", 1...100, help: "JPEG quality (default 92).")
-    static let specs = [output.spec, preset.spec, DeviceChoice.device.spec, ControlSettings.control.spec, quality.spec]
+    static let specs = [output.spec, preset.spec, DeviceChoice.oneDevice.spec, ControlSettings.control.spec, quality.spec]
 
     final class Waiter: PhotoCaptureDelegate {
         let result = Mutex<(Photo?, CaptureError?)?>(nil)

@@ -12,7 +12,7 @@ enum ProfileCommand: Command {
     static let duration = Option.number("duration", "SECONDS", 0.1...86_400, help: "How long to run each preset (default 5).")
     static let json = Option.text("json", "FILE", help: "Also write the JSON to this file.")
     static let report = Option.text("report", "FILE.html", help: "Write an HTML report comparing the presets.")
-    static let specs = [presets.spec, duration.spec, DeviceChoice.device.spec, json.spec, report.spec] + DetectorSettings.specs
+    static let specs = [presets.spec, duration.spec, DeviceChoice.oneDevice.spec, json.spec, report.spec] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit profile")

@@ -24,7 +24,7 @@ enum RecordCommand: Command {
             "End the recording before the file exceeds this size (one no frame fits under — an empty .avi is 5.7 KB — records nothing: no file)."
     )
     static let specs = [
-        output.spec, frames.spec, duration.spec, preset.spec, DeviceChoice.device.spec, ControlSettings.control.spec, maxSize.spec
+        output.spec, frames.spec, duration.spec, preset.spec, DeviceChoice.oneDevice.spec, ControlSettings.control.spec, maxSize.spec
     ]
 
     final class Finish: RecordingDelegate {

@@ -85,7 +85,9 @@ public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .modelNotFound(let name):
-            "face model \(name) not found (searched: \(ModelCatalog.searchPath.map(\.path).joined(separator: ", ")))"
+            "face model \(name) not found (searched: \(ModelCatalog.searchPath.map(\.path).joined(separator: ", "))); "
+                + "set FRAMEKIT_MODELS to a folder holding it, or keep the executable's resource bundle "
+                + "(NAME_FrameModels.resources, from the build folder) beside it"
         case .modelLoadFailed(let path, let message): "cannot load face model \(path): \(message)"
         case .openCV(let message): "OpenCV error: \(message)"
         case .invalidOptions(let message): "invalid face detector options: \(message)"
