@@ -185,7 +185,7 @@ enum DetectPipeline {
         defer { interrupt.cancel() }
         do { try session.startRunning() } catch { throw RuntimeFailure(error) }
         let started = Date()
-        let progress = Console.stderrIsTerminal ? Progress(output: output, stats: runner.stats) : nil
+        let progress = Console.stderrIsTerminal ? Progress(counts: { runner.counts }, stats: runner.stats) : nil
         let lateWatch = (detection as? FaceTrackingProcessor).map { LatePassWatch(tracker: $0.tracker, source: source) }
         defer { lateWatch?.stop() }
         let end = runner.wait(until: isFile ? nil : limits.duration.map { started.addingTimeInterval($0) })
