@@ -3,8 +3,9 @@ import FrameCore
 
 // Frames and drops as AsyncSequences: one task at a time claims the frames while it iterates.
 extension VideoDataOutput {
-    /// Every dropped frame, with its reason, as an `AsyncSequence` (from now on, until the
-    /// stream is dropped): the same drops, counted the same way, as the delegate's didDrop.
+    /// Every dropped frame, with its reason, as an `AsyncSequence` (from now on until the
+    /// session stops, when it ends as ``sampleBuffers`` does, the frames left at the stop
+    /// reported first): the same drops, counted the same way, as the delegate's didDrop.
     public var droppedFrames: AsyncStream<DroppedFrame> {
         AsyncStream { continuation in
             let id = state.withLock { s -> UInt64 in

@@ -351,5 +351,12 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             return (drops, Self.dropReport(&s))
         }
         report?(self, late)
+        // The drop streams end with the session, as ``sampleBuffers`` does (they went on for
+        // ever, so a task awaiting them never finished); a new stream follows the next start.
+        let listeners = state.withLock { s in
+            defer { s.dropListeners.removeAll() }
+            return Array(s.dropListeners.values)
+        }
+        for listener in listeners { listener.finish() }
     }
 }
