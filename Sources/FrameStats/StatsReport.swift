@@ -68,9 +68,13 @@ public enum StatsReport {
             """
     }
 
-    static let dropColors: [String: String] = [
+    /// The latency line's colour; no drop reason shares it (photo_capture's blue once did).
+    package static let latencyColor = "#0072b2"
+
+    /// One colour per drop reason (Okabe–Ito's, told apart with colour-blindness too).
+    package static let dropColors: [String: String] = [
         "frame_was_late": "#e69f00", "out_of_buffers": "#cc3311", "discontinuity": "#7b3294", "corrupt": "#000000",
-        "photo_capture": "#0077bb"
+        "photo_capture": "#009e73"
     ]
 
     static func table(_ s: StatsSnapshot, merged: Bool = false) -> String {
@@ -128,7 +132,7 @@ public enum StatsReport {
             let h = Double(c) / peak * (height - bottom - 10)
             let x = left + Double(i) * barWidth
             svg +=
-                "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(barWidth - 1))\" height=\"\(f(h))\" fill=\"#0072b2\">"
+                "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(barWidth - 1))\" height=\"\(f(h))\" fill=\"\(latencyColor)\">"
                 + "<title>\(f(Double(i) * top / 40))–\(f(Double(i + 1) * top / 40)) ms: \(c)</title></rect>\n"
         }
         svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: top, xLabel: "latency (ms)", yLabel: "frames")
@@ -152,7 +156,7 @@ public enum StatsReport {
             "<svg class=\"plot timeline\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"latency per frame\">\n"
         let points = s.timeline.compactMap { p in p.latencyMilliseconds.map { String(format: "%.1f,%.1f", x(p.sequence), y($0)) } }
         svg +=
-            "<polyline class=\"latency\" fill=\"none\" stroke=\"#0072b2\" stroke-width=\"1.2\" points=\"\(points.joined(separator: " "))\"/>\n"
+            "<polyline class=\"latency\" fill=\"none\" stroke=\"\(latencyColor)\" stroke-width=\"1.2\" points=\"\(points.joined(separator: " "))\"/>\n"
         for p in s.timeline {
             guard let reason = p.dropReason else { continue }
             let at = f(x(p.sequence))
@@ -162,28 +166,40 @@ public enum StatsReport {
         }
         svg += axis(
             width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "frame \(first)…\(last)", yLabel: "ms", yMax: yMax)
-        svg += "</svg>\n<p class=\"legend\"><span><i class=\"sw\" style=\"background:#0072b2\"></i>latency</span>"
+        svg += "</svg>\n<p class=\"legend\"><span><i class=\"sw\" style=\"background:\(latencyColor)\"></i>latency</span>"
         for (key, color) in dropColors.sorted(by: { $0.key < $1.key }) {
             svg += "<span><i class=\"sw\" style=\"background:\(color)\"></i>dropped: \(key)</span>"
         }
         return svg + "</p>\n"
     }
 
-    /// Grouped bars per run (labelled `labels`): results per second, p50 and p99 latency.
+    /// Per run (labelled `labels`): results per second, then p50 and p99 latency — two charts,
+    /// each with one unit on its labelled axis (frames a second and milliseconds shared one
+    /// unlabelled axis, so neither could be read off it).
     static func presetBars(_ snapshots: [StatsSnapshot], labels: [String]) -> String {
+        bars(snapshots, labels: labels, series: [("fps", "#009e73", { $0.fps })], unit: "frames/s", name: "rate")
+            + bars(
+                snapshots, labels: labels,
+                series: [
+                    ("p50 ms", "#0072b2", { $0.latencyMilliseconds.p50 }), ("p99 ms", "#d55e00", { $0.latencyMilliseconds.p99 })
+                ],
+                unit: "ms", name: "latency")
+    }
+
+    /// Grouped bars, one group per run, one bar per series, on an axis in `unit`.
+    static func bars(
+        _ snapshots: [StatsSnapshot], labels: [String], series: [(String, String, (StatsSnapshot) -> Double)], unit: String,
+        name: String
+    ) -> String {
         let width = 900.0
-        let height = 260.0
+        let height = 220.0
         let left = 50.0
         let bottom = 40.0
-        let series: [(String, String, (StatsSnapshot) -> Double)] = [
-            ("fps", "#009e73", { $0.fps }), ("p50 ms", "#0072b2", { $0.latencyMilliseconds.p50 }),
-            ("p99 ms", "#d55e00", { $0.latencyMilliseconds.p99 })
-        ]
         let top = max(1, snapshots.flatMap { s in series.map { $0.2(s) } }.max() ?? 1) * 1.1
         let group = (width - left - 10) / Double(snapshots.count)
         let bar = group / Double(series.count + 1)
         var svg =
-            "<svg class=\"plot presets\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"presets compared\">\n"
+            "<svg class=\"plot presets \(name)\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(name) per run, \(unit)\">\n"
         for (g, s) in snapshots.enumerated() {
             for (k, (label, color, value)) in series.enumerated() {
                 let v: Double = value(s)
@@ -196,7 +212,7 @@ public enum StatsReport {
             svg +=
                 "<text x=\"\(f(left + (Double(g) + 0.5) * group))\" y=\"\(f(height - bottom + 16))\" text-anchor=\"middle\" font-size=\"12\">\(escape(labels[g]))</text>\n"
         }
-        svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "", yLabel: "", yMax: top)
+        svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "", yLabel: unit, yMax: top)
         svg +=
             "</svg>\n<p class=\"legend\">" + series.map { "<span><i class=\"sw\" style=\"background:\($0.1)\"></i>\($0.0)</span>" }.joined()
             + "</p>\n"

@@ -181,7 +181,7 @@ struct ProfileAndReportTests {
         }
         #expect(try Data(contentsOf: json).count > 100)
         let html = try String(contentsOf: report, encoding: .utf8)
-        #expect(html.contains("class=\"plot presets\"") && html.contains("id=\"preset-vga640x480\""))
+        #expect(html.contains("class=\"plot presets rate\"") && html.contains("id=\"preset-vga640x480\""))
         let bad = try BinaryRunner.run("framekit", ["profile", "--presets", "vga640x480,nope"])
         #expect(bad.status == 64 && bad.stderr.contains("nope"))
     }

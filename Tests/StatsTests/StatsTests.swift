@@ -178,7 +178,17 @@ struct StatsTests {
         }
         #expect(html.components(separatedBy: "class=\"plot distribution\"").count == 3)
         #expect(html.components(separatedBy: "class=\"plot timeline\"").count == 3)
-        #expect(html.components(separatedBy: "class=\"plot presets\"").count == 2)
+        // Runs compared in two charts, one unit each on a labelled axis (fps and ms shared one).
+        #expect(html.components(separatedBy: "class=\"plot presets ").count == 3)
+        let rate = try #require(
+            html.components(separatedBy: "class=\"plot presets rate\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        let latency = try #require(
+            html.components(separatedBy: "class=\"plot presets latency\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        #expect(rate.contains(">frames/s</text>") && rate.contains("fps: ") && !rate.contains("p99 ms"))
+        #expect(latency.contains(">ms</text>") && latency.contains("p99 ms: ") && !latency.contains("fps: "))
+        // Every drop reason's colour differs from the others and from the latency line's.
+        let colours = Array(StatsReport.dropColors.values) + [StatsReport.latencyColor]
+        #expect(Set(colours).count == colours.count, "\(StatsReport.dropColors)")
         #expect(html.components(separatedBy: "class=\"drop corrupt\"").count == 51) // 25 per preset, marked
         let polyline = try #require(html.components(separatedBy: "points=\"").dropFirst().first?.components(separatedBy: "\"").first)
         #expect(polyline.split(separator: " ").count == 50)
