@@ -31,7 +31,20 @@ extension PixelBuffer {
 
 /// File reading with errors that name the file.
 public enum ImageFile {
+    /// The most bytes a JPEG or PNM within ``PixelBuffer/pixelBudget`` can take (libjpeg-turbo's
+    /// bound, 6 bytes a pixel at worst, plus room for metadata): a larger file is not such an
+    /// image, and is refused before a byte of it is read (a 2 GB file that began like a JPEG
+    /// was read whole first).
+    public static var maximumBytes: Int { PixelBuffer.pixelBudget * 6 + (4 << 20) }
+
+    /// Reads a whole image file, refusing one larger than ``maximumBytes`` unread.
     public static func read(_ url: URL) throws(ImageIOError) -> [UInt8] {
+        var info = stat()
+        if stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) > maximumBytes {
+            throw .unreadableFile(
+                path: url.path,
+                reason: "\(info.st_size) bytes: larger than any JPEG or PNM within the pixel budget could be (\(maximumBytes))")
+        }
         do {
             return try [UInt8](Data(contentsOf: url))
         } catch {

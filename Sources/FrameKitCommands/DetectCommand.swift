@@ -103,6 +103,16 @@ enum DetectCommand: Command {
                     // header): counted as corrupt drops, and nothing readable is bad input too.
                     Console.err("framekit: \(sourceName(device)): no readable frame in it (\(r.snapshot.framesCaptured) damaged)")
                     if code == ExitCode.success { code = ExitCode.dataError }
+                } else if device.deviceType == .file, let corrupt = r.snapshot.drops[DropReason.corrupt.rawValue], corrupt > 0,
+                    isFolder(sourceName(device))
+                {
+                    // A folder's frames are one size (its first image's): another size is a
+                    // corrupt drop like a damaged image, which the summary counts and a user
+                    // reading only stderr would never learn of.
+                    Console.err(
+                        "framekit: \(sourceName(device)): \(corrupt) of its \(r.snapshot.framesCaptured) images dropped as corrupt: "
+                            + "damaged, or not the first image's \(r.snapshot.width)x\(r.snapshot.height) (a folder is read at one size; resize the others, or read them one by one)"
+                    )
                 }
             }
         }
@@ -133,6 +143,12 @@ enum DetectCommand: Command {
         }
         group.wait()
         return results.withLock { $0.map { $0! } }
+    }
+
+    /// Whether `path` is a folder (a folder of images given to --input).
+    private static func isFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
     static func sourceName(_ device: CaptureDevice) -> String {

@@ -297,6 +297,19 @@ struct FaultTests {
         #expect(Int(fields[1]) ?? .max < 400, "peak RSS \(fields[1]) MB")
     }
 
+    @Test("a folder of images of two sizes: the odd ones are corrupt drops, and stderr says why (it said nothing), exit 0")
+    func mixedSizeFolder() throws {
+        let folder = Fixtures.temporaryFolder("mixed-sizes")
+        for (name, photo) in [("a.jpg", Fixtures.astronaut), ("b.jpg", Fixtures.coffee), ("c.jpg", Fixtures.astronaut)] {
+            try FileManager.default.copyItem(at: photo, to: folder.appendingPathComponent(name))
+        }
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", folder.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
+        #expect((summary["drops"] as? [String: Int])?["corrupt"] == 1 && summary["frames_delivered"] as? Int == 2, "\(summary)")
+        #expect(run.stderr.contains("1 of its 3 images dropped as corrupt") && run.stderr.contains("512x512"), "\(run.stderr)")
+    }
+
     @Test("an input with no frame at all — a Y4M header alone, --start past a clip's end — exits 65 saying so, not 0")
     func inputsWithoutFrames() throws {
         let folder = Fixtures.temporaryFolder()

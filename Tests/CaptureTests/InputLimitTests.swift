@@ -49,6 +49,34 @@ struct InputLimitTests {
         _ = try PixelBuffer(width: 7680, height: 4320, format: .gray8)
     }
 
+    @Test("a 2 GB file that begins like a JPEG or a PGM — a folder's first image, one PGM — is refused unread, at once, naming the file")
+    func hugeImageFiles() throws {
+        let folder = Fixtures.temporaryFolder("huge-images")
+        // Sparse files: 2 GB on paper, a few bytes on disk; read whole they cost 2 GB of memory.
+        func sparse(_ name: String, head: [UInt8]) throws -> URL {
+            let url = folder.appendingPathComponent(name)
+            try Data(head).write(to: url)
+            #expect(truncate(url.path, 2 << 30) == 0)
+            return url
+        }
+        let images = folder.appendingPathComponent("images")
+        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
+        let jpeg = try InputLimitTests.forgedJPEG(width: 640, height: 480)
+        _ = try sparse("images/a.jpg", head: jpeg)
+        let pgm = try sparse("one.pgm", head: Array("P5\n640 480\n255\n".utf8))
+        for url in [images, pgm] {
+            let start = Date()
+            do {
+                _ = try CaptureDevice.file(url)
+                Issue.record("\(url.lastPathComponent) was accepted")
+            } catch {
+                #expect("\(error)".contains("larger than any JPEG or PNM"), "\(error)")
+            }
+            #expect(Date().timeIntervalSince(start) < 1, "\(url.lastPathComponent) took \(Date().timeIntervalSince(start)) s")
+        }
+        #expect(throws: ImageIOError.self) { _ = try PixelBuffer(contentsOf: pgm) }
+    }
+
     @Test("a FIFO or a character device given as a file is refused at once with the reason")
     func fifoAndDevice() throws {
         let fifo = Fixtures.temporaryFolder().appendingPathComponent("pipe").path
