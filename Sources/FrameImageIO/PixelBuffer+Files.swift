@@ -31,7 +31,7 @@ extension PixelBuffer {
 
 /// File reading with errors that name the file.
 public enum ImageFile {
-    /// The most bytes a JPEG or PNM within ``PixelBuffer/pixelBudget`` can take (libjpeg-turbo's
+    /// The most bytes a JPEG or PNM within `PixelBuffer.pixelBudget` can take (libjpeg-turbo's
     /// bound, 6 bytes a pixel at worst, plus room for metadata): a larger file is not such an
     /// image, and is refused before a byte of it is read (a 2 GB file that began like a JPEG
     /// was read whole first).
