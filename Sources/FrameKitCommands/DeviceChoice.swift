@@ -16,7 +16,7 @@ enum DeviceChoice {
     static let input = Option.repeatable(
         "input", "FILE|DIR|URL",
         help:
-            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration) is read as a file: it ends. Several (--input A --input B: a fleet of streams): each on its own thread, like several --device."
+            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PGM/PPM images or a folder of them — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration) is read as a file: it ends. framekit connects, never listens (?listen=1, srt mode=listener: a usage error). Several (--input A --input B: a fleet of streams): each on its own thread, like several --device."
     )
     static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
     static let start = Option.number(
@@ -77,7 +77,24 @@ enum DeviceChoice {
                 "\(what) '\(redactingCredentials(input))': streams are \(streamSchemes.map { $0 + "://" }.joined(separator: ", ")) (or a file's path)"
             )
         }
+        if !url.isFileURL, isListening(url) {
+            throw UsageError(
+                "\(what) '\(redactingCredentials(input))' would make framekit a server waiting for whoever connects (listen/listener): "
+                    + "it reads streams as a client; have the sender listen, and give framekit its address")
+        }
         return url
+    }
+
+    /// Whether a stream URL asks libavformat to listen rather than connect: `listen=1` (or 2)
+    /// for tcp, udp, http and rtsp, `mode=listener` for srt. Such an input accepts a stream
+    /// from anyone who reaches the port — and in a batch, waits for ever.
+    static func isListening(_ url: URL) -> Bool {
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return items.contains { item in
+            let name = item.name.lowercased()
+            let value = (item.value ?? "1").lowercased()
+            return (name == "listen" && value != "0") || (name == "mode" && value == "listener")
+        }
     }
 
     /// The device for an input URL: a stream (reconnected as `--reconnect` says), or a file

@@ -129,7 +129,7 @@ struct BatchCommandTests {
     }
 
     @Test(
-        "a list line that is no video — a FIFO (path or file://), a device node, text, a scheme --input refuses — fails 65 at once; the batch goes on"
+        "a list line that is no video — a FIFO (path or file://), a device node, text, a scheme --input refuses, a URL that would listen — fails 65 at once; the batch goes on"
     )
     func linesThatAreNotVideo() throws {
         let inputs = try clips(1, frames: 2)
@@ -138,7 +138,8 @@ struct BatchCommandTests {
         try "not a video\n".write(to: inputs.appendingPathComponent("notes.mp4"), atomically: true, encoding: .utf8)
         let list = inputs.appendingPathComponent("list.txt")
         let lines = [
-            fifo.path, "file://\(fifo.path)", "/dev/zero", "file://\(inputs.path)/notes.mp4", "ftp://127.0.0.1/a.mp4", "clip00.y4m"
+            fifo.path, "file://\(fifo.path)", "/dev/zero", "file://\(inputs.path)/notes.mp4", "ftp://127.0.0.1/a.mp4",
+            "tcp://127.0.0.1:9?listen=1", "clip00.y4m"
         ]
         try (lines.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8)
         let out = Fixtures.temporaryFolder("batch-notvideo")
@@ -149,7 +150,7 @@ struct BatchCommandTests {
             guard line["input"] != nil else { return nil }
             return "\(line["status"] as? String ?? ""):\(line["exit_code"].map { "\($0)" } ?? "-")"
         }
-        #expect(results == Array(repeating: "failed:65", count: 5) + ["done:-"], "\(results) \(run.stdout)")
+        #expect(results == Array(repeating: "failed:65", count: 6) + ["done:-"], "\(results) \(run.stdout)")
     }
 
     @Test("a batch whose stdout goes away (| head -1) stops at the next input with 74, not after all of them; --report is refused")

@@ -17,7 +17,8 @@ struct CommandLineTests {
         (["detect", "--realtime", "--realtime"], 64),
         // From a new-user trial: each was accepted (or exited 1, 69 or 75) before it said why.
         (["detect", "--input", ""], 64), (["detect", "--device", "virtual:0"], 64), (["detect", "--device", "virtual:abc"], 64),
-        (["detect", "--input", "ftp://example.com/clip.mp4"], 64), (["detect", "--input", "clip.mp4", "--reconnect", "2"], 64),
+        (["detect", "--input", "ftp://example.com/clip.mp4"], 64), (["detect", "--input", "tcp://127.0.0.1:9000?listen=1"], 64),
+        (["detect", "--input", "srt://127.0.0.1:9000?mode=listener"], 64), (["detect", "--input", "clip.mp4", "--reconnect", "2"], 64),
         (["detect", "--reconnect", "2"], 64), (["profile", "--presets", "vga640x480,,low"], 64), (["help", "detect"], 0),
         (["preview", "--host", "999.1.1.1"], 64), (["preview", "--host", "::1"], 64),
         (["help", "nosuch"], 64), (["detect", "--mode", "full", "--tiles", "off"], 64), (["detect", "--tiles", "maybe"], 64)
