@@ -100,6 +100,27 @@ struct MediaCommandTests {
         #expect((try dropped.jsonLines().last?["summary"]) != nil, "the summary is printed before the failure")
     }
 
+    @Test("a folder of PNGs (its name with glob characters) is read in name order, every image once; one of another size is a corrupt drop")
+    func pngFolder() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder().appendingPathComponent("shots [a*b]")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["01.png", "02.png", "03.PNG"] {
+            _ = try FFmpegTool.run(["-y", "-i", Fixtures.astronaut.path, folder.appendingPathComponent(name).path])
+        }
+        _ = try FFmpegTool.run([
+            "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120", "-frames:v", "1", folder.appendingPathComponent("04.png").path
+        ])
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", folder.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try run.jsonLines()
+        let frames = lines.compactMap { $0["frame"] as? Int }
+        #expect(frames == [0, 1, 2], "\(frames)")
+        #expect(lines.dropLast().allSatisfy { ($0["faces"] as? [Any])?.count == 1 }, "the astronaut in each")
+        let summary = try #require(lines.last?["summary"] as? [String: Any])
+        #expect(summary["frames_captured"] as? Int == 4 && (summary["drops"] as? [String: Int])?["corrupt"] == 1, "\(summary)")
+    }
+
     @Test(
         "record --output clip.mp4 killed with SIGKILL at seeded moments 0.6-4 s into the recording: the file plays, and loses at most 1 s of video (the fragment under way and the encoder's look-ahead)"
     )

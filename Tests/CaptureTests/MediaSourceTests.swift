@@ -174,8 +174,7 @@ struct MediaSourceTests {
     func liveReconnect() throws {
         try #require(FFmpegTool.isInstalled)
         let port = FreePort.next()
-        let first = try FFmpegTool.serveTCP(port: port, seconds: 2.5)
-        Thread.sleep(forTimeInterval: 0.7) // the listener is up
+        let first = try FFmpegTool.serveTCP(port: port, seconds: 2.5) // returns once it listens
         let url = try #require(URL(string: "tcp://127.0.0.1:\(port)"))
         let device = try CaptureDevice.stream(url, reconnect: .init(attempts: 20, initialDelay: 0.2, maxDelay: 0.5))
         #expect(device.deviceType == .stream && device.isPaced)
@@ -184,7 +183,9 @@ struct MediaSourceTests {
         let log = NotificationLog(session)
         try session.startRunning()
         first.waitUntilExit()
-        let second = try FFmpegTool.serveTCP(port: port, seconds: 2)
+        // Long enough to outlast the reconnection's back-off and probe on a busy machine (2 s
+        // did not, once in three: the probe had read most of it before frames were counted).
+        let second = try FFmpegTool.serveTCP(port: port, seconds: 10)
         defer { second.terminate() }
         let back = log.wait(timeout: 15) { if case .interruptionEnded = $0 { true } else { false } }
         #expect(back != nil, "\(log.all)")

@@ -63,9 +63,11 @@ typedef struct {
 /// stream. `threads`: decoder threads (1…16). `timeout_seconds`: how long one open or read may
 /// block (network inputs) before it fails as CFFM_INTERRUPTED. `max_pixels`: the largest
 /// picture any decoder, the probing ones included, may allocate (0: FFmpeg's own limit); a
-/// header claiming more is an error before the memory is taken.
-cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds, int64_t max_pixels, cffm_media **out,
-                      cffm_info *info, char *message, size_t message_size);
+/// header claiming more is an error before the memory is taken. `format`: the demuxer by name
+/// (NULL: probed); `options`: demuxer options as `key=value:key=value` (NULL: none), e.g.
+/// image2's `pattern_type=glob:framerate=30` for a folder of PNGs.
+cffm_status cffm_open(const char *url, const char *format, const char *options, int32_t threads, double timeout_seconds,
+                      int64_t max_pixels, cffm_media **out, cffm_info *info, char *message, size_t message_size);
 
 /// Decodes the next frame into `frame`.
 cffm_status cffm_next(cffm_media *media, cffm_frame *frame, char *message, size_t message_size);

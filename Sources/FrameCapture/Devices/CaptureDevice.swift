@@ -178,6 +178,19 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     {
         guard url.isFileURL else { return try stream(url) }
         guard start >= 0, start.isFinite else { throw .invalidArgument("a start time must be 0 or more seconds, got \(start)") }
+        if let glob = FileSourceDescription.pngGlob(url) {
+            // A folder of PNGs (and no JPEG/PGM/PPM): libavformat's image2 reads them in name
+            // order, each decoded by libavcodec's PNG decoder, as it reads one PNG.
+            guard start == 0 else {
+                throw .invalidArgument("\(url.lastPathComponent): a start time applies to video files (MP4, MKV…), not images")
+            }
+            let media = try MediaSourceDescription(
+                location: glob, format: "image2", options: "pattern_type=glob:framerate=\(frameRate ?? 30)", isLive: false,
+                realTime: realTime, frameRate: frameRate ?? 30, reconnect: ReconnectPolicy(attempts: 0))
+            return CaptureDevice(
+                uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
+                modelID: "png", formats: [media.deviceFormat], backend: .media(media))
+        }
         let description: FileSourceDescription
         do { description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate) } catch {
             // Content FrameKit's own readers do not know: a video file for libavformat.

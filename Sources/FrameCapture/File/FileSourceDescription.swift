@@ -54,10 +54,10 @@ struct FileSourceDescription: Sendable {
             do { names = try FileManager.default.contentsOfDirectory(atPath: url.path) } catch {
                 throw .unreadableFile(path: url.path, reason: "cannot list the folder (permission denied?)")
             }
-            let images = names.filter { ["jpg", "jpeg", "pgm", "ppm", "pnm"].contains(($0 as NSString).pathExtension.lowercased()) }
+            let images = names.filter { Self.imageExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
                 .sorted().map { url.appendingPathComponent($0) }
             guard let first = images.first else {
-                throw .unreadableFile(path: url.path, reason: "no JPEG, PGM or PPM images in the folder")
+                throw .unreadableFile(path: url.path, reason: "no JPEG, PNG, PGM or PPM images in the folder")
             }
             let image = try Self.readImage(first)
             kind = .images
@@ -136,6 +136,26 @@ struct FileSourceDescription: Sendable {
         guard self.frameRate > 0 && self.frameRate <= 1000 else {
             throw .unreadableFile(path: url.path, reason: "frame rate \(self.frameRate) out of range")
         }
+    }
+
+    /// The image extensions FrameKit's own readers take in a folder.
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "pgm", "ppm", "pnm"]
+
+    /// For a folder holding PNGs and none of ``imageExtensions``: image2's glob for them, the
+    /// folder's path escaped (a `*` or `[` in it is a character, not a pattern). Else nil.
+    static func pngGlob(_ url: URL) -> String? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue,
+            let names = try? FileManager.default.contentsOfDirectory(atPath: url.path)
+        else { return nil }
+        let extensions = Set(names.map { ($0 as NSString).pathExtension.lowercased() })
+        guard extensions.contains("png"), extensions.isDisjoint(with: imageExtensions) else { return nil }
+        let escaped = url.path.reduce(into: "") { text, character in
+            if "*?[]{}\\".contains(character) { text.append("\\") }
+            text.append(character)
+        }
+        // Both cases of the extension; sorted by name as glob(3) sorts.
+        return escaped + "/*.[pP][nN][gG]"
     }
 
     /// How many of an MJPEG's first frames are tried for its size, and how much of each is read.

@@ -76,7 +76,11 @@ final class MediaSource: FrameSource {
     }
 
     private func open() throws(CaptureError) -> MediaInput {
-        do { return try MediaInput(description.location, threads: description.decoderThreads, timeout: description.timeout) } catch {
+        do {
+            return try MediaInput(
+                description.location, format: description.format, options: description.options, threads: description.decoderThreads,
+                timeout: description.timeout)
+        } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason):
                 throw description.isLive
