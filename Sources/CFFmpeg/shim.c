@@ -466,6 +466,11 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     w->codec->time_base = (AVRational){1, CFFM_WRITER_TIMESCALE};
     w->codec->framerate = rate;
     w->codec->gop_size = s->keyframe_interval > 0 ? s->keyframe_interval : 60;
+    // No B-frames: with the frames' own (variable) times, reordering made the muxer shift the
+    // whole timeline by the span of the first frames — after early drops a 3 s recording read
+    // as 3.2 s — and held frames back from the file (a crash lost them). Costs a few per cent
+    // of size at the same quality.
+    w->codec->max_b_frames = 0;
     w->codec->thread_count = 2;
     if (w->format->oformat->flags & AVFMT_GLOBALHEADER) w->codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary *options = NULL;
@@ -530,6 +535,12 @@ static cffm_status encode(cffm_writer *w, AVFrame *frame, char *message, size_t 
         if (key) {
             w->key_packets += 1;
             w->key_bytes += w->packet->size;
+        }
+        // One frame time, unless the encoder said: the muxer gives the file's last sample the
+        // duration of its packet, or else the gap before it (after dropped frames a 3 s
+        // recording then lasted 3.13 s).
+        if (w->packet->duration <= 0 && w->codec->framerate.num > 0) {
+            w->packet->duration = av_rescale_q(1, av_inv_q(w->codec->framerate), w->codec->time_base);
         }
         av_packet_rescale_ts(w->packet, w->codec->time_base, w->stream->time_base);
         w->packet->stream_index = w->stream->index;

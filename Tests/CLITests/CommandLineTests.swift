@@ -339,6 +339,26 @@ struct OutputCommandTests {
     }
 
     @Test(
+        "record --duration 3 at 1080p (frames dropped on a busy machine or not): ffprobe's duration is 3.0 ± 0.1 s, as ended_by says",
+        arguments: ["mp4", "avi"])
+    func recordDurationMatchesFile(container: String) throws {
+        try #require(FFmpegTool.isInstalled)
+        let file = Fixtures.temporaryFolder().appendingPathComponent("three.\(container)")
+        let run = try BinaryRunner.run(
+            "framekit", ["record", "--output", file.path, "--duration", "3", "--device", "virtual", "--preset", "hd1920x1080"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try run.jsonLines().first)
+        #expect((summary["ended_by"] as? String ?? "").contains("3.0 s"), "\(summary)")
+        let probe = try BinaryRunner.runTool(
+            "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file.path])
+        let seconds = try #require(Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stdout) \(probe.stderr)")
+        // A recording played back lasts as long as it recorded (a 2 s 1080p .mov with 38 frames
+        // dropped once played in 0.77 s).
+        #expect(
+            abs(seconds - 3) <= 0.1, "ffprobe: \(seconds) s; \(summary["frames"] ?? 0) frames, \(summary["frames_dropped"] ?? 0) dropped")
+    }
+
+    @Test(
         "record --max-size: the file never passes it; one below the headers and a frame (1024: an empty AVI is 5.7 KB) leaves no file and says so",
         arguments: ["avi", "mp4"])
     func recordMaxSize(container: String) throws {

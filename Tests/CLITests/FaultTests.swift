@@ -81,19 +81,19 @@ struct FaultTests {
     }
 
     @Test(
-        "SIGTERM in the first 0.6 s, at six moments: never lost (the run ends within 30 s), and either the clean end (exit 0, the summary names the file iff it exists, complete) or death by the signal before anything was written"
-    )
-    func sigtermEarly() throws {
+        "SIGTERM or SIGINT in the first 0.6 s, at six moments: never lost (the run ends within 30 s), and either the clean end (exit 0, the summary names the file iff it exists, complete) or death by the signal before anything was written",
+        arguments: [SIGTERM, SIGINT])
+    func sigtermEarly(signal: Int32) throws {
         // Between the default action and libdispatch's signalfd being registered there was a
         // window where SIGTERM was ignored (SIG_IGN discards, it does not hold): a run started
         // by Slurm and cancelled at once recorded on for the whole --duration.
         let folder = Fixtures.temporaryFolder()
         for (index, delay) in [0.05, 0.1, 0.15, 0.2, 0.3, 0.6].enumerated() {
-            let file = folder.appendingPathComponent("early-\(index).avi")
+            let file = folder.appendingPathComponent("early-\(signal)-\(index).avi")
             let (process, reader) = try BinaryRunner.launch(
                 ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "600", "--output", file.path])
             Thread.sleep(forTimeInterval: delay)
-            kill(process.processIdentifier, SIGTERM)
+            kill(process.processIdentifier, signal)
             let deadline = Date().addingTimeInterval(30)
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
             let lost = process.isRunning
@@ -101,13 +101,13 @@ struct FaultTests {
             process.waitUntilExit()
             let text = reader.wait()
             guard !lost else {
-                Issue.record("SIGTERM at \(delay) s was lost: the recording went on")
+                Issue.record("signal \(signal) at \(delay) s was lost: the recording went on")
                 continue
             }
             let exists = FileManager.default.fileExists(atPath: file.path)
             if process.terminationReason == .uncaughtSignal {
                 // Before main() ran: the default action, with nothing written.
-                #expect(process.terminationStatus == SIGTERM && !exists && text.isEmpty, "\(delay) s: \(text)")
+                #expect(process.terminationStatus == signal && !exists && text.isEmpty, "\(delay) s: \(text)")
                 continue
             }
             #expect(process.terminationStatus == 0, "\(delay) s: exit \(process.terminationStatus)")

@@ -31,6 +31,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         let writer: any MovieWriter
         let delegate: any RecordingDelegate
         var firstTime: Double?
+        /// The last written frame's time from the first (seconds).
+        var lastTime: Double?
         /// The frame size the file was opened for (its headers hold it).
         var size: FrameSize?
     }
@@ -195,6 +197,15 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 let first = r.firstTime ?? frame.presentationTime
                 r.firstTime = first
                 if let max = settings.maxDuration, frame.presentationTime - first >= max {
+                    // The file must last `max` seconds however many frames before this one were
+                    // dropped: after a gap, this frame — the scene as the limit passed — closes
+                    // it, shown for the last frame time (its time moved back by the gap; a 3 s
+                    // 1080p recording on a busy machine lasted 2.87 s).
+                    let end = max - 1 / settings.frameRate
+                    if let last = r.lastTime, last < end - 0.5 / settings.frameRate {
+                        _ = try r.writer.write(frame.pixelBuffer, at: end, maxBytes: settings.maxFileSize)
+                        r.lastTime = end
+                    }
                     return .maximumDurationReached(seconds: max)
                 }
                 if let minFree = settings.minFreeDisk, Self.freeBytes(at: r.url) < minFree {
@@ -206,6 +217,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 guard try r.writer.write(frame.pixelBuffer, at: time, maxBytes: limit == Int.max ? nil : limit) else {
                     return .maximumFileSizeReached(bytes: limit)
                 }
+                r.lastTime = time
                 return nil
             } catch {
                 return .cannotWrite(path: r.url.path, reason: "\(error)")
