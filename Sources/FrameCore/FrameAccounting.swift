@@ -35,8 +35,14 @@ public struct OutputCounts: Sendable, Equatable, Codable {
 
     public init() {}
 
-    public var droppedTotal: Int { dropped.values.reduce(0, +) }
+    /// The drops of every reason (saturating: counts decoded from a file, or set by a program,
+    /// may be anything).
+    public var droppedTotal: Int { dropped.values.reduce(0) { $0.saturatingAdd($1) } }
     public func dropped(_ reason: DropReason) -> Int { dropped[reason] ?? 0 }
     /// The guarantee FrameKit makes, checkable at any instant.
-    public var isBalanced: Bool { captured == delivered + droppedTotal + pending }
+    public var isBalanced: Bool {
+        let (sum, overflowA) = delivered.addingReportingOverflow(droppedTotal)
+        let (total, overflowB) = sum.addingReportingOverflow(pending)
+        return !overflowA && !overflowB && captured == total
+    }
 }

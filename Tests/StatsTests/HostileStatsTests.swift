@@ -82,6 +82,58 @@ struct HostileStatsTests {
         }
     }
 
+    @Test(
+        "the recorder fuzzed: 200,000 seeded results and drops with hostile numbers, times and counts (0 to 2^64 ns, NaN, ∞, sequence numbers that jump and run back) never trap; every figure it writes is a number JSON can hold"
+    )
+    func recorderFuzzed() throws {
+        var random = SeededGenerator.fuzzing(default: 0x5EC0_4DE5)
+        let recorder = StatsRecorder()
+        let frame = SampleBuffer(
+            pixelBuffer: try PixelBuffer(width: 2, height: 2, format: .gray8), presentationTime: 0, sequenceNumber: 0,
+            captureInstant: .now())
+        let nanoseconds: [UInt64] = [0, 1, .max, .max - 1, 1 << 62, 1 << 63]
+        let seconds: [Double] = [.nan, .infinity, -.infinity, 1e308, -1e308, 0, 4.6e18, 1e-300]
+        var sequence: UInt64 = 0
+        func instant() -> Timestamp {
+            Bool.random(using: &random)
+                ? Timestamp(nanoseconds: nanoseconds.randomElement(using: &random)!)
+                : Timestamp(nanoseconds: UInt64.random(in: 0...(1 << 50), using: &random))
+        }
+        for step in 0..<200_000 {
+            switch UInt8.random(in: 0..<8, using: &random) {
+            case 0: sequence = UInt64.random(in: 0...UInt64.max, using: &random) // a jump, anywhere
+            case 1: sequence = sequence &- UInt64.random(in: 0...1000, using: &random) // backwards
+            default: sequence &+= 1
+            }
+            if Bool.random(using: &random) {
+                var f = frame
+                f.sequenceNumber = sequence
+                f.captureInstant = instant()
+                f.dequeueInstant = instant()
+                f.presentationTime = seconds.randomElement(using: &random)!
+                recorder.recordResult(of: f, resultAt: instant())
+            } else {
+                let reason = DropReason.allCases.randomElement(using: &random)!
+                recorder.recordDrop(
+                    DroppedFrame(sequenceNumber: sequence, presentationTime: seconds.randomElement(using: &random)!, reason: reason))
+            }
+            if step % 20_000 == 0 {
+                recorder.sampleMemory(poolBytesInUse: [Int.max, Int.min, 0, nil].randomElement(using: &random)!)
+                var counts = OutputCounts()
+                counts.captured = [Int.max, Int.min, 0, step].randomElement(using: &random)!
+                counts.delivered = [Int.max, Int.min, 0, step].randomElement(using: &random)!
+                counts.dropped = [.frameWasLate: [Int.max, Int.min, 1].randomElement(using: &random)!, .corrupt: Int.max]
+                let snapshot = recorder.snapshot(preset: "p", width: 2, height: 2, source: "fuzz", counts: counts)
+                let text = StatsJSON.document(snapshot).text
+                #expect(!text.contains("nan") && !text.contains("inf"), "\(text.prefix(300))")
+                #expect(throws: Never.self, "the document parses") { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+                _ = StatsReport.html(for: [snapshot], title: "fuzz")
+                let frozen = counts
+                _ = PrometheusText.render([MetricsSource(name: "fuzz", stats: recorder, counts: { frozen })])
+            }
+        }
+    }
+
     @Test("merge fuzzed: 5,000 seeded stats documents with hostile values and mangled bytes are read or refused, never trap")
     func mergeFuzzed() throws {
         var random = SeededGenerator.fuzzing(default: 0x57A75)
