@@ -81,7 +81,8 @@ package enum StatsJSON {
         }
         let timeline = s.timeline.map { p in
             JSON.object([
-                ("sequence", .int(Int(clamping: p.sequence))), ("latency_ms", p.latencyMilliseconds.map { .number($0, decimals: 3) } ?? .null),
+                ("sequence", .int(Int(clamping: p.sequence))),
+                ("latency_ms", p.latencyMilliseconds.map { .number($0, decimals: 3) } ?? .null),
                 ("drop_reason", p.dropReason.map { .string($0.rawValue) } ?? .null)
             ])
         }
