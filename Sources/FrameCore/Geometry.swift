@@ -35,8 +35,8 @@ public struct Rect: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The rectangle scaled by `factor` about the origin, rounded to whole pixels.
     public func scaled(by factor: Double) -> Rect {
         Rect(
-            x: Int((Double(x) * factor).rounded()), y: Int((Double(y) * factor).rounded()),
-            width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded()))
+            x: Int(saturating: (Double(x) * factor).rounded()), y: Int(saturating: (Double(y) * factor).rounded()),
+            width: Int(saturating: (Double(width) * factor).rounded()), height: Int(saturating: (Double(height) * factor).rounded()))
     }
 
     /// The part of the rectangle inside a `width` x `height` image.

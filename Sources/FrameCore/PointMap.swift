@@ -50,7 +50,9 @@ extension Face {
         let y0 = corners.map(\.y).min()!
         let y1 = corners.map(\.y).max()!
         return Face(
-            bounds: Rect(x: Int(x0.rounded()), y: Int(y0.rounded()), width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
+            bounds: Rect(
+                x: Int(saturating: x0.rounded()), y: Int(saturating: y0.rounded()), width: Int(saturating: (x1 - x0).rounded()),
+                height: Int(saturating: (y1 - y0).rounded())),
             confidence: confidence, landmarks: landmarks.map(map.apply))
     }
 }

@@ -127,6 +127,16 @@ struct InputLimitTests {
 
 @Suite("Invalid values are thrown errors, never traps")
 struct NoTrapTests {
+    @Test("geometry with absurd factors saturates instead of trapping (NaN, ±∞, 1e300)")
+    func geometrySaturates() {
+        let box = Rect(x: 10, y: 20, width: 30, height: 40)
+        for factor in [Double.nan, .infinity, -.infinity, 1e300, -1e300] {
+            let scaled = box.scaled(by: factor)
+            #expect([0, Int.max, Int.min].contains(scaled.width), "\(factor): \(scaled)")
+        }
+        #expect(box.scaled(by: 2) == Rect(x: 20, y: 40, width: 60, height: 80))
+    }
+
     @Test("photo quality, movie quality, frame duration and resize size out of range throw")
     func invalidValues() throws {
         #expect(throws: CaptureError.self) { try PhotoSettings(quality: 0) }

@@ -326,8 +326,8 @@ struct CenterFaceScratch: ~Copyable {
             faces.append(
                 Face(
                     bounds: Rect(
-                        x: Int(x0.rounded()), y: Int(y0.rounded()),
-                        width: Int((x1 - x0).rounded()), height: Int((y1 - y0).rounded())),
+                        x: Int(saturating: x0.rounded()), y: Int(saturating: y0.rounded()),
+                        width: Int(saturating: (x1 - x0).rounded()), height: Int(saturating: (y1 - y0).rounded())),
                     confidence: Double(heatmap[cell]), landmarks: points))
         }
         return faces

@@ -213,7 +213,9 @@ package struct Box: Equatable {
     }
     init(_ r: Rect) { self.init(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)) }
     var rect: Rect {
-        Rect(x: Int(x.rounded()), y: Int(y.rounded()), width: Int(width.rounded()), height: Int(height.rounded()))
+        Rect(
+            x: Int(saturating: x.rounded()), y: Int(saturating: y.rounded()), width: Int(saturating: width.rounded()),
+            height: Int(saturating: height.rounded()))
     }
     func moved(_ dx: Double, _ dy: Double) -> Box { Box(x: x + dx, y: y + dy, width: width, height: height) }
 }
