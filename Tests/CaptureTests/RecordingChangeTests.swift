@@ -69,20 +69,21 @@ struct RecordingChangeTests {
         let writer = try MJPEGMovieWriter(path: url.path, fileDescriptor: MovieFile.reserve(url), quality: 80)
         try writer.prepare(width: 64, height: 48, frameRate: 30)
         let jpeg = try JPEG.encode(try PixelBuffer(width: 64, height: 48, format: .gray8), quality: 80)
-        // Frames 0, 1, 2, then 10 and 11 (7 dropped), then a time that steps back (written next).
+        // Frames 0, 1, 2, then 10 and 11 (7 dropped), then one whose slot is taken (a camera
+        // faster than the file's one rate): left out, so the file keeps time.
         for time in [0, 1, 2, 10, 11, 11].map({ Double($0) / 30 }) { #expect(try writer.write(jpeg: jpeg, at: time, maxBytes: nil)) }
         try writer.close()
-        #expect(writer.frameCount == 6)
+        #expect(writer.frameCount == 5)
         let probed = try probe(url)
-        // 13 slots at 30 fps (0…12): the frames played where they were recorded, not 6 in a row.
-        #expect(abs(probed.duration - 13.0 / 30) < 0.01, "\(probed)")
-        #expect(probed.frames >= 6, "\(probed)")
-        // OpenCV through FFmpeg decodes the 6 JPEGs and skips the empty chunks; OpenCV's own MJPEG
-        // reader shows the last picture again for each (13), as players do.
+        // 12 slots at 30 fps (0…11): the frames played where they were recorded, not 5 in a row.
+        #expect(abs(probed.duration - 12.0 / 30) < 0.01, "\(probed)")
+        #expect(probed.frames >= 5, "\(probed)")
+        // OpenCV through FFmpeg decodes the 5 JPEGs and skips the empty chunks; OpenCV's own MJPEG
+        // reader shows the last picture again for each (12), as players do.
         let viaFFmpeg = try OpenCV.probeVideo(url.path)
-        #expect(viaFFmpeg.decodedFrames == 6 && viaFFmpeg.headerFrames == 13 && viaFFmpeg.width == 64, "\(viaFFmpeg)")
+        #expect(viaFFmpeg.decodedFrames == 5 && viaFFmpeg.headerFrames == 12 && viaFFmpeg.width == 64, "\(viaFFmpeg)")
         let own = try OpenCV.probeVideo(url.path, ownMJPEGReader: true)
-        #expect(own.decodedFrames == 13 && own.headerFrames == 13, "\(own)")
+        #expect(own.decodedFrames == 12 && own.headerFrames == 12, "\(own)")
     }
 
     @Test(
@@ -108,4 +109,47 @@ struct RecordingChangeTests {
         #expect(frames < 45 && movie.counts.droppedTotal > 10, "\(frames) frames, \(movie.counts): the test needs drops")
         #expect(probed.frames == frames && abs(probed.duration - 2.0) < 0.15, "\(probed) for \(frames) frames")
     }
+
+    @Test(
+        "a camera switched from 15 to 30 fps while recording: the recording goes on, and lasts as long as it recorded (3.0 s by ffprobe), with frames at both rates",
+        arguments: ["mp4", "avi"])
+    func frameRateChange(container: String) throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("rates.\(container)")
+        // A camera of its own: the shared virtual camera's rate is other tests' too.
+        let camera = CaptureDevice.makeVirtualCamera(uniqueID: "virtual:rates", name: "Rates")
+        try camera.setActiveVideoMinFrameDuration(1.0 / 15)
+        let movie = MovieFileOutput()
+        movie.maxRecordedDuration = 3
+        let session = CaptureSession()
+        try session.configure {
+            try session.addInput(CaptureDeviceInput(device: camera))
+            try session.setSessionPreset(.cif352x288)
+            try session.addOutput(movie)
+        }
+        try session.startRunning()
+        defer { session.stopRunning() }
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        Thread.sleep(forTimeInterval: 1.5)
+        try camera.setActiveVideoMinFrameDuration(1.0 / 30)
+        try session.configure {} // the new rate applies at the commit
+        let (_, frames, error) = try #require(waiter.wait())
+        guard case .maximumDurationReached? = error else {
+            Issue.record("ended by \(String(describing: error))")
+            return
+        }
+        let probed = try probe(url)
+        if container == "mp4" {
+            // ~22 frames at 15 fps, then ~45 at 30: more than 15 fps alone would give, fewer than 30.
+            #expect(frames > 50 && frames < 90, "\(frames) frames")
+        } else {
+            // AVI has one rate, the one it started with: the faster frames that would share a
+            // slot are left out (it played them at the old rate: 4.5 s for 3).
+            #expect(frames >= 40 && frames <= 47, "\(frames) frames")
+        }
+        // A camera switched to 30 fps once played at half speed after the switch.
+        #expect(abs(probed.duration - 3.0) <= 0.15, "\(probed) for \(frames) frames")
+    }
+
 }

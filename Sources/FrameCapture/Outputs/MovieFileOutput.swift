@@ -194,7 +194,14 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 }
                 try r.writer.prepare(width: size.width, height: size.height, frameRate: settings.frameRate)
                 r.size = size
-                let first = r.firstTime ?? frame.presentationTime
+                var first = r.firstTime ?? frame.presentationTime
+                // A source whose clock started again (a reconfiguration: another camera, another
+                // rate) continues the recording's time, one frame after its last, instead of
+                // going back over it (frames were crammed after the last, and the duration limit
+                // waited for the new clock to reach it).
+                if let last = r.lastTime, frame.presentationTime - first < last {
+                    first = frame.presentationTime - (last + 1 / settings.frameRate)
+                }
                 r.firstTime = first
                 if let max = settings.maxDuration, frame.presentationTime - first >= max {
                     // The file must last `max` seconds however many frames before this one were

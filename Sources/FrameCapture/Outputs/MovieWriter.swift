@@ -112,6 +112,10 @@ package final class MJPEGMovieWriter: MovieWriter {
         let next = cffm_writer_slots(writer)
         var slot = time.map { Int64(saturating: ($0 * frameRate).rounded()) } ?? next
         if slot - next > Int64(frameRate * 60) { slot = next }
+        // A frame whose slot is already taken (the camera switched to a higher rate than the
+        // file's: AVI has one rate) is left out, so the file keeps time; it played the faster
+        // frames at the old rate (a 3 s recording lasted 4.5 s). Not an error: the recording goes on.
+        if time != nil && slot < next { return true }
         let gap = Int(max(0, slot - next))
         // The chunk header (8) and the index entries (24) it brings, and as much per empty chunk.
         if let maxBytes, bytesWritten + jpeg.count + 32 + 32 * gap > maxBytes { return false }

@@ -27,6 +27,21 @@ public final class CaptureSession: Sendable {
         var nextObserver: UInt64 = 0
         /// stopRunning() was called inside a configuration: capture stops at its commit.
         var stopAtCommit = false
+        /// The running pipeline's devices' format and frame duration, as it started with them:
+        /// a commit after either changed rebuilds it (a rate set while running applied never).
+        var runningDeviceSettings: [DeviceSettings] = []
+    }
+
+    /// What a device was told to capture, read when a pipeline starts.
+    private struct DeviceSettings: Equatable {
+        var format: CaptureDeviceFormat?
+        var frameDuration: Double?
+
+        static func of(_ configuration: Configuration) -> [DeviceSettings] {
+            configuration.inputs.map {
+                DeviceSettings(format: $0.device.activeFormat, frameDuration: $0.device.activeVideoMinFrameDuration)
+            }
+        }
     }
 
     /// Which session each output belongs to: an output feeds one session at a time.
@@ -105,13 +120,14 @@ public final class CaptureSession: Sendable {
     /// Called with ``operations`` held.
     private func apply(_ next: Configuration) throws(CaptureError) {
         do {
-            let (previous, running) = state.withLock { s in (s.committed, s.pipeline != nil) }
+            let (previous, running, devices) = state.withLock { s in (s.committed, s.pipeline != nil, s.runningDeviceSettings) }
             state.withLock { $0.committed = next }
             guard running else { return }
             let inputsChanged =
                 previous.inputs.map(ObjectIdentifier.init) != next.inputs.map(ObjectIdentifier.init)
                 || previous.preset != next.preset
                 || previous.outputs.map { ObjectIdentifier($0) } != next.outputs.map { ObjectIdentifier($0) }
+                || DeviceSettings.of(next) != devices
             guard inputsChanged else { return }
             // A reconfiguration, not a restart: no stop/start notifications, numbering goes on,
             // the outputs that stay keep their queued frames and their async consumers.
@@ -253,6 +269,7 @@ public final class CaptureSession: Sendable {
             onEnd: { [weak self] in self?.pipelineEnded($0) })
         let wasInterrupted = state.withLock { s in
             s.pipeline = pipeline
+            s.runningDeviceSettings = DeviceSettings.of(configuration)
             defer { s.interrupted = false }
             return s.interrupted
         }
