@@ -199,7 +199,9 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                 // rate) continues the recording's time, one frame after its last, instead of
                 // going back over it (frames were crammed after the last, and the duration limit
                 // waited for the new clock to reach it).
-                if let last = r.lastTime, frame.presentationTime - first < last {
+                // (A step back of under half a frame is a driver's jitter: the writers move that
+                // frame just after the last instead.)
+                if let last = r.lastTime, frame.presentationTime - first < last - 0.5 / settings.frameRate {
                     first = frame.presentationTime - (last + 1 / settings.frameRate)
                 }
                 r.firstTime = first
