@@ -40,7 +40,17 @@ public enum FFmpegTool {
     /// Starts Python's HTTP server on 127.0.0.1:PORT serving `folder` (files with their length,
     /// as any web server serves a recording); returns once it listens.
     public static func serveHTTP(folder: URL, port: Int) throws -> Process {
-        try serve(port: port, "/usr/bin/python3", ["-m", "http.server", "--bind", "127.0.0.1", "--directory", folder.path, "\(port)"])
+        // A child started from a test's thread inherits that thread's blocked SIGTERM (Foundation's
+        // Process does not reset the mask): `terminate()` never reached the server, and every
+        // run left one behind. It unblocks the signal before serving.
+        let unblocked = """
+            import runpy, signal, sys
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+            sys.argv = ["http.server"] + sys.argv[1:]
+            runpy.run_module("http.server", run_name="__main__")
+            """
+        return try serve(
+            port: port, "/usr/bin/python3", ["-c", unblocked, "--bind", "127.0.0.1", "--directory", folder.path, "\(port)"])
     }
 
     /// Starts `executable` with no standard input or output and returns once it listens on `port`.
