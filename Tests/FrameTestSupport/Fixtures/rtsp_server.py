@@ -1,8 +1,12 @@
 # A real RTSP server for the tests (GStreamer's gst-rtsp-server, Debian's gir1.2-gst-rtsp-server-1.0):
 # rtsp://127.0.0.1:PORT/test serves a live 320x240 30 fps H.264 test pattern. Prints "ready".
 # Usage: python3 rtsp_server.py PORT
+import signal
 import sys
 import gi
+# Started from a test's thread, this process inherits that thread's blocked SIGTERM (Foundation's
+# Process keeps the mask): unblocked, so the test's terminate() ends it instead of leaking it.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 gi.require_version("Gst", "1.0")
 gi.require_version("GstRtspServer", "1.0")
 from gi.repository import Gst, GstRtspServer, GLib
