@@ -468,8 +468,8 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     w->codec->gop_size = s->keyframe_interval > 0 ? s->keyframe_interval : 60;
     // No B-frames: with the frames' own (variable) times, reordering made the muxer shift the
     // whole timeline by the span of the first frames — after early drops a 3 s recording read
-    // as 3.2 s — and held frames back from the file (a crash lost them). Costs a few per cent
-    // of size at the same quality.
+    // as 3.2 s — and held frames back from the file (a crash lost them). Costs some size at
+    // the same quality (not measured here).
     w->codec->max_b_frames = 0;
     w->codec->thread_count = 2;
     if (w->format->oformat->flags & AVFMT_GLOBALHEADER) w->codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
