@@ -17,10 +17,9 @@ enum DevicesCommand: Command {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit devices")
         var streams: [URL] = []
         for text in options.all(stream) {
-            guard text.contains("://"), let url = URL(string: text) else {
-                throw UsageError("--stream takes a URL (rtsp://…), got '\(text)'")
-            }
-            streams.append(url)
+            guard text.contains("://") else { throw UsageError("--stream takes a URL (rtsp://…), got '\(text)'") }
+            // The same rules as --input: a stream protocol, and never one that would listen.
+            streams.append(try DeviceChoice.inputURL(text, what: "--stream"))
         }
         let discovery = DiscoverySession(deviceTypes: [.external, .virtual, .stream], streams: streams)
         let devices = discovery.devices

@@ -45,6 +45,9 @@ struct MediaCommandTests {
         let skipped = try #require(object["skipped"] as? [[String: Any]])
         #expect(skipped.contains { $0["path"] as? String == "tcp://127.0.0.1:1" && ($0["reason"] as? String ?? "").contains("refused") })
         #expect(try BinaryRunner.run("framekit", ["devices", "--stream", "not a url"]).status == 64)
+        // As --input: a URL that would make framekit listen (and wait for any sender) is refused.
+        let listening = try BinaryRunner.run("framekit", ["devices", "--stream", "tcp://127.0.0.1:9?listen=1"])
+        #expect(listening.status == 64 && listening.stderr.contains("listen"), "\(listening.status) \(listening.stderr)")
     }
 
     @Test("--start and --duration are on the media timeline: 3 s from 2 s of a 10 s clip is 90 frames, read as fast as they decode")
