@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import FrameKit
 
 /// glibc's allocator settings for a long-running `framekit` process. By default glibc raises
 /// its mmap threshold each time a large block is freed (up to 32 MB), so after the first
@@ -17,10 +14,6 @@ enum MallocPolicy {
 
     static func apply() {
         guard ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil else { return }
-        // mallopt is not in the Glibc module's headers: looked up by name.
-        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "mallopt") else { return }
-        let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-        let M_MMAP_THRESHOLD: Int32 = -3 // malloc.h
-        _ = mallopt(M_MMAP_THRESHOLD, Int32(mmapThreshold))
+        _ = GlibcMalloc.mallopt?(GlibcMalloc.mmapThreshold, Int32(mmapThreshold))
     }
 }

@@ -20,19 +20,13 @@ public enum MemoryProbe {
         return (current, peak)
     }
 
-    /// glibc's `malloc_trim` (not in the Glibc module's headers), looked up once.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-    }()
-
     /// Starts a new peak: gives freed heap back to the kernel (`malloc_trim`), then resets the
     /// kernel's high-water mark to the current RSS (`5` to /proc/self/clear_refs, Linux ≥ 4.0),
     /// so the next ``residentSet()`` peak is this stretch's, not the process's. Returns false
     /// where the kernel does not allow it (the peak is then the process's).
     @discardableResult
     public static func startNewPeak() -> Bool {
-        _ = Self.mallocTrim?(0)
+        _ = GlibcMalloc.trim?(0)
         let fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }

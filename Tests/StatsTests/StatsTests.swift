@@ -9,6 +9,16 @@ import FoundationXML
 
 @Suite("Stats: histograms, recorder, report")
 struct StatsTests {
+    @Test(
+        "glibc's malloc controls resolve (the CLI's mmap threshold, profile's per-preset peak): mallopt takes the threshold, a new peak starts"
+    )
+    func glibcMalloc() throws {
+        let mallopt = try #require(GlibcMalloc.mallopt)
+        #expect(GlibcMalloc.trim != nil)
+        #expect(mallopt(GlibcMalloc.mmapThreshold, 64 * 1024) == 1, "mallopt returns 1 when it takes a setting")
+        #expect(MemoryProbe.startNewPeak())
+    }
+
     /// The exact percentile of a sorted sample (nearest rank), the reference.
     func exact(_ sorted: [UInt64], _ p: Double) -> Double {
         Double(sorted[max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)])
