@@ -349,9 +349,7 @@ struct OutputCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try run.jsonLines().first)
         #expect((summary["ended_by"] as? String ?? "").contains("3.0 s"), "\(summary)")
-        let probe = try BinaryRunner.runTool(
-            "/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file.path])
-        let seconds = try #require(Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stdout) \(probe.stderr)")
+        let seconds = try FFmpegTool.probe(file).duration
         // A recording played back lasts as long as it recorded (a 2 s 1080p .mov with 38 frames
         // dropped once played in 0.77 s).
         #expect(

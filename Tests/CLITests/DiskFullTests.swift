@@ -62,14 +62,9 @@ struct DiskFullTests {
             let (frames, endedBy) = try recordUntilFull(file)
             #expect(frames > 30 && endedBy.contains("No space left"), "\(frames) \(endedBy)")
             // The summary's count was every packet handed to the muxer (782 where the file held 725).
-            let probe = try BinaryRunner.runTool(
-                "/usr/bin/ffprobe",
-                [
-                    "-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
-                    file.path
-                ])
-            #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr.prefix(300))")
-            #expect(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == frames, "ffprobe \(probe.stdout) vs \(frames)")
+            let probe = try FFmpegTool.probe(file)
+            #expect(probe.errors.isEmpty, "ffprobe: \(probe)")
+            #expect(probe.frames == frames, "ffprobe \(probe) vs \(frames)")
             #expect(contents(folder) == ["clip.mp4", "filler"], "left behind: \(contents(folder))")
         }
     }

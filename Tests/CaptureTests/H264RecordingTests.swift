@@ -7,21 +7,6 @@ import Testing
 /// H.264 recordings in MP4 and MOV (#16), read back by ffprobe, OpenCV and FrameKit itself.
 @Suite("H.264 recordings (MP4, MOV)", .serialized)
 struct H264RecordingTests {
-    /// ffprobe's codec, size and decoded frame count of `url`'s video.
-    func probe(_ url: URL) throws -> (codec: String, width: Int, height: Int, frames: Int) {
-        let run = try BinaryRunner.runTool(
-            "/usr/bin/ffprobe",
-            [
-                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
-                "-of", "csv=p=0", url.path
-            ])
-        let fields = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init)
-        guard run.status == 0, fields.count == 4 else {
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: run.stderr])
-        }
-        return (fields[0], Int(fields[1]) ?? 0, Int(fields[2]) ?? 0, Int(fields[3]) ?? 0)
-    }
-
     @Test("a recording to .mp4 or .mov is H.264 that ffprobe, OpenCV and FrameKit read back frame for frame", arguments: ["mp4", "mov"])
     func roundTrip(container: String) throws {
         try #require(FFmpegTool.isInstalled, "scripts/bootstrap installs ffmpeg (ffprobe)")
@@ -36,7 +21,7 @@ struct H264RecordingTests {
         let (done, frames, error) = try #require(waiter.wait())
         session.stopRunning()
         #expect(done == url && error == nil && frames >= 45, "\(String(describing: error))")
-        let probed = try probe(url)
+        let probed = try FFmpegTool.probe(url)
         #expect(probed.codec == "h264" && probed.width == 352 && probed.height == 288 && probed.frames == frames, "\(probed)")
         let opencv = try OpenCV.probeVideo(url.path)
         #expect(opencv.decodedFrames == frames && opencv.width == 352, "\(opencv)")
@@ -73,7 +58,7 @@ struct H264RecordingTests {
         movie.maxRecordedFileSize = 150_000
         guard let (url, frames, size) = try recordToLimit(movie, named: "limited.mp4", preset: .cif352x288) else { return }
         #expect(size <= 150_000 && frames > 0, "\(size) bytes, \(frames) frames")
-        #expect(try probe(url).frames == frames)
+        #expect(try FFmpegTool.probe(url).frames == frames)
     }
 
     /// Records from the virtual camera until `movie`'s file-size limit ends the recording: the
@@ -106,6 +91,6 @@ struct H264RecordingTests {
         // Counting the encoder's held frames at the first key frame's size stopped this at ~12 KB
         // (and every limit up to ~270 KB at the same 17 frames).
         #expect(size <= 60_000 && size >= 30_000, "\(size) bytes, \(frames) frames")
-        #expect(try probe(url).frames == frames)
+        #expect(try FFmpegTool.probe(url).frames == frames)
     }
 }

@@ -9,28 +9,6 @@ import Testing
 /// lasts as long as was recorded whatever was dropped.
 @Suite("Recordings across a size change, and their duration with drops", .serialized)
 struct RecordingChangeTests {
-    /// ffprobe's codec, size, decoded frames and duration (s) of `url`'s video.
-    func probe(_ url: URL) throws -> (codec: String, width: Int, height: Int, frames: Int, duration: Double) {
-        let run = try BinaryRunner.runTool(
-            "/usr/bin/ffprobe",
-            [
-                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                "stream=codec_name,width,height,nb_read_frames:format=duration", "-of", "default=nw=1", url.path
-            ])
-        var fields: [String: String] = [:]
-        for line in run.stdout.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 { fields[parts[0]] = parts[1] }
-        }
-        guard run.status == 0, let codec = fields["codec_name"] else {
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: run.stderr])
-        }
-        return (
-            codec, Int(fields["width"] ?? "") ?? 0, Int(fields["height"] ?? "") ?? 0, Int(fields["nb_read_frames"] ?? "") ?? 0,
-            Double(fields["duration"] ?? "") ?? 0
-        )
-    }
-
     static let changes: [(String, SessionPreset, SessionPreset)] = [
         ("mp4", .hd1280x720, .cif352x288), ("mov", .vga640x480, .hd1280x720), ("avi", .hd1280x720, .vga640x480),
         ("mp4", .cif352x288, .vga640x480)
@@ -57,7 +35,7 @@ struct RecordingChangeTests {
             return
         }
         let size = try #require(from.resolve(among: CaptureDevice.virtualCamera.supportedSizes))
-        let probed = try probe(done)
+        let probed = try FFmpegTool.probe(done)
         #expect(probed.width == size.width && probed.height == size.height, "\(probed)")
         #expect(frames >= 10 && probed.frames == frames, "\(frames) frames reported, \(probed)")
     }
@@ -74,7 +52,7 @@ struct RecordingChangeTests {
         for time in [0, 1, 2, 10, 11, 11].map({ Double($0) / 30 }) { #expect(try writer.write(jpeg: jpeg, at: time, maxBytes: nil)) }
         try writer.close()
         #expect(writer.frameCount == 5)
-        let probed = try probe(url)
+        let probed = try FFmpegTool.probe(url)
         // 12 slots at 30 fps (0…11): the frames played where they were recorded, not 5 in a row.
         #expect(abs(probed.duration - 12.0 / 30) < 0.01, "\(probed)")
         #expect(probed.frames >= 5, "\(probed)")
@@ -105,7 +83,7 @@ struct RecordingChangeTests {
             Issue.record("ended by \(String(describing: error))")
             return
         }
-        let probed = try probe(url)
+        let probed = try FFmpegTool.probe(url)
         #expect(frames < 45 && movie.counts.droppedTotal > 10, "\(frames) frames, \(movie.counts): the test needs drops")
         #expect(probed.frames == frames && abs(probed.duration - 2.0) < 0.15, "\(probed) for \(frames) frames")
     }
@@ -139,7 +117,7 @@ struct RecordingChangeTests {
             Issue.record("ended by \(String(describing: error))")
             return
         }
-        let probed = try probe(url)
+        let probed = try FFmpegTool.probe(url)
         if container == "mp4" {
             // ~22 frames at 15 fps, then ~45 at 30: more than 15 fps alone would give, fewer than 30.
             #expect(frames > 50 && frames < 90, "\(frames) frames")

@@ -14,6 +14,40 @@ public enum FFmpegTool {
         return run
     }
 
+    /// What ffprobe reads of a file's first video stream, every frame decoded.
+    public struct VideoFile: Sendable, CustomStringConvertible {
+        public var codec: String
+        public var width, height, frames: Int
+        /// The container's duration (s).
+        public var duration: Double
+        /// What ffprobe said on stderr at `-v error` (a torn fragment, a damaged frame): empty for a sound file.
+        public var errors: String
+        public var description: String {
+            "\(codec) \(width)x\(height), \(frames) frames, \(duration) s\(errors.isEmpty ? "" : ", errors: \(errors.prefix(300))")"
+        }
+    }
+
+    /// `ffprobe -count_frames` of `url`'s first video stream; throws when it cannot read one.
+    public static func probe(_ url: URL) throws -> VideoFile {
+        let run = try BinaryRunner.runTool(
+            "/usr/bin/ffprobe",
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                "stream=codec_name,width,height,nb_read_frames:format=duration", "-of", "default=nw=1", url.path
+            ])
+        var fields: [String: String] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        guard run.status == 0, let codec = fields["codec_name"] else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: run.stderr])
+        }
+        return VideoFile(
+            codec: codec, width: Int(fields["width"] ?? "") ?? 0, height: Int(fields["height"] ?? "") ?? 0,
+            frames: Int(fields["nb_read_frames"] ?? "") ?? 0, duration: Double(fields["duration"] ?? "") ?? 0, errors: run.stderr)
+    }
+
     /// A synthetic clip (`testsrc2`, moving patterns) of `frames` frames, encoded with `codec`
     /// (`-c:v` and its options) into `url`'s container.
     public static func clip(
