@@ -634,7 +634,9 @@ cffm_status cffm_writer_write_packet(cffm_writer *w, const uint8_t *data, int32_
     if (w->finished || !w->passthrough) { say("not an open pass-through recording", message, message_size); return CFFM_ERROR; }
     // The frame's slot on the constant-rate timeline: after frames were dropped it is past the
     // next one, and the muxer fills the gap with empty chunks (players show the last frame
-    // again), so the file plays in real time. A slot that does not advance is the next one.
+    // again), so the file plays in real time. A slot that does not advance is the next one
+    // (MJPEGMovieWriter leaves out a frame with a time whose slot is taken; without a time it
+    // asks for the next slot).
     int64_t at = slot > w->slots ? slot : w->slots;
     // More slots need more index: grow the reserve first, and end the recording (with room
     // for its index) when the disk cannot give it.

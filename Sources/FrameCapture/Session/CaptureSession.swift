@@ -123,12 +123,12 @@ public final class CaptureSession: Sendable {
             let (previous, running, devices) = state.withLock { s in (s.committed, s.pipeline != nil, s.runningDeviceSettings) }
             state.withLock { $0.committed = next }
             guard running else { return }
-            let inputsChanged =
+            let changed =
                 previous.inputs.map(ObjectIdentifier.init) != next.inputs.map(ObjectIdentifier.init)
                 || previous.preset != next.preset
                 || previous.outputs.map { ObjectIdentifier($0) } != next.outputs.map { ObjectIdentifier($0) }
                 || DeviceSettings.of(next) != devices
-            guard inputsChanged else { return }
+            guard changed else { return }
             // A reconfiguration, not a restart: no stop/start notifications, numbering goes on,
             // the outputs that stay keep their queued frames and their async consumers.
             let removed = previous.outputs.filter { o in !next.outputs.contains { $0 === o } }
