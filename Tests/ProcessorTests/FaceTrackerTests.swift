@@ -74,6 +74,25 @@ final class ScriptedDetector: FaceDetecting {
     }
 }
 
+/// A detector that notes the region of every pass (nil: the whole frame), per frame asked.
+final class RegionRecorder: FaceDetecting {
+    let inner: any FaceDetecting
+    private let log = Mutex<[Rect?]>([])
+    init(_ inner: any FaceDetecting) { self.inner = inner }
+    var regions: [Rect?] { log.withLock { $0 } }
+    func clear() { log.withLock { $0 = [] } }
+    var name: String { inner.name }
+    var modelURL: URL { inner.modelURL }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        try inner.detect(in: image, region: region)
+    }
+    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        log.withLock { $0.append(region) }
+        return try inner.pass(in: image, region: region, candidatesDownTo: floor)
+    }
+    func passScale(width: Int, height: Int) -> Double { inner.passScale(width: width, height: height) }
+}
+
 /// A detector whose passes wait until the test lets each one through: a pass as slow as the
 /// test wants, with no clock involved.
 final class GatedDetector: FaceDetecting {
@@ -130,6 +149,28 @@ func astronautVideo(_ positions: [(Int, Int)?]) throws -> (frames: [PixelBuffer]
         frames.append(try PixelFormatConversion.convert(frame, to: .nv12VideoRange))
     }
     return (frames, faces)
+}
+
+/// A 1280x720 NV12 frame: the astronaut's head shrunk to 52 px (her face, `truth`, ~26 px)
+/// on the coffee photo; and the photo alone.
+func smallFaceScene() throws -> (withFace: PixelBuffer, empty: PixelBuffer, truth: Rect) {
+    let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+    var head = try PixelBuffer(width: 52, height: 52, format: .rgb24)
+    try Resize.bilinear(try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200)).copy(), into: &head)
+    var empty = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
+    try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &empty)
+    var scene = empty.copy()
+    head.withUnsafeBytes(ofPlane: 0) { s, sp in
+        scene.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+            for row in 0..<52 {
+                for byte in 0..<(52 * 3) { d[(400 + row) * dp.bytesPerRow + 700 * 3 + byte] = s[row * sp.bytesPerRow + byte] }
+            }
+        }
+    }
+    return (
+        try PixelFormatConversion.convert(scene, to: .nv12VideoRange), try PixelFormatConversion.convert(empty, to: .nv12VideoRange),
+        Rect(x: 700 + 13, y: 400 + 12, width: 26, height: 30)
+    )
 }
 
 @Suite("FaceTracker: passes and correlation tracking on video")
@@ -234,21 +275,7 @@ struct FaceTrackerTests {
         "a face too small for the whole-frame pass (~26 px in 1280x720, 13 px at the network) is found by the tiles on the first frame and kept; with tiles off, never"
     )
     func tilesFindSmallFaces() throws {
-        // The astronaut's head shrunk to 52 px (her face ~26 px) on the coffee photo, still.
-        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
-        var head = try PixelBuffer(width: 52, height: 52, format: .rgb24)
-        try Resize.bilinear(try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200)).copy(), into: &head)
-        var scene = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
-        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
-        head.withUnsafeBytes(ofPlane: 0) { s, sp in
-            scene.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-                for row in 0..<52 {
-                    for byte in 0..<(52 * 3) { d[(400 + row) * dp.bytesPerRow + 700 * 3 + byte] = s[row * sp.bytesPerRow + byte] }
-                }
-            }
-        }
-        let frame = try PixelFormatConversion.convert(scene, to: .nv12VideoRange)
-        let truth = Rect(x: 700 + 13, y: 400 + 12, width: 26, height: 30)
+        let (frame, _, truth) = try smallFaceScene()
         let detector = try FaceDetector()
         #expect(try detector.detect(in: frame).isEmpty, "the whole-frame pass does not see it (else this test proves nothing)")
         func run(tiles: Bool) throws -> [[Face]] {
@@ -260,6 +287,29 @@ struct FaceTrackerTests {
         let tiled = try run(tiles: true)
         #expect(tiled.allSatisfy { $0.count == 1 && $0[0].bounds.iou(truth) > 0.4 }, "\(tiled.map { $0.map(\.bounds) })")
         #expect(try run(tiles: false).allSatisfy(\.isEmpty))
+    }
+
+    @Test(
+        "a small face lost at a cut calls once for the tile that holds it, not for a whole-frame pass on every later frame (a video archive's cuts cost 4x the passes before)"
+    )
+    func lostSmallFaceCallsItsTile() throws {
+        // The 26 px face of tilesFindSmallFaces for 7 frames (whole-frame passes on 1 and 5),
+        // then, on frame 8, a cut to the photo alone.
+        let (withFace, cut, face) = try smallFaceScene()
+        let detector = RegionRecorder(try FaceDetector())
+        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 4)))
+        for _ in 0..<7 { #expect(try tracker.faces(in: withFace).count == 1) }
+        detector.clear()
+        #expect(try tracker.faces(in: cut).isEmpty)
+        let atCut = detector.regions
+        let plan = TilePlan(width: 1280, height: 720, scale: detector.passScale(width: 1280, height: 720))
+        #expect(atCut.count == 1 && atCut[0].map { TilePlan.holds($0, Box(face)) && plan.tiles.contains($0) } == true, "\(atCut)")
+        detector.clear()
+        for _ in 0..<12 { #expect(try tracker.faces(in: cut).isEmpty) }
+        // Frames 9…20: whole-frame passes every fourth (9, 13, 17) and a tile in turn on a
+        // frame between them every eighth (16); the face's lost track asks for none.
+        let wholeFrame = detector.regions.filter { $0 == nil }.count
+        #expect(wholeFrame == 3 && detector.regions.count <= 5, "\(detector.regions)")
     }
 
     @Test("tiles cover the frame, overlap by the small-face size, and shrink half as much as the whole-frame pass")

@@ -110,10 +110,15 @@ public final class FaceTracker: Sendable {
             let gray: PixelBuffer
             do throws(PixelBufferError) { gray = try s.grayView(of: image) } catch { throw .pixelBuffer(error) }
 
-            // 1. Every track, carried into this frame.
-            var lost = false
+            // 1. Every track, carried into this frame. A face lost in this frame calls for a
+            //    pass; one lost earlier already had it (a small face a whole-frame pass cannot
+            //    judge waits for its tile: it must not call for a pass on every frame).
+            var lost: [Box] = []
             for i in s.tracks.indices {
-                if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation) { lost = true }
+                let wasFound = s.tracks[i].isFound
+                if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation), wasFound {
+                    lost.append(s.tracks[i].box)
+                }
             }
 
             // 2. Passes: over the whole frame, and (where the detector shrinks the frame) over
@@ -125,17 +130,24 @@ public final class FaceTracker: Sendable {
             }
             switch options.schedule {
             case .inline(let interval):
-                // Whole-frame passes as before (every `interval` frames, and where a face was
-                // lost); the first frame's looks at every tile too; then one tile every
-                // `2 * interval` frames, on a frame between whole-frame passes, in turn.
+                // Whole-frame passes every `interval` frames, and where a face large enough for
+                // them was lost; the first frame's looks at every tile too; a small face lost
+                // calls for the tile that holds it; then one tile every `2 * interval` frames, on
+                // a frame between whole-frame passes, in turn.
                 var regions: [Rect?] = []
                 let first = s.lastPass == 0
-                if lost || first || s.frame - s.lastPass >= interval {
+                let lostTiles = s.plan.map { plan in plan.tilesHolding(lost.filter { plan.isSmall(max($0.width, $0.height)) }) } ?? []
+                let lostLarge = lost.count > lostTiles.reduce(0) { $0 + $1.faces }
+                if lostLarge || first || s.frame - s.lastPass >= interval {
                     regions = [nil]
                     if first { regions += (s.plan?.tiles ?? []).map { Optional($0) } }
                     s.lastPass = s.frame
                     if first { s.lastTilePass = s.frame }
-                } else if let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= 2 * interval {
+                }
+                if !first, !lostTiles.isEmpty {
+                    regions += lostTiles.map { Optional($0.tile) }
+                    s.lastTilePass = s.frame
+                } else if regions.isEmpty, let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= 2 * interval {
                     regions = [tiles[s.nextTile % tiles.count]]
                     s.nextTile = (s.nextTile + 1) % tiles.count
                     s.lastTilePass = s.frame
@@ -211,7 +223,7 @@ package struct Box: Equatable {
     package init(x: Double, y: Double, width: Double, height: Double) {
         (self.x, self.y, self.width, self.height) = (x, y, width, height)
     }
-    init(_ r: Rect) { self.init(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)) }
+    package init(_ r: Rect) { self.init(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)) }
     var rect: Rect {
         Rect(
             x: Int(saturating: x.rounded()), y: Int(saturating: y.rounded()), width: Int(saturating: width.rounded()),

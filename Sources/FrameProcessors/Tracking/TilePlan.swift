@@ -53,6 +53,21 @@ package struct TilePlan: Equatable {
     /// The faces a tile's pass deals with: small ones.
     func small(_ faces: [Face]) -> [Face] { faces.filter { isSmall(Double(max($0.bounds.width, $0.bounds.height))) } }
 
+    /// The tiles to look at for `boxes` (small faces lost from view), each once, with how many
+    /// of the boxes each is for: for every box, the first tile holding it whole, else the one
+    /// holding most of it.
+    func tilesHolding(_ boxes: [Box]) -> [(tile: Rect, faces: Int)] {
+        var chosen: [(tile: Rect, faces: Int)] = []
+        for box in boxes {
+            guard
+                let tile = tiles.first(where: { Self.holds($0, box) })
+                    ?? tiles.max(by: { $0.intersection(box.rect).area < $1.intersection(box.rect).area })
+            else { continue }
+            if let i = chosen.firstIndex(where: { $0.tile == tile }) { chosen[i].faces += 1 } else { chosen.append((tile, 1)) }
+        }
+        return chosen
+    }
+
     /// Whether `box` lies whole inside `tile`.
     package static func holds(_ tile: Rect, _ box: Box) -> Bool {
         box.x >= Double(tile.x) && box.y >= Double(tile.y) && box.x + box.width <= Double(tile.x + tile.width)
