@@ -7,6 +7,14 @@ import FrameTestSupport
 /// follows from the seed: the same clip in every run.
 enum ClipRenderer {
     static func render(kind: ClipKind, seed: UInt64, frames count: Int, corpus: Corpus, split: Corpus.Split) throws -> Clip {
+        if kind == .cuts {
+            var first = try render(kind: .crowdPan, seed: seed, frames: count / 2, corpus: corpus, split: split)
+            let second = try render(kind: .crowd, seed: seed &+ 7919, frames: count - count / 2, corpus: corpus, split: split)
+            first.kind = .cuts
+            first.mjpeg += second.mjpeg
+            first.truth += second.truth
+            return first
+        }
         var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(ClipKind.allCases.firstIndex(of: kind)!))
         let (width, height) = kind == .fullHD ? (1920, 1080) : (1280, 720)
         let people = corpus.faces[split]!

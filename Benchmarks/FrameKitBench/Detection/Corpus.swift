@@ -120,4 +120,7 @@ enum ClipKind: String, CaseIterable, Codable {
     case crowd
     /// The group photo under a moving (panning) camera: every face moves with the scene.
     case crowdPan = "crowd-pan"
+    /// An edited video: half a `crowd-pan` clip, then a cut to another scene's `crowd` (every
+    /// face tracked before the cut is gone after it).
+    case cuts
 }
