@@ -74,17 +74,21 @@ package struct TilePlan: Equatable {
             && box.y + box.height <= Double(tile.y + tile.height)
     }
 
-    /// The faces of a pass over `tile` that it saw whole: a face touching an edge of the tile
-    /// inside the frame is cut (the tile beside it, or a whole-frame pass, sees it whole).
-    func whole(_ faces: [Face], in tile: Rect) -> [Face] {
-        faces.filter { f in
-            let b = f.bounds
-            let margin = 2
-            if tile.x > 0 && b.x <= tile.x + margin { return false }
-            if tile.y > 0 && b.y <= tile.y + margin { return false }
-            if tile.x + tile.width < width && b.x + b.width >= tile.x + tile.width - margin { return false }
-            if tile.y + tile.height < height && b.y + b.height >= tile.y + tile.height - margin { return false }
-            return true
-        }
+    /// Whether a pass over `tile` sees `box` whole: inside it, and not touching an edge of the
+    /// tile inside the frame (a face there is cut: the tile beside it, or a whole-frame pass,
+    /// sees it whole).
+    func seesWhole(_ tile: Rect, _ box: Box) -> Bool {
+        let margin = 2.0
+        let (x0, y0) = (Double(tile.x), Double(tile.y))
+        let (x1, y1) = (Double(tile.x + tile.width), Double(tile.y + tile.height))
+        guard Self.holds(tile, box) else { return false }
+        if tile.x > 0 && box.x <= x0 + margin { return false }
+        if tile.y > 0 && box.y <= y0 + margin { return false }
+        if tile.x + tile.width < width && box.x + box.width >= x1 - margin { return false }
+        if tile.y + tile.height < height && box.y + box.height >= y1 - margin { return false }
+        return true
     }
+
+    /// The faces of a pass over `tile` that it saw whole (``seesWhole(_:_:)``).
+    func whole(_ faces: [Face], in tile: Rect) -> [Face] { faces.filter { seesWhole(tile, Box($0.bounds)) } }
 }
