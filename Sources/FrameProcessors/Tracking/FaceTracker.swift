@@ -131,12 +131,12 @@ public final class FaceTracker: Sendable {
             switch options.schedule {
             case .inline(let interval):
                 // Whole-frame passes every `interval` frames, and where a face large enough for
-                // them was lost; the first frame's looks at every tile too; a small face lost
-                // calls for the tile that holds it; then one tile every `2 * interval` frames, on
-                // a frame between whole-frame passes, in turn.
+                // them to see was lost; the first frame's looks at every tile too; a face too
+                // small for them calls for the tile that holds it; then one tile every
+                // `2 * interval` frames, on a frame between whole-frame passes, in turn.
                 var regions: [Rect?] = []
                 let first = s.lastPass == 0
-                let lostTiles = s.plan.map { plan in plan.tilesHolding(lost.filter { plan.isSmall(max($0.width, $0.height)) }) } ?? []
+                let lostTiles = s.plan.map { plan in plan.tilesHolding(lost.filter { max($0.width, $0.height) < plan.smallFace }) } ?? []
                 let lostLarge = lost.count > lostTiles.reduce(0) { $0 + $1.faces }
                 if lostLarge || first || s.frame - s.lastPass >= interval {
                     regions = [nil]
