@@ -170,6 +170,36 @@ struct MediaSourceTests {
         #expect(output.counts.isBalanced)
     }
 
+    @Test(
+        "the forged 2^62 s jump served live over tcp:// (anyone who can feed the stream): the same bounded drops, no trap, the run goes on to the stream's end"
+    )
+    func forgedTimestampJumpLive() throws {
+        var frame = try PixelBuffer(width: 320, height: 240, format: .rgb24)
+        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &frame)
+        let file = Fixtures.temporaryFolder().appendingPathComponent("jump.mkv")
+        try MatroskaWriter.write(
+            file, jpeg: Data(try JPEG.Encoder().encode(frame, quality: 80)), times: [0, 1, 2, 1 << 62, (1 << 62) + 1],
+            timecodeScale: 1_000_000_000)
+        let port = FreePort.next()
+        let server = try FFmpegTool.serveFile(file, port: port)
+        defer { server.terminate() }
+        let url = try #require(URL(string: "tcp://127.0.0.1:\(port)"))
+        let device = try CaptureDevice.stream(url, reconnect: .init(attempts: 0))
+        let recorder = Recorder()
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        // The stream ends when the server has sent the file: with no reconnection allowed, the
+        // session stops with an error rather than an ordinary end.
+        let ended = log.wait(timeout: 60) { if case .runtimeError = $0 { true } else { false } }
+        session.stopRunning()
+        #expect(ended != nil, "\(log.all)")
+        let late = recorder.drops(.frameWasLate)
+        #expect(recorder.frames.count + late == 5 && recorder.frames.count >= 4, "\(output.counts)")
+        #expect(recorder.drops(.discontinuity) == 2 * 29 + 10_000, "\(output.counts)")
+        #expect(output.counts.isBalanced)
+    }
+
     @Test("a live TCP stream: real time; when the server goes the session says so, reconnects when it is back, counts balance")
     func liveReconnect() throws {
         try #require(FFmpegTool.isInstalled)

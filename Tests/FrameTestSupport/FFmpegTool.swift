@@ -87,6 +87,25 @@ public enum FFmpegTool {
             port: port, "/usr/bin/python3", ["-c", unblocked, "--bind", "127.0.0.1", "--directory", folder.path, "\(port)"])
     }
 
+    /// Starts a server that writes `file`'s bytes, as they are, to the first client of
+    /// tcp://127.0.0.1:PORT and then closes (a live stream carrying whatever the file holds,
+    /// forged timestamps included); returns once it listens.
+    public static func serveFile(_ file: URL, port: Int) throws -> Process {
+        let script = """
+            import signal, socket, sys
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+            server = socket.socket()
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", int(sys.argv[2])))
+            server.listen(1)
+            client, _ = server.accept()
+            client.sendall(open(sys.argv[1], "rb").read())
+            client.shutdown(socket.SHUT_WR)
+            client.recv(1)
+            """
+        return try serve(port: port, "/usr/bin/python3", ["-c", script, file.path, "\(port)"])
+    }
+
     /// Starts `executable` with no standard input or output and returns once it listens on `port`.
     static func serve(port: Int, _ executable: String, _ arguments: [String]) throws -> Process {
         let process = Process()
