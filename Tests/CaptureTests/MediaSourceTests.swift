@@ -148,16 +148,22 @@ struct MediaSourceTests {
                 == "cannot open rtsp://u:***@a/x: refused (then srt://v:***@b)")
     }
 
-    @Test(
-        "a forged jump of 2^62 s (1 s time base) is at most 10,000 discontinuity drops, never a trap, and a paced run goes on past it",
-        arguments: [false, true])
-    func forgedTimestampJump(realTime: Bool) throws {
+    /// An MKV with a 1 s time base: frames at 0, 1 and 2 s, then at 2^62 s and one after.
+    func forgedJumpFile() throws -> URL {
         var frame = try PixelBuffer(width: 320, height: 240, format: .rgb24)
         try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &frame)
         let url = Fixtures.temporaryFolder().appendingPathComponent("jump.mkv")
         try MatroskaWriter.write(
             url, jpeg: Data(try JPEG.Encoder().encode(frame, quality: 80)), times: [0, 1, 2, 1 << 62, (1 << 62) + 1],
             timecodeScale: 1_000_000_000)
+        return url
+    }
+
+    @Test(
+        "a forged jump of 2^62 s (1 s time base) is at most 10,000 discontinuity drops, never a trap, and a paced run goes on past it",
+        arguments: [false, true])
+    func forgedTimestampJump(realTime: Bool) throws {
+        let url = try forgedJumpFile()
         let recorder = Recorder()
         let (output, log) = try capture(try CaptureDevice.file(url, realTime: realTime), recorder: recorder, timeout: 60)
         #expect(log.all.contains { if case .sourceEnded = $0 { true } else { false } }, "the run ended")
@@ -174,12 +180,7 @@ struct MediaSourceTests {
         "the forged 2^62 s jump served live over tcp:// (anyone who can feed the stream): the same bounded drops, no trap, the run goes on to the stream's end"
     )
     func forgedTimestampJumpLive() throws {
-        var frame = try PixelBuffer(width: 320, height: 240, format: .rgb24)
-        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &frame)
-        let file = Fixtures.temporaryFolder().appendingPathComponent("jump.mkv")
-        try MatroskaWriter.write(
-            file, jpeg: Data(try JPEG.Encoder().encode(frame, quality: 80)), times: [0, 1, 2, 1 << 62, (1 << 62) + 1],
-            timecodeScale: 1_000_000_000)
+        let file = try forgedJumpFile()
         let port = FreePort.next()
         let server = try FFmpegTool.serveFile(file, port: port)
         defer { server.terminate() }
