@@ -16,9 +16,17 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     private let lastPublished = Mutex(Timestamp(nanoseconds: 0))
     private let poolPeak = Mutex<(@Sendable () -> Int?)?>(nil)
 
-    public init(server: PreviewServer, quality: Int = 75) {
+    /// - Parameters:
+    ///   - quality: JPEG quality, 1…100.
+    ///   - fixesAllocatorThreshold: fix glibc's mmap threshold at 64 KiB for the process, unless
+    ///     `MALLOC_MMAP_THRESHOLD_` sets one (a feed's per-frame JPEGs fragmented glibc's heap
+    ///     under its default, adaptive threshold: the preview grew ~12 MB a minute with no
+    ///     client; flat over an hour with it fixed). Process-wide; false leaves the allocator
+    ///     as the program set it.
+    public init(server: PreviewServer, quality: Int = 75, fixesAllocatorThreshold: Bool = true) {
         self.server = server
         self.quality = quality
+        if fixesAllocatorThreshold { GlibcMalloc.fixMmapThreshold() }
     }
 
     public func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {

@@ -5,6 +5,19 @@ import Testing
 
 @Suite("The preview server over loopback")
 struct PreviewTests {
+    @Test(
+        "a program that runs a PreviewFeed gets glibc's mmap threshold fixed (the call the CLI makes, whose hour-long soak is flat), unless its environment sets one"
+    )
+    func feedFixesTheAllocatorThreshold() throws {
+        try #require(getenv("MALLOC_MMAP_THRESHOLD_") == nil, "the environment sets the threshold itself")
+        _ = PreviewFeed(server: PreviewServer(), fixesAllocatorThreshold: false)
+        _ = PreviewFeed(server: PreviewServer())
+        // Set once per process, by the first feed that asks (or the CLI); read here without
+        // setting it. (Whether a given block is then mapped depends on the heap's free space at
+        // that moment, so the allocator itself is not probed.)
+        #expect(GlibcMalloc.isMmapThresholdFixed)
+    }
+
     func server(maxClients: Int = 4, sendTimeout: Double = 2) throws -> PreviewServer {
         var configuration = PreviewServer.Configuration()
         configuration.port = 0
