@@ -17,6 +17,7 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     private let poolPeak = Mutex<(@Sendable () -> Int?)?>(nil)
 
     /// - Parameters:
+    ///   - server: where the frames and the figures are published.
     ///   - quality: JPEG quality, 1…100.
     ///   - fixesAllocatorThreshold: fix glibc's mmap threshold at 64 KiB for the process, unless
     ///     `MALLOC_MMAP_THRESHOLD_` sets one (a feed's per-frame JPEGs fragmented glibc's heap
