@@ -130,4 +130,67 @@ struct RecordingChangeTests {
         #expect(abs(probed.duration - 3.0) <= 0.15, "\(probed) for \(frames) frames")
     }
 
+    @Test(
+        "a camera swapped while recording for a source of the same size in another pixel format (NV12 → I420): the recording goes on, the new frames converted — colours right, not planes misread"
+    )
+    func pixelFormatChange() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        let url = folder.appendingPathComponent("formats.mp4")
+        // 640x480 I420 whose pixels are known: luma a ramp, chroma one flat Cb and Cr per frame.
+        let clip = folder.appendingPathComponent("i420.y4m")
+        try Y4MWriter.write(frames: 60, width: 640, height: 480, to: clip)
+        let file = try CaptureDeviceInput(device: try CaptureDevice.file(clip, realTime: true))
+        let camera = try CaptureDeviceInput(device: CaptureDevice.makeVirtualCamera(uniqueID: "virtual:formats", name: "Formats"))
+        let movie = MovieFileOutput()
+        movie.maxRecordedDuration = 2
+        let session = CaptureSession()
+        try session.configure {
+            try session.addInput(camera)
+            try session.setSessionPreset(.vga640x480)
+            try session.addOutput(movie)
+        }
+        try session.startRunning()
+        defer { session.stopRunning() }
+        let waiter = RecordingWaiter()
+        try movie.startRecording(to: url, recordingDelegate: waiter)
+        while movie.counts.delivered < 15 { Thread.sleep(forTimeInterval: 0.01) }
+        try session.configure {
+            session.removeInput(camera)
+            try session.addInput(file)
+        }
+        let (_, frames, error) = try #require(waiter.wait())
+        guard case .maximumDurationReached? = error else {
+            Issue.record("ended by \(String(describing: error))")
+            return
+        }
+        let probed = try FFmpegTool.probe(url)
+        #expect(probed.width == 640 && probed.height == 480 && abs(probed.duration - 2) <= 0.15, "\(probed), \(frames) frames")
+        // The last frame is the clip's: find which, and compare every plane with it. Planes
+        // misread (I420's as NV12's interleaved chroma) give stripes of Cb and Cr.
+        let raw = folder.appendingPathComponent("formats.yuv")
+        try FFmpegTool.run(["-i", url.path, "-f", "rawvideo", "-pix_fmt", "yuv420p", raw.path])
+        let bytes = [UInt8](try Data(contentsOf: raw))
+        let frameBytes = 640 * 480 * 3 / 2
+        let last = Array(bytes[(bytes.count - frameBytes)...])
+        func difference(_ f: Int) -> (luma: Double, chroma: Double) {
+            var luma = 0
+            var lumaCount = 0
+            for y in stride(from: 8, to: 472, by: 4) {
+                for x in stride(from: 8, to: 632, by: 4) {
+                    luma += abs(Int(last[y * 640 + x]) - Int(Y4MWriter.luma(frame: f, x: x, y: y)))
+                    lumaCount += 1
+                }
+            }
+            var chroma = 0
+            let quarter = 320 * 240
+            for i in stride(from: 0, to: quarter, by: 7) {
+                chroma += abs(Int(last[640 * 480 + i]) - Int(Y4MWriter.cb(frame: f)))
+                chroma += abs(Int(last[640 * 480 + quarter + i]) - Int(Y4MWriter.cr(frame: f)))
+            }
+            return (Double(luma) / Double(lumaCount), Double(chroma) / Double(2 * ((quarter + 6) / 7)))
+        }
+        let best = (0..<60).map { difference($0) }.min { $0.luma + $0.chroma < $1.luma + $1.chroma }!
+        #expect(best.luma < 10 && best.chroma < 4, "the last frame against the clip's closest: \(best)")
+    }
 }
