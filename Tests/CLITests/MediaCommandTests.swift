@@ -32,7 +32,6 @@ struct MediaCommandTests {
         let port = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: port, seconds: 5)
         defer { server.terminate() }
-        Thread.sleep(forTimeInterval: 0.7)
         let url = "tcp://127.0.0.1:\(port)"
         let run = try BinaryRunner.run("framekit", ["devices", "--json", "--stream", url, "--stream", "tcp://127.0.0.1:1"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -81,7 +80,6 @@ struct MediaCommandTests {
         let port = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: port, seconds: 4)
         defer { server.terminate() }
-        Thread.sleep(forTimeInterval: 0.7)
         let run = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:\(port)", "--duration", "2"])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
@@ -96,7 +94,6 @@ struct MediaCommandTests {
         let shortPort = FreePort.next()
         let short = try FFmpegTool.serveTCP(port: shortPort, seconds: 1.5)
         defer { short.terminate() }
-        Thread.sleep(forTimeInterval: 0.7)
         let dropped = try BinaryRunner.run(
             "framekit", ["detect", "--input", "tcp://127.0.0.1:\(shortPort)", "--reconnect", "1"], timeout: 60)
         #expect(dropped.status == 75 && dropped.stderr.contains("reconnecting"), "\(dropped.status) \(dropped.stderr)")

@@ -132,7 +132,6 @@ struct MetricsCommandTests {
         let streamPort = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: streamPort, seconds: 2)
         defer { server.terminate() }
-        Thread.sleep(forTimeInterval: 0.7)
         let port = FreePort.next()
         let process = try start(["detect", "--input", "tcp://127.0.0.1:\(streamPort)", "--reconnect", "100", "--metrics", "\(port)"])
         defer {

@@ -16,7 +16,7 @@ struct H264RecordingTests {
         try session.startRunning()
         let waiter = RecordingWaiter()
         try movie.startRecording(to: url, recordingDelegate: waiter)
-        while movie.counts.delivered < 45 { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(eventually { movie.counts.delivered >= 45 }, "frames reached the recording")
         movie.stopRecording()
         let (done, frames, error) = try #require(waiter.wait())
         session.stopRunning()

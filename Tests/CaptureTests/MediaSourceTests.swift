@@ -264,7 +264,6 @@ struct MediaSourceTests {
         try #require(FFmpegTool.isInstalled)
         let port = FreePort.next()
         let server = try FFmpegTool.serveTCP(port: port, seconds: 1)
-        Thread.sleep(forTimeInterval: 0.7)
         let device = try CaptureDevice.stream(
             try #require(URL(string: "tcp://127.0.0.1:\(port)")), reconnect: .init(attempts: 2, initialDelay: 0.1))
         let (session, output) = try makeSession(device, preset: .high, recorder: Recorder())

@@ -155,9 +155,9 @@ struct OutputPromiseTests {
         defer { session.stopRunning() }
         let check = QueueCheck()
         try movie.startRecording(to: Fixtures.temporaryFolder().appendingPathComponent("q.avi"), recordingDelegate: check)
-        while movie.counts.delivered < 3 { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(eventually { movie.counts.delivered >= 3 }, "frames reached the recording")
         movie.stopRecording()
-        for _ in 0..<200 where check.thread.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.01) }
+        _ = eventually { check.thread.withLock({ $0 }) != nil }
         let called = try #require(check.thread.withLock { $0 })
         #expect(called != UInt(pthread_self()))
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import FrameKit
 import FrameTestSupport
@@ -5,24 +6,33 @@ import OpenCVReference
 import Synchronization
 import Testing
 
+/// Collects a photo output's results; ``wait(for:)`` returns as soon as `count` have come
+/// (a deadline only as a last resort: 4K stills in a debug build on a busy machine are slow).
 final class PhotoWaiter: PhotoCaptureDelegate {
     let results = Mutex<[(Photo?, CaptureError?)]>([])
+    private let arrived = DispatchSemaphore(value: 0)
     func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: CaptureError?) {
         results.withLock { $0.append((photo, error)) }
+        arrived.signal()
     }
-    func wait(for count: Int) -> [(Photo?, CaptureError?)] {
-        for _ in 0..<500 where results.withLock({ $0.count }) < count { Thread.sleep(forTimeInterval: 0.01) }
+    func wait(for count: Int, timeout: Double = 60) -> [(Photo?, CaptureError?)] {
+        let deadline = DispatchTime.now() + timeout
+        while results.withLock({ $0.count }) < count, arrived.wait(timeout: deadline) == .success {}
         return results.withLock { $0 }
     }
 }
 
+/// The end of a recording; ``wait()`` returns as soon as the delegate is called (recordings
+/// here run seconds in real time, then libx264 flushes: a deadline only as a last resort).
 final class RecordingWaiter: RecordingDelegate {
     let result = Mutex<(URL, Int, CaptureError?)?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
     func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?) {
         result.withLock { $0 = (url, frames, error) }
+        finished.signal()
     }
-    func wait() -> (URL, Int, CaptureError?)? {
-        for _ in 0..<1000 where result.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.01) }
+    func wait(timeout: Double = 60) -> (URL, Int, CaptureError?)? {
+        if result.withLock({ $0 }) == nil { _ = finished.wait(timeout: .now() + timeout) }
         return result.withLock { $0 }
     }
 }
@@ -83,7 +93,7 @@ struct OutputTests {
         try movie.startRecording(to: url, recordingDelegate: waiter)
         #expect(movie.isRecording)
         #expect(throws: CaptureError.self) { try movie.startRecording(to: url, recordingDelegate: waiter) }
-        while movie.counts.delivered < 15 { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(eventually { movie.counts.delivered >= 15 }, "frames reached the recording")
         movie.stopRecording()
         let (done, frames, error) = try #require(waiter.wait())
         session.stopRunning()

@@ -27,7 +27,7 @@ struct RecordingChangeTests {
         defer { session.stopRunning() }
         let waiter = RecordingWaiter()
         try movie.startRecording(to: url, recordingDelegate: waiter)
-        while movie.counts.delivered < 10 { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(eventually { movie.counts.delivered >= 10 }, "frames reached the recording")
         try session.configure { try session.setSessionPreset(to) }
         let (done, frames, error) = try #require(waiter.wait(), "the recording ended by itself")
         guard case .sessionConfigurationChanged? = error else {
@@ -154,7 +154,7 @@ struct RecordingChangeTests {
         defer { session.stopRunning() }
         let waiter = RecordingWaiter()
         try movie.startRecording(to: url, recordingDelegate: waiter)
-        while movie.counts.delivered < 15 { Thread.sleep(forTimeInterval: 0.01) }
+        try #require(eventually { movie.counts.delivered >= 15 }, "frames reached the recording")
         try session.configure {
             session.removeInput(camera)
             try session.addInput(file)

@@ -52,7 +52,8 @@ struct SessionTests {
         let recorder = Recorder(holdFirst: 100)
         let (session, output) = try makeSession(.virtualCamera, recorder: recorder)
         try session.startRunning()
-        Thread.sleep(forTimeInterval: 0.5)
+        // Until the pool has been short of buffers for 8 frames (about 0.4 s when idle).
+        #expect(eventually { output.counts.dropped(.outOfBuffers) >= 8 })
         session.stopRunning()
         #expect(output.counts.delivered == 4) // the pool's size
         #expect(output.counts.dropped(.outOfBuffers) >= 8)
