@@ -226,7 +226,11 @@ struct BatchCommandTests {
         try Y4MWriter.write(frames: 15, width: 64, height: 48, to: inputs.appendingPathComponent("a2.y4m"))
         try Y4MWriter.write(frames: 150, width: 64, height: 48, to: inputs.appendingPathComponent("b.y4m")) // 5 s in real time
         let out = Fixtures.temporaryFolder("batch-term-out")
-        let run = try BinaryRunner.runInterrupted(["detect", "--inputs", inputs.path, "--output-dir", out.path, "--realtime"], after: 2.2)
+        // Once the second input's outputs have taken their names (the third, 5 s long, has begun).
+        let secondDone = out.appendingPathComponent("a2.y4m.stats.json").path
+        let run = try BinaryRunner.runInterrupted(["detect", "--inputs", inputs.path, "--output-dir", out.path, "--realtime"]) { _ in
+            FileManager.default.fileExists(atPath: secondDone)
+        }
         #expect(run.reason == .exit && run.status == 75, "\(run.status): \(run.stdout)")
         let done = ["a.y4m.jsonl", "a.y4m.stats.json", "a2.y4m.jsonl", "a2.y4m.stats.json"]
         #expect(outputs(out) == done, "\(outputs(out))")

@@ -421,10 +421,15 @@ struct OutputCommandTests {
             ["preview", "--port", "0", "--duration", "300", "--device", "virtual", "--preset", "vga640x480"])
         defer { preview.stop() }
         let port = preview.port
-        Thread.sleep(forTimeInterval: 1)
         // The live stats: frames delivered, and the session's buffer pool (it read 0 before).
-        let stats = try RawHTTP.request(port: port, "GET", "/stats.json")
-        let object = try JSONSerialization.jsonObject(with: Data(stats.body)) as? [String: Any]
+        // They are published with frames, twice a second: read until they carry the pool.
+        var stats = try RawHTTP.request(port: port, "GET", "/stats.json")
+        var object: [String: Any]? = nil
+        _ = eventually {
+            stats = (try? RawHTTP.request(port: port, "GET", "/stats.json")) ?? stats
+            object = (try? JSONSerialization.jsonObject(with: Data(stats.body))) as? [String: Any]
+            return ((object?["memory"] as? [String: Any])?["pool_peak_bytes"] as? Int ?? 0) > 0
+        }
         let memory = try #require(object?["memory"] as? [String: Any], "\(String(decoding: stats.body, as: UTF8.self))")
         #expect((memory["pool_peak_bytes"] as? Int ?? 0) > 0, "\(memory)")
         let shot = Fixtures.temporaryFolder().appendingPathComponent("preview.jpeg")

@@ -44,7 +44,8 @@ struct FaultTests {
     @Test("SIGTERM ends detect like Ctrl-C: exit 0, the summary printed, the stats file written")
     func sigterm() throws {
         let stats = Fixtures.temporaryFolder().appendingPathComponent("s.json")
-        let run = try BinaryRunner.runInterrupted(Self.quick + ["--stats", stats.path], after: 2)
+        // Mid-run: once frames are being reported (start-up has its own test below).
+        let run = try BinaryRunner.runInterrupted(Self.quick + ["--stats", stats.path]) { $0.contains("{\"frame\"") }
         #expect(run.reason == .exit && run.status == 0, "\(run.status)")
         let lines = run.stdout.split(separator: "\n")
         let last = try #require(lines.last)
@@ -140,11 +141,18 @@ struct FaultTests {
         return (listener, UInt16(bigEndian: address.sin_port))
     }
 
-    /// Sends `framekit ARGS` SIGTERM at 1.5 s and again `gap` seconds later; how it ended and
-    /// how long after the first signal.
-    static func terminateTwice(_ arguments: [String], gap: Double) throws -> (process: Process, waited: Double, stdout: String) {
+    /// Sends `framekit ARGS` SIGTERM once it has connected to `server` (a ``silentServer()``,
+    /// so it is stuck in the input's open; the connection is accepted and never answered) and
+    /// again `gap` seconds later; how it ended and how long after the first signal. (A fixed
+    /// 1.5 s wait signalled before the open on a busy machine: no watch was installed yet.)
+    static func terminateTwice(_ arguments: [String], server: Int32, gap: Double) throws -> (
+        process: Process, waited: Double, stdout: String
+    ) {
         let (process, reader) = try BinaryRunner.launch(arguments)
-        Thread.sleep(forTimeInterval: 1.5)
+        var waiting = pollfd(fd: server, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&waiting, 1, 60_000) == 1, "framekit never connected to the silent server")
+        let connection = accept(server, nil, nil)
+        defer { if connection >= 0 { close(connection) } }
         let first = Date()
         kill(process.processIdentifier, SIGTERM)
         Thread.sleep(forTimeInterval: gap)
@@ -161,7 +169,7 @@ struct FaultTests {
         let server = try Self.silentServer()
         defer { close(server.socket) }
         let (process, waited, _) = try Self.terminateTwice(
-            ["detect", "--input", "http://127.0.0.1:\(server.port)/camera.mjpg", "--frames", "10"], gap: 1)
+            ["detect", "--input", "http://127.0.0.1:\(server.port)/camera.mjpg", "--frames", "10"], server: server.socket, gap: 1)
         #expect(
             process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGTERM,
             "\(process.terminationReason) \(process.terminationStatus)")
@@ -178,7 +186,7 @@ struct FaultTests {
         let list = folder.appendingPathComponent("list.txt")
         try "http://127.0.0.1:\(server.port)/camera.mjpg\n".write(to: list, atomically: true, encoding: .utf8)
         let out = folder.appendingPathComponent("out")
-        let stuck = try Self.terminateTwice(["detect", "--inputs", list.path, "--output-dir", out.path], gap: 1.5)
+        let stuck = try Self.terminateTwice(["detect", "--inputs", list.path, "--output-dir", out.path], server: server.socket, gap: 1.5)
         #expect(
             stuck.process.terminationReason == .uncaughtSignal && stuck.process.terminationStatus == SIGTERM,
             "\(stuck.process.terminationReason) \(stuck.process.terminationStatus)")
@@ -187,7 +195,7 @@ struct FaultTests {
         #expect(named.isEmpty, "\(named)")
         // A repeat within the second (a job script forwarding the scheduler's TERM): the batch
         // waits out the open and ends as for one signal.
-        let repeated = try Self.terminateTwice(["detect", "--inputs", list.path, "--output-dir", out.path], gap: 0.2)
+        let repeated = try Self.terminateTwice(["detect", "--inputs", list.path, "--output-dir", out.path], server: server.socket, gap: 0.2)
         #expect(
             repeated.process.terminationReason == .exit && repeated.process.terminationStatus == 75,
             "\(repeated.process.terminationReason) \(repeated.process.terminationStatus) \(repeated.stdout)")
@@ -198,7 +206,10 @@ struct FaultTests {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")
         let (process, reader) = try BinaryRunner.launch(
             ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "60", "--output", file.path])
-        Thread.sleep(forTimeInterval: 2)
+        // Recording (the file grows with its first frames), then a second more of it.
+        let size = { ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int) ?? 0 }
+        #expect(eventually { size() > 20_000 || !process.isRunning }, "nothing recorded")
+        Thread.sleep(forTimeInterval: 1)
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationStatus)")

@@ -30,6 +30,18 @@ struct MetricsCommandTests {
             .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no HTTP answer on 127.0.0.1:\(port)\(path) in \(tries / 20) s"])
     }
 
+    /// `/metrics` once `condition` holds for it (a source's series appear once it is open and,
+    /// with detection, once the model has loaded: seconds on a busy machine).
+    func metrics(_ port: Int, timeout: Double = 60, until condition: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var text = try get(port, "/metrics").body
+        while !condition(text) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            text = try get(port, "/metrics").body
+        }
+        return text
+    }
+
     /// The value of the series `name{labels}` in Prometheus text.
     func value(_ text: String, _ series: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
@@ -43,7 +55,10 @@ struct MetricsCommandTests {
             process.interrupt()
             process.waitUntilExit()
         }
-        Thread.sleep(forTimeInterval: 1.5)
+        _ = try metrics(port) {
+            (value($0, "framekit_frames_captured_total{source=\"virtual\"}") ?? 0) > 0
+                && value($0, "framekit_detection_passes_total{source=\"virtual\"}") != nil
+        }
         let first = try get(port, "/metrics")
         #expect(first.status == 200, "\(first.body)")
         #expect(first.body.contains("# TYPE framekit_frames_captured_total counter"))
@@ -118,11 +133,7 @@ struct MetricsCommandTests {
             process.waitUntilExit()
         }
         // Until the stream's series appear (the source is registered once it is open).
-        var text = ""
-        for _ in 0..<200 where !text.contains("framekit_frames_captured_total{") {
-            text = try get(port, "/metrics").body
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        let text = try metrics(port) { $0.contains("framekit_frames_captured_total{") }
         #expect(text.contains("source=\"tcp://admin:***@127.0.0.1:\(streamPort)\""), "\(text.prefix(600))")
         #expect(!text.contains("s3cret"))
     }
@@ -138,14 +149,16 @@ struct MetricsCommandTests {
             process.interrupt()
             process.waitUntilExit()
         }
-        Thread.sleep(forTimeInterval: 1)
+        // Healthy while frames come (healthz is 200 in the start-up grace too: wait for frames).
+        let source = "framekit_frames_captured_total{source=\"tcp://127.0.0.1:\(streamPort)\"}"
+        _ = try metrics(port) { (value($0, source) ?? 0) > 0 }
         #expect(try get(port, "/healthz").status == 200)
         // The stream ends after 2 s; 5 s without a frame is a stall.
         var status = 0
-        for _ in 0..<40 {
+        let deadline = Date().addingTimeInterval(60)
+        while status != 503 && Date() < deadline {
             status = try get(port, "/healthz").status
-            if status == 503 { break }
-            Thread.sleep(forTimeInterval: 0.25)
+            if status != 503 { Thread.sleep(forTimeInterval: 0.25) }
         }
         #expect(status == 503)
         #expect(try get(port, "/metrics").body.contains("framekit_last_frame_age_seconds{source=\"tcp://127.0.0.1:\(streamPort)\"}"))
@@ -157,9 +170,10 @@ struct MetricsCommandTests {
         let preview = try RunningPreview.start(
             ["preview", "--port", "0", "--device", "virtual", "--duration", "20", "--metrics", "127.0.0.1:\(port)"])
         defer { preview.stop() }
-        Thread.sleep(forTimeInterval: 1)
+        let delivered = "framekit_frames_delivered_total{source=\"virtual\"}"
+        _ = try metrics(port) { (value($0, delivered) ?? 0) > 0 }
         let metrics = try get(port, "/metrics")
-        #expect(metrics.status == 200 && (value(metrics.body, "framekit_frames_delivered_total{source=\"virtual\"}") ?? 0) > 0)
+        #expect(metrics.status == 200 && (value(metrics.body, delivered) ?? 0) > 0)
         #expect(try RawHTTP.request(port: preview.port, "GET", "/").status == 200)
         let bad = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--frames", "1", "--metrics", "host:port:x"])
         #expect(bad.status == 64)

@@ -66,8 +66,10 @@ struct MultiCameraCommandTests {
 
     @Test("SIGTERM with several cameras: every camera's summary is printed and the process exits 0")
     func terminated() throws {
-        let run = try BinaryRunner.runInterrupted(
-            ["detect", "--device", "virtual", "--device", "virtual:2", "--preset", "vga640x480"], after: 2)
+        // Once both cameras' frames are being reported.
+        let run = try BinaryRunner.runInterrupted(["detect", "--device", "virtual", "--device", "virtual:2", "--preset", "vga640x480"]) {
+            $0.contains("{\"source\": \"virtual\", \"frame\"") && $0.contains("{\"source\": \"virtual:2\", \"frame\"")
+        }
         let text = run.stdout
         #expect(run.status == 0)
         let summaries = text.split(separator: "\n").filter { $0.hasPrefix("{\"summary\"") }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import FrameKit
 import FrameTestSupport
+import Synchronization
 import Testing
 
 /// The session's promises under misuse and concurrency (#14): each case failed before.
@@ -93,19 +94,25 @@ struct SessionPromiseTests {
         let output = VideoDataOutput()
         let session = try running(output)
         defer { session.stopRunning() }
+        // The first consumer says when it is iterating, and iterates until the second has been
+        // refused (a 0.2 s sleep assumed it had started; on a starved pool it had not).
+        let (started, startedSignal) = AsyncStream<Void>.makeStream()
+        let refused = Atomic(false)
         let first = Task { () -> Int in
             var n = 0
             for try await _ in output.sampleBuffers {
                 n += 1
-                if n == 20 { break }
+                if n == 1 { startedSignal.yield() }
+                if n >= 20 && refused.load(ordering: .acquiring) { break }
             }
             return n
         }
-        try await Task.sleep(nanoseconds: 200_000_000)
+        for await _ in started { break }
         await #expect(throws: CaptureError.self) {
             for try await _ in output.sampleBuffers { break }
         }
-        #expect(try await first.value == 20)
+        refused.store(true, ordering: .releasing)
+        #expect(try await first.value >= 20)
         // Once the first has finished, another task may iterate.
         var again = 0
         for try await _ in output.sampleBuffers {

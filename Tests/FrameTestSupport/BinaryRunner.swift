@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs a built executable of this package as a real process.
 public struct BinaryRun: Sendable {
@@ -47,12 +48,15 @@ public enum BinaryRunner {
     }
 
     /// Runs `framekit` with `arguments`, sends it `signal` (SIGTERM: what Kubernetes and Slurm
-    /// send) after `seconds`, and returns how it exited and what it printed.
+    /// send) once `ready` holds for what it has printed so far (a frame line, an output written:
+    /// the moment the test means, however slow the machine; after `timeout` seconds it is sent
+    /// anyway), and returns how it exited and what it printed.
     public static func runInterrupted(
-        _ arguments: [String], after seconds: Double, signal: Int32 = SIGTERM
+        _ arguments: [String], signal: Int32 = SIGTERM, timeout: Double = 60, when ready: (_ stdout: String) -> Bool
     ) throws -> (reason: Process.TerminationReason, status: Int32, stdout: String) {
         let (process, reader) = try launch(arguments)
-        Thread.sleep(forTimeInterval: seconds)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && !ready(reader.soFar) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         return (process.terminationReason, process.terminationStatus, reader.wait())
@@ -117,19 +121,23 @@ public struct RunningPreview {
 }
 
 /// Reads a pipe to its end on a background thread.
-public final class ReadAll: @unchecked Sendable {
-    // @unchecked: `data` is written once by the reader thread before `done` is signalled and
-    // read only after waiting on `done`.
-    private var data = Data()
+public final class ReadAll: Sendable {
+    private let data = Mutex(Data())
     private let done = DispatchSemaphore(value: 0)
     public init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
-            data = handle.readDataToEndOfFile()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                data.withLock { $0.append(chunk) }
+            }
             done.signal()
         }
     }
+    /// What has been read so far (the process may still be writing).
+    public var soFar: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
     public func wait() -> String {
         done.wait()
-        return String(decoding: data, as: UTF8.self)
+        return soFar
     }
 }
