@@ -239,13 +239,19 @@ struct SessionTests {
         #expect(held.pixelBuffer.format == .bgra32 && held.pixelBuffer.width == 352)
     }
 
-    @Test("a disabled connection delivers nothing")
+    @Test("a disabled connection delivers nothing, while an enabled one beside it does")
     func disabledConnection() throws {
         let recorder = Recorder()
         let (session, output) = try makeSession(.virtualCamera, recorder: recorder)
         output.connection?.isEnabled = false
+        // A second output, enabled: frames flowed while the disabled one got none (a fixed
+        // 0.3 s proved nothing if the camera had not started by then).
+        let enabled = VideoDataOutput()
+        let witness = Recorder()
+        enabled.setSampleBufferDelegate(witness)
+        try session.configure { try session.addOutput(enabled) }
         try session.startRunning()
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(witness.wait { $0.frames.count >= 5 })
         session.stopRunning()
         #expect(recorder.frames.isEmpty && output.counts.captured == 0)
     }

@@ -51,11 +51,21 @@ func reloadVivid(_ options: String = vividOptions, nodes: [String] = [device]) t
     let r = shell("modprobe", ["-d", kroot, "vivid"] + options.split(separator: " ").map(String.init))
     try check(r.status == 0, "modprobe vivid: \(r.output)")
     for node in nodes {
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: node) { Thread.sleep(forTimeInterval: 0.05) }
+        let deadline = Date().addingTimeInterval(10 * timeScale)
+        while !FileManager.default.fileExists(atPath: node) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try check(FileManager.default.fileExists(atPath: node), "\(node) did not appear after modprobe")
     }
 }
 
 func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+
+/// Descriptors back to at most `count` (the capture thread closes its own as it ends, after
+/// `stopRunning` returns for a pipeline that ended by itself); checked until a deadline.
+func checkNoDescriptorsLeaked(since count: Int) throws {
+    let deadline = Date().addingTimeInterval(5 * timeScale)
+    while openDescriptors() > count && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    try check(openDescriptors() <= count, "descriptors leaked: \(count) → \(openDescriptors())")
+}
 
 /// Records frames and drops; optionally slow.
 final class Collector: VideoDataOutputSampleBufferDelegate {
@@ -364,8 +374,7 @@ cases.append(
             try check(note != nil, "no runtime error notification")
             try check(collector.wait(5) { _ in !session.isRunning }, "session still running")
             session.stopRunning()
-            Thread.sleep(forTimeInterval: 0.2)
-            try check(openDescriptors() <= fds, "descriptors leaked: \(fds) → \(openDescriptors())")
+            try checkNoDescriptorsLeaked(since: fds)
         }
     ))
 
@@ -396,8 +405,7 @@ for (name, action) in [
                 session.stopRunning()
                 try check(note != nil, "no interruption notification (\(notes.log.withLock { $0 }))")
                 try check(stopped && elapsed < 1.0 * timeScale, "stopped \(stopped) after \(elapsed) s")
-                Thread.sleep(forTimeInterval: 0.2)
-                try check(openDescriptors() <= fds, "descriptors leaked: \(fds) → \(openDescriptors())")
+                try checkNoDescriptorsLeaked(since: fds)
             }
         ))
 }
