@@ -9,7 +9,7 @@ struct PreviewTests {
         "a program that runs a PreviewFeed gets glibc's mmap threshold fixed (the call the CLI makes, whose hour-long soak is flat), unless its environment sets one"
     )
     func feedFixesTheAllocatorThreshold() throws {
-        try #require(getenv("MALLOC_MMAP_THRESHOLD_") == nil, "the environment sets the threshold itself")
+        guard getenv("MALLOC_MMAP_THRESHOLD_") == nil else { return } // the environment's setting wins: nothing to check
         _ = PreviewFeed(server: PreviewServer(), fixesAllocatorThreshold: false)
         _ = PreviewFeed(server: PreviewServer())
         // Set once per process, by the first feed that asks (or the CLI); read here without

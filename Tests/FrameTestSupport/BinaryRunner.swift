@@ -57,7 +57,12 @@ public enum BinaryRunner {
         let (process, reader) = try launch(arguments)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && !ready(reader.soFar) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        kill(process.processIdentifier, signal)
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        // A process that ignores the signal is killed after another `timeout`: the test fails on
+        // its status instead of hanging.
+        let stopBy = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < stopBy { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return (process.terminationReason, process.terminationStatus, reader.wait())
     }

@@ -15,7 +15,10 @@ public final class BusyProcesses: Sendable {
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            do { try process.run() } catch {
+                for running in started { kill(running.processIdentifier, SIGKILL) }
+                throw error
+            }
             started.append(process)
         }
         processes = started

@@ -144,11 +144,12 @@ public final class FaceTracker: Sendable {
                     s.lastPass = s.frame
                     if first { s.lastTilePass = s.frame }
                 }
-                if !first, !lostTiles.isEmpty {
-                    regions += lostTiles.map { Optional($0.tile) }
-                    s.lastTilePass = s.frame
-                } else if regions.isEmpty, let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= 2 * interval {
-                    regions = [tiles[s.nextTile % tiles.count]]
+                if !first, !lostTiles.isEmpty { regions += lostTiles.map { Optional($0.tile) } }
+                // The rotation keeps its turn beside tiles called for lost faces (faces lost again
+                // and again — a panning crowd — held back the tiles where new small faces are).
+                if !regions.contains(nil), let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= 2 * interval {
+                    let tile = tiles[s.nextTile % tiles.count]
+                    if !regions.contains(tile) { regions.append(tile) }
                     s.nextTile = (s.nextTile + 1) % tiles.count
                     s.lastTilePass = s.frame
                 }
@@ -559,7 +560,9 @@ struct TrackerState: ~Copyable {
         func isSecondBox(_ face: Face) -> Bool {
             let score = face.confidence ?? 1
             guard score < 0.5 else { return false }
-            return found.contains {
+            // Against every face the pass reported: a tile's pass keeps only small faces, and the
+            // large face a second box lies on is not among them.
+            return whole.faces.contains {
                 ($0.confidence ?? 1) > score && Double($0.bounds.intersection(face.bounds).area) >= 0.25 * Double(face.bounds.area)
             }
         }

@@ -28,7 +28,9 @@ package struct TilePlan: Equatable {
         }
         let tileScale = min(1, 2 * scale)
         let longest = scale * Double(max(width, height)) / tileScale // a tile's longest side, image px
-        let overlap = smallFace
+        // A face up to `smallFace` lies whole in some tile, clear of the edges' margin by which
+        // a tile sees it whole (``seesWhole(_:_:)``).
+        let overlap = smallFace + 2 * Self.edgeMargin + 1
         guard longest > 2 * overlap else {
             smallFace = 0
             return
@@ -54,13 +56,13 @@ package struct TilePlan: Equatable {
     func small(_ faces: [Face]) -> [Face] { faces.filter { isSmall(Double(max($0.bounds.width, $0.bounds.height))) } }
 
     /// The tiles to look at for `boxes` (small faces lost from view), each once, with how many
-    /// of the boxes each is for: for every box, the first tile holding it whole, else the one
+    /// of the boxes each is for: for every box, the first tile that sees it whole, else the one
     /// holding most of it.
     func tilesHolding(_ boxes: [Box]) -> [(tile: Rect, faces: Int)] {
         var chosen: [(tile: Rect, faces: Int)] = []
         for box in boxes {
             guard
-                let tile = tiles.first(where: { Self.holds($0, box) })
+                let tile = tiles.first(where: { seesWhole($0, box) })
                     ?? tiles.max(by: { $0.intersection(box.rect).area < $1.intersection(box.rect).area })
             else { continue }
             if let i = chosen.firstIndex(where: { $0.tile == tile }) { chosen[i].faces += 1 } else { chosen.append((tile, 1)) }
@@ -74,11 +76,14 @@ package struct TilePlan: Equatable {
             && box.y + box.height <= Double(tile.y + tile.height)
     }
 
+    /// How far (px) from a tile's inner edge a face must lie for the tile to see it whole.
+    static let edgeMargin = 2.0
+
     /// Whether a pass over `tile` sees `box` whole: inside it, and not touching an edge of the
     /// tile inside the frame (a face there is cut: the tile beside it, or a whole-frame pass,
     /// sees it whole).
-    func seesWhole(_ tile: Rect, _ box: Box) -> Bool {
-        let margin = 2.0
+    package func seesWhole(_ tile: Rect, _ box: Box) -> Bool {
+        let margin = Self.edgeMargin
         let (x0, y0) = (Double(tile.x), Double(tile.y))
         let (x1, y1) = (Double(tile.x + tile.width), Double(tile.y + tile.height))
         guard Self.holds(tile, box) else { return false }
