@@ -338,12 +338,14 @@ struct FaceTrackerTests {
     func tilePlan() {
         let plan = TilePlan(width: 1280, height: 720, scale: 0.5)
         #expect(plan.smallFace == 64 && plan.tiles.count == 6)
-        // Every pixel in some tile, and every 64 px box seen whole by one (inside it, clear of
-        // its inner edges: a tile judges only what it sees whole).
+        // Every pixel in some tile, every 64 px box wholly inside one, and every 59 px box seen
+        // whole by one (clear of its inner edges: a tile judges only what it sees whole).
         for y in stride(from: 0, to: 720 - 64, by: 3) {
             for x in stride(from: 0, to: 1280 - 64, by: 3) {
                 let box = Box(x: Double(x), y: Double(y), width: 64, height: 64)
-                #expect(plan.tiles.contains { plan.seesWhole($0, box) }, "\(x),\(y)")
+                #expect(plan.tiles.contains { TilePlan.holds($0, box) }, "\(x),\(y)")
+                let smaller = Box(x: Double(x), y: Double(y), width: 59, height: 59)
+                #expect(plan.tiles.contains { plan.seesWhole($0, smaller) }, "\(x),\(y)")
             }
         }
         #expect(plan.tiles.allSatisfy { max($0.width, $0.height) <= 640 })
