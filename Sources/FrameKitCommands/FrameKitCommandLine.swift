@@ -53,7 +53,9 @@ public enum FrameKitCommandLine {
     /// loading the model) still ends the run with its summary (a second one kills at once). Not
     /// part of `run`: a program or test calling it in-process keeps its own signal handling.
     public static func main(_ arguments: [String]) -> Int32 {
-        MallocPolicy.apply()
+        // glibc's mmap threshold fixed at 64 KiB for every command, not only those that run a
+        // preview feed (which fixes it too): see GlibcMalloc.fixMmapThreshold.
+        GlibcMalloc.fixMmapThreshold()
         if let first = arguments.first, command(named: first)?.stopsOnInterrupt == true, !arguments.contains("--help"),
             !arguments.contains("-h")
         {

@@ -15,25 +15,22 @@ package enum GlibcMalloc {
     package static let mmapThreshold: Int32 = -3
 
     /// Fixes glibc's mmap threshold at 64 KiB for the rest of the process, unless
-    /// `MALLOC_MMAP_THRESHOLD_` in the environment already sets one; true if it was set here.
+    /// `MALLOC_MMAP_THRESHOLD_` in the environment already sets one (once per process).
     /// By default glibc raises the threshold each time a large block is freed (up to 32 MB), so
     /// after the first frames every per-frame buffer of a few hundred kilobytes comes from the
     /// heap, and buffers of changing sizes and lifetimes, freed on other threads, fragment it:
     /// the preview grew ~12 MB a minute with no client (#29). With the threshold fixed such
     /// blocks get mappings of their own, given back when freed: flat over an hour.
-    @discardableResult
-    package static func fixMmapThreshold() -> Bool { fixedThreshold }
+    package static func fixMmapThreshold() { _ = fixOnce }
 
     /// Whether ``fixMmapThreshold()`` has fixed the threshold in this process (read without
     /// fixing it).
     package static var isMmapThresholdFixed: Bool { thresholdFixed.load(ordering: .relaxed) }
 
     private static let thresholdFixed = Atomic(false)
-    private static let fixedThreshold: Bool = {
-        guard getenv("MALLOC_MMAP_THRESHOLD_") == nil, let mallopt else { return false }
-        let fixed = mallopt(mmapThreshold, 64 * 1024) == 1
-        thresholdFixed.store(fixed, ordering: .relaxed)
-        return fixed
+    private static let fixOnce: Void = {
+        guard getenv("MALLOC_MMAP_THRESHOLD_") == nil, let mallopt else { return }
+        thresholdFixed.store(mallopt(mmapThreshold, 64 * 1024) == 1, ordering: .relaxed)
     }()
 
     private static func function<Function>(_ name: String) -> Function? {

@@ -116,9 +116,14 @@ func thrownCaptureError(_ body: () throws -> Void) -> CaptureError? {
 
 /// A session on the virtual camera at `preset` with `outputs`, configured in one commit.
 func virtualSession(preset: SessionPreset = .cif352x288, outputs: [any CaptureOutput]) throws -> CaptureSession {
+    try session(try CaptureDeviceInput(device: .virtualCamera), preset: preset, outputs: outputs)
+}
+
+/// A session on `input` at `preset` with `outputs`, configured in one commit.
+func session(_ input: CaptureDeviceInput, preset: SessionPreset, outputs: [any CaptureOutput]) throws -> CaptureSession {
     let session = CaptureSession()
     try session.configure {
-        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try session.addInput(input)
         try session.setSessionPreset(preset)
         for output in outputs { try session.addOutput(output) }
     }

@@ -99,12 +99,7 @@ struct RecordingChangeTests {
         try camera.setActiveVideoMinFrameDuration(1.0 / 15)
         let movie = MovieFileOutput()
         movie.maxRecordedDuration = 3
-        let session = CaptureSession()
-        try session.configure {
-            try session.addInput(CaptureDeviceInput(device: camera))
-            try session.setSessionPreset(.cif352x288)
-            try session.addOutput(movie)
-        }
+        let session = try session(try CaptureDeviceInput(device: camera), preset: .cif352x288, outputs: [movie])
         try session.startRunning()
         defer { session.stopRunning() }
         let waiter = RecordingWaiter()
@@ -144,12 +139,7 @@ struct RecordingChangeTests {
         let camera = try CaptureDeviceInput(device: CaptureDevice.makeVirtualCamera(uniqueID: "virtual:formats", name: "Formats"))
         let movie = MovieFileOutput()
         movie.maxRecordedDuration = 2
-        let session = CaptureSession()
-        try session.configure {
-            try session.addInput(camera)
-            try session.setSessionPreset(.vga640x480)
-            try session.addOutput(movie)
-        }
+        let session = try session(camera, preset: .vga640x480, outputs: [movie])
         try session.startRunning()
         defer { session.stopRunning() }
         let waiter = RecordingWaiter()

@@ -136,15 +136,16 @@ public final class FaceTracker: Sendable {
                 // `2 * interval` frames, on a frame between whole-frame passes, in turn.
                 var regions: [Rect?] = []
                 let first = s.lastPass == 0
-                let lostTiles = s.plan.map { plan in plan.tilesHolding(lost.filter { max($0.width, $0.height) < plan.smallFace }) } ?? []
-                let lostLarge = lost.count > lostTiles.reduce(0) { $0 + $1.faces }
+                let smallFace = s.plan?.smallFace ?? 0
+                let lostLarge = lost.contains { max($0.width, $0.height) >= smallFace }
+                let lostTiles = s.plan?.tilesHolding(lost.filter { max($0.width, $0.height) < smallFace }) ?? []
                 if lostLarge || first || s.frame - s.lastPass >= interval {
                     regions = [nil]
                     if first { regions += (s.plan?.tiles ?? []).map { Optional($0) } }
                     s.lastPass = s.frame
                     if first { s.lastTilePass = s.frame }
                 }
-                if !first, !lostTiles.isEmpty { regions += lostTiles.map { Optional($0.tile) } }
+                if !first { regions += lostTiles.map { Optional($0) } }
                 // The rotation keeps its turn beside tiles called for lost faces (faces lost again
                 // and again — a panning crowd — held back the tiles where new small faces are).
                 if !regions.contains(nil), let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= 2 * interval {

@@ -57,17 +57,17 @@ package struct TilePlan: Equatable {
     /// The faces a tile's pass deals with: small ones.
     func small(_ faces: [Face]) -> [Face] { faces.filter { isSmall(Double(max($0.bounds.width, $0.bounds.height))) } }
 
-    /// The tiles to look at for `boxes` (small faces lost from view), each once, with how many
-    /// of the boxes each is for: for every box, the first tile that sees it whole, else the one
-    /// holding most of it.
-    func tilesHolding(_ boxes: [Box]) -> [(tile: Rect, faces: Int)] {
-        var chosen: [(tile: Rect, faces: Int)] = []
+    /// The tiles to look at for `boxes` (small faces lost from view), each once: for every box,
+    /// the first tile that sees it whole, else the one holding most of it.
+    func tilesHolding(_ boxes: [Box]) -> [Rect] {
+        var chosen: [Rect] = []
         for box in boxes {
             guard
                 let tile = tiles.first(where: { seesWhole($0, box) })
-                    ?? tiles.max(by: { $0.intersection(box.rect).area < $1.intersection(box.rect).area })
+                    ?? tiles.max(by: { $0.intersection(box.rect).area < $1.intersection(box.rect).area }),
+                !chosen.contains(tile)
             else { continue }
-            if let i = chosen.firstIndex(where: { $0.tile == tile }) { chosen[i].faces += 1 } else { chosen.append((tile, 1)) }
+            chosen.append(tile)
         }
         return chosen
     }
@@ -78,14 +78,11 @@ package struct TilePlan: Equatable {
             && box.y + box.height <= Double(tile.y + tile.height)
     }
 
-    /// How far (px) from a tile's inner edge a face must lie for the tile to see it whole.
-    static let edgeMargin = 2.0
-
     /// Whether a pass over `tile` sees `box` whole: inside it, and not touching an edge of the
     /// tile inside the frame (a face there is cut: the tile beside it, or a whole-frame pass,
     /// sees it whole).
     package func seesWhole(_ tile: Rect, _ box: Box) -> Bool {
-        let margin = Self.edgeMargin
+        let margin = 2.0 // px from a tile's inner edge
         let (x0, y0) = (Double(tile.x), Double(tile.y))
         let (x1, y1) = (Double(tile.x + tile.width), Double(tile.y + tile.height))
         guard Self.holds(tile, box) else { return false }
