@@ -15,8 +15,15 @@ public final class BufferPool: Sendable {
     /// Bytes of one buffer.
     public let bufferByteCount: Int
 
+    /// One buffer's memory. `@unchecked Sendable`: it has one holder at a time — the free list,
+    /// under the pool's lock, or the one `PixelStorage` it is checked out to — so no two threads
+    /// ever reach it at once.
+    private struct Memory: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer
+    }
+
     private struct State {
-        var free: [UnsafeMutableRawPointer] = []
+        var free: [Memory] = []
         var allocated = 0
         var inUse = 0
         var peakInUse = 0
@@ -42,8 +49,7 @@ public final class BufferPool: Sendable {
         }
     }
 
-    // Raw pointers are not Sendable; the Mutex serialises every access to them.
-    private let state: Mutex<SendableBox<State>>
+    private let state: Mutex<State>
     private let available: DispatchSemaphore
 
     public init(width: Int, height: Int, format: PixelFormat, capacity: Int) throws(PixelBufferError) {
@@ -54,14 +60,14 @@ public final class BufferPool: Sendable {
         self.format = format
         self.capacity = capacity
         self.bufferByteCount = format.byteCount(width: width, height: height)
-        self.state = Mutex(SendableBox(State()))
+        self.state = Mutex(State())
         self.available = DispatchSemaphore(value: capacity)
     }
 
     deinit {
         state.withLock { box in
-            assert(box.value.inUse == 0, "a pool cannot end while buffers are out: they hold a reference")
-            for pointer in box.value.free { pointer.deallocate() }
+            assert(box.inUse == 0, "a pool cannot end while buffers are out: they hold a reference")
+            for memory in box.free { memory.pointer.deallocate() }
         }
     }
 
@@ -80,24 +86,24 @@ public final class BufferPool: Sendable {
     public var usage: Usage {
         state.withLock { box in
             Usage(
-                buffersInUse: box.value.inUse, peakBuffersInUse: box.value.peakInUse,
-                bytesInUse: box.value.inUse * bufferByteCount, peakBytesInUse: box.value.peakInUse * bufferByteCount,
-                bytesAllocated: box.value.allocated * bufferByteCount)
+                buffersInUse: box.inUse, peakBuffersInUse: box.peakInUse,
+                bytesInUse: box.inUse * bufferByteCount, peakBytesInUse: box.peakInUse * bufferByteCount,
+                bytesAllocated: box.allocated * bufferByteCount)
         }
     }
 
     private func checkout() -> PixelBuffer {
-        let memory = state.withLock { box -> UnsafeMutableRawPointer in
-            box.value.inUse += 1
-            box.value.peakInUse = max(box.value.peakInUse, box.value.inUse)
-            if let reused = box.value.free.popLast() { return reused }
-            box.value.allocated += 1
+        let memory = state.withLock { box -> Memory in
+            box.inUse += 1
+            box.peakInUse = max(box.peakInUse, box.inUse)
+            if let reused = box.free.popLast() { return reused }
+            box.allocated += 1
             let fresh = UnsafeMutableRawPointer.allocate(byteCount: bufferByteCount, alignment: 64)
             fresh.initializeMemory(as: UInt8.self, repeating: 0, count: bufferByteCount)
-            return fresh
+            return Memory(pointer: fresh)
         }
         // The closure keeps the pool alive while any of its buffers is out.
-        let storage = PixelStorage(borrowing: memory, byteCount: bufferByteCount) { [self] pointer in
+        let storage = PixelStorage(borrowing: memory.pointer, byteCount: bufferByteCount) { [self] pointer in
             giveBack(pointer)
         }
         do {
@@ -109,17 +115,9 @@ public final class BufferPool: Sendable {
 
     private func giveBack(_ pointer: UnsafeMutableRawPointer) {
         state.withLock { box in
-            box.value.inUse -= 1
-            box.value.free.append(pointer)
+            box.inUse -= 1
+            box.free.append(Memory(pointer: pointer))
         }
         available.signal()
     }
-}
-
-/// Carries a non-Sendable value into a `Mutex`, which is what makes access to it safe.
-/// `@unchecked Sendable`: every `SendableBox` in FrameKit is stored inside a `Mutex` and only
-/// ever reached through its lock (not public: the claim holds only for FrameKit's own uses).
-package struct SendableBox<Value>: @unchecked Sendable {
-    package var value: Value
-    package init(_ value: Value) { self.value = value }
 }

@@ -266,7 +266,7 @@ enum BatchRun {
         }
         let result: DetectPipeline.Result
         do {
-            let sink: @Sendable (String) -> Bool = { [lines = SendableBox(lines)] in lines.value.append(Array(($0 + "\n").utf8)) }
+            let sink: @Sendable (String) -> Bool = { lines.append(Array(($0 + "\n").utf8)) }
             result = try DetectPipeline.run(
                 device: device, preset: preset, settings: settings, limits: limits, printFrames: true, sink: sink)
         } catch {

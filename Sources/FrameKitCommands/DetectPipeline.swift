@@ -275,31 +275,36 @@ extension DetectionPasses {
 
 /// Appends JPEG frames to a file: an MJPEG stream that `framekit detect --input` and most
 /// players read, complete or absent (a ``PartialFile`` that never replaces an existing file).
-final class MJPEGWriter: @unchecked Sendable {
-    // @unchecked: used only from the output's serial delegate queue, then closed by the main
-    // thread after the session has stopped (the queue is idle by then).
+/// Appended to from the output's delegate queue and closed by the thread that ran the session,
+/// once its stop has waited for that queue; the lock makes any other order safe too.
+final class MJPEGWriter: Sendable {
     private let file: PartialFile
-    private let encoder: JPEG.Encoder
-    private var frames = 0
+    private struct State {
+        var encoder: JPEG.Encoder
+        var frames = 0
+    }
+    private let state: Mutex<State>
 
     init(url: URL) throws {
         file = try PartialFile(path: url.path, replacing: false)
-        encoder = try JPEG.Encoder()
+        state = Mutex(State(encoder: try JPEG.Encoder()))
     }
 
     func append(_ buffer: PixelBuffer) throws {
         guard file.failure == nil else { return }
-        if !file.append(try encoder.encode(buffer, quality: 85)) {
-            throw OutputFile.Failure(path: file.path, reason: file.failure ?? "write failed", exitCode: ExitCode.ioError)
+        try state.withLock { s in
+            if !file.append(try s.encoder.encode(buffer, quality: 85)) {
+                throw OutputFile.Failure(path: file.path, reason: file.failure ?? "write failed", exitCode: ExitCode.ioError)
+            }
+            s.frames += 1
         }
-        frames += 1
     }
 
     /// Finishes the stream: it takes its name if every frame was written, else it is removed.
     /// With no frame at all (a signal before the first, an input with none) there is no file:
     /// an empty MJPEG is no stream, and stderr says so.
     func close() throws {
-        guard frames > 0 else {
+        guard state.withLock({ $0.frames }) > 0 else {
             file.abandon()
             Console.err("framekit: no frame was annotated: \(file.path) not written")
             return

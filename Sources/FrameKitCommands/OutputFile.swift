@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Files the CLI writes (stats, reports, photos): complete or absent, never half-written, and
 /// never put over an existing file unless that is the documented behaviour.
@@ -94,13 +95,22 @@ enum OutputFile {
 /// A file written as it goes — detect's annotated stream, a batch input's JSON lines — that
 /// takes its name only when complete: the bytes go to a hidden temporary name in the same
 /// folder and ``commit()`` flushes and renames (or links, never over an existing file);
-/// ``abandon()``, or a failed write, removes it. Used from one thread at a time.
-final class PartialFile {
+/// ``abandon()``, or a failed write, removes it. Its calls are serialised by its own lock, so a
+/// delegate queue may append while another thread decides its fate; calls after the first
+/// `commit()` or `abandon()` do nothing (an append then returns false).
+final class PartialFile: Sendable {
     let path: String
     private let temporary: String
-    private let fd: Int32
     private let replacing: Bool
-    private(set) var failure: String?
+    private struct State {
+        var fd: Int32
+        var failure: String?
+        var closed = false
+    }
+    private let state: Mutex<State>
+
+    /// Why a write failed (nil while none has).
+    var failure: String? { state.withLock { $0.failure } }
 
     /// The hidden prefix of every temporary name for `path` (stale ones are found by it).
     static func temporaryPrefix(for path: String) -> String {
@@ -111,40 +121,53 @@ final class PartialFile {
     init(path: String, replacing: Bool) throws(OutputFile.Failure) {
         self.path = path
         self.replacing = replacing
-        temporary = Self.temporaryPrefix(for: path) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let temporary = Self.temporaryPrefix(for: path) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        self.temporary = temporary
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw OutputFile.Failure(path: path, reason: String(cString: strerror(errno))) }
+        state = Mutex(State(fd: fd))
     }
 
     /// Appends `bytes`; false once a write has failed (the file will not be committed).
     @discardableResult
     func append(_ bytes: [UInt8]) -> Bool {
-        guard failure == nil else { return false }
-        failure = writeAll(fd, bytes)
-        return failure == nil
+        state.withLock { s in
+            guard !s.closed, s.failure == nil else { return false }
+            s.failure = writeAll(s.fd, bytes)
+            return s.failure == nil
+        }
     }
 
     /// Flushes and gives the file its name; throws (and removes it) if any write failed.
     func commit() throws(OutputFile.Failure) {
-        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
-        close(fd)
-        var code = ExitCode.ioError
-        if failure == nil {
-            if replacing {
-                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
-            } else if link(temporary, path) != 0 {
-                code = ExitCode.cannotCreate
-                failure = errno == EEXIST ? "it exists; not overwriting it" : String(cString: strerror(errno))
+        let (failure, code) = state.withLock { s -> (String?, Int32) in
+            guard !s.closed else { return ("already closed", ExitCode.ioError) }
+            s.closed = true
+            if s.failure == nil, fsync(s.fd) != 0 { s.failure = String(cString: strerror(errno)) }
+            close(s.fd)
+            var code = ExitCode.ioError
+            if s.failure == nil {
+                if replacing {
+                    if rename(temporary, path) != 0 { s.failure = String(cString: strerror(errno)) }
+                } else if link(temporary, path) != 0 {
+                    code = ExitCode.cannotCreate
+                    s.failure = errno == EEXIST ? "it exists; not overwriting it" : String(cString: strerror(errno))
+                }
             }
+            unlink(temporary)
+            return (s.failure, code)
         }
-        unlink(temporary)
         if let failure { throw OutputFile.Failure(path: path, reason: failure, exitCode: code) }
     }
 
     /// Removes the file: it never takes its name.
     func abandon() {
-        close(fd)
-        unlink(temporary)
+        state.withLock { s in
+            guard !s.closed else { return }
+            s.closed = true
+            close(s.fd)
+            unlink(temporary)
+        }
     }
 }
 

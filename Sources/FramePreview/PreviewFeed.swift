@@ -11,7 +11,7 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     public let server: PreviewServer
     public let stats = StatsRecorder()
     private let quality: Int
-    private let encoder = Mutex(SendableBox<JPEG.Encoder?>(nil))
+    private let encoder = Mutex<JPEG.Encoder?>(nil)
     private let faces = Atomic<Int>(0)
     private let lastPublished = Mutex(Timestamp(nanoseconds: 0))
     private let poolPeak = Mutex<(@Sendable () -> Int?)?>(nil)
@@ -34,8 +34,8 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
         stats.recordResult(of: frame)
         faces.store(frame.faces.count, ordering: .relaxed)
         let jpeg: [UInt8]? = encoder.withLock { box in
-            if box.value == nil { box.value = try? JPEG.Encoder() }
-            return try? box.value?.encode(frame.pixelBuffer, quality: quality)
+            if box == nil { box = try? JPEG.Encoder() }
+            return try? box?.encode(frame.pixelBuffer, quality: quality)
         }
         if let jpeg { server.publish(jpeg: jpeg) }
         // The stats are re-rendered at most twice a second.

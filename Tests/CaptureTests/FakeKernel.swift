@@ -22,12 +22,19 @@ final class FakeKernel: V4L2Kernel {
         case counted
     }
 
+    /// One buffer of the fake driver. `@unchecked Sendable`: as a real driver's, it is written
+    /// (DQBUF fills it) only under the fake's lock while queued, and read by the one frame that
+    /// borrows it after; never freed (REQBUFS 0 orphans it), so a late reader never reads freed memory.
+    struct DriverMemory: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer
+    }
+
     struct State {
         var nodes: [String: Node] = [:]
         var fds: [Int32: String] = [:]
         var nextFD: Int32 = 100
         var script: [Step] = []
-        var buffers: [UnsafeMutableRawPointer] = []
+        var buffers: [DriverMemory] = []
         var bufferLength = 0
         var queued: [Int] = []
         var streaming = false
@@ -39,6 +46,7 @@ final class FakeKernel: V4L2Kernel {
         var failNextReqbufs: Int32 = 0
         var failNextStreamon: Int32 = 0
         var qbufPerIndex: [Int: Int] = [:]
+        var dqbufPerIndex: [Int: Int] = [:]
         var rowPadding = 0 // extra bytes per row, to test strides
         var adjustSizeTo: (Int, Int)? // S_FMT answers with another size
         var jpegFrame: [UInt8]? // what MJPEG modes deliver
@@ -49,7 +57,7 @@ final class FakeKernel: V4L2Kernel {
         var busyFormatWhileAllocated = false
         /// Buffers given back with REQBUFS 0 while frames may still map them (vb2's orphaned
         /// buffers): kept alive, never reused.
-        var orphaned: [UnsafeMutableRawPointer] = []
+        var orphaned: [DriverMemory] = []
         /// Every S_FMT that succeeded, as WIDTHxHEIGHT.
         var formats: [String] = []
         /// Values set through S_EXT_CTRLS, in order, as (id, value).
@@ -116,10 +124,10 @@ final class FakeKernel: V4L2Kernel {
         Control(id: cv4l2_CID_ZOOM_ABSOLUTE, name: "Zoom, Absolute", minimum: 100, maximum: 500, defaultValue: 100, value: 100)
     ]
 
-    let state = Mutex(SendableBox(State()))
+    let state = Mutex(State())
 
     init(nodes: [String: Node] = ["/dev/video0": Node(modes: FakeKernel.webcamModes, controls: FakeKernel.webcamControls)]) {
-        state.withLock { $0.value.nodes = nodes }
+        state.withLock { $0.nodes = nodes }
     }
 
     static let webcamModes: [Mode] = [
@@ -128,7 +136,7 @@ final class FakeKernel: V4L2Kernel {
         Mode(fourCC: cv4l2_PIX_FMT_MJPEG, width: 640, height: 480)
     ]
 
-    func with<R>(_ body: (inout State) -> R) -> R { state.withLock { body(&$0.value) } }
+    func with<R>(_ body: (inout State) -> R) -> R { state.withLock { body(&$0) } }
     func calls(_ name: String) -> Int { with { $0.calls[name] ?? 0 } }
     func setScript(_ steps: [Step]) { with { $0.script = steps } }
     func append(_ steps: [Step]) { with { $0.script += steps } }
@@ -159,7 +167,20 @@ final class FakeKernel: V4L2Kernel {
 
     func attachLibV4L2(_ fd: Int32) -> (result: Int, errno: Int32) { (Int(fd), 0) }
 
+    /// Called after a QBUF of a buffer that was queued before (a re-queue, not the first of a
+    /// stream), outside the fake's lock, with the buffer's index: tests widen races there.
+    let afterRequeue = Mutex<(@Sendable (Int) -> Void)?>(nil)
+
     func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer, raw: Bool) -> (result: Int, errno: Int32) {
+        let answer = answer(fd, request, argument)
+        if request == cv4l2_VIDIOC_QBUF, answer.result == 0, let hook = afterRequeue.withLock({ $0 }) {
+            let index = Int(argument.assumingMemoryBound(to: v4l2_buffer.self).pointee.index)
+            if with({ $0.qbufPerIndex[index, default: 0] }) > 1 { hook(index) }
+        }
+        return answer
+    }
+
+    private func answer(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) -> (result: Int, errno: Int32) {
         with { s in
             let name = Self.name(request)
             if count(&s, name) { return (-1, EINTR) }
@@ -238,7 +259,7 @@ final class FakeKernel: V4L2Kernel {
                     ? format.width * format.height
                     : s.bytesPerLine * format.height * (format.fourCC == cv4l2_PIX_FMT_NV12 ? 3 : 2) / 2
                 s.buffers = (0..<Int(req.pointee.count)).map { _ in
-                    UnsafeMutableRawPointer.allocate(byteCount: s.bufferLength, alignment: 4096)
+                    DriverMemory(pointer: UnsafeMutableRawPointer.allocate(byteCount: s.bufferLength, alignment: 4096))
                 }
                 return (0, 0)
             case cv4l2_VIDIOC_QUERYBUF:
@@ -402,12 +423,15 @@ final class FakeKernel: V4L2Kernel {
             return (-1, errno)
         case .frame(let sequence, let error):
             let index = s.queued.removeFirst()
+            s.dqbufPerIndex[index, default: 0] += 1
             let format = s.format!
             // Luma = sequence number, so tests can tell frames apart.
             let fill = UInt8(truncatingIfNeeded: sequence)
-            s.buffers[index].initializeMemory(as: UInt8.self, repeating: fill, count: s.bufferLength)
+            s.buffers[index].pointer.initializeMemory(as: UInt8.self, repeating: fill, count: s.bufferLength)
             if format.fourCC == cv4l2_PIX_FMT_MJPEG, let jpeg = s.jpegFrame {
-                jpeg.withUnsafeBytes { s.buffers[index].copyMemory(from: $0.baseAddress!, byteCount: min($0.count, s.bufferLength)) }
+                jpeg.withUnsafeBytes {
+                    s.buffers[index].pointer.copyMemory(from: $0.baseAddress!, byteCount: min($0.count, s.bufferLength))
+                }
             }
             var ts = timespec()
             clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -425,21 +449,23 @@ final class FakeKernel: V4L2Kernel {
             _ = count(&s, "mmap")
             let index = Int(offset / 4096)
             guard index < s.buffers.count, length <= s.bufferLength else { return (nil, EINVAL) }
-            return (s.buffers[index], 0)
+            return (s.buffers[index].pointer, 0)
         }
     }
 
     func munmap(_ pointer: UnsafeMutableRawPointer, length: Int) { with { _ = count(&$0, "munmap") } }
 
     func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) -> (result: Int, revents: Int16, errno: Int32) {
-        let ready: (frame: Bool, event: Bool)? = with { s in
+        let revents: Int16? = with { s in
             if count(&s, "poll") { return nil }
-            return (s.streaming && !s.script.isEmpty && !s.queued.isEmpty, !(s.events[fd]?.isEmpty ?? true))
+            // vb2 (videobuf2-core's poll): streaming with no buffer queued is POLLERR at once.
+            if s.streaming && s.queued.isEmpty { return Int16(POLLERR) }
+            let frame = s.streaming && !s.script.isEmpty
+            let event = !(s.events[fd]?.isEmpty ?? true) && events & Int16(POLLPRI) != 0
+            return (frame ? Int16(POLLIN) : 0) | (event ? Int16(POLLPRI) : 0)
         }
-        guard let ready else { return (-1, 0, EINTR) }
-        if ready.frame || ready.event {
-            return (1, (ready.frame ? Int16(POLLIN) : 0) | (ready.event && events & Int16(POLLPRI) != 0 ? Int16(POLLPRI) : 0), 0)
-        }
+        guard let revents else { return (-1, 0, EINTR) }
+        if revents != 0 { return (1, revents, 0) }
         usleep(UInt32(min(Int(timeoutMilliseconds), 5)) * 1000) // nothing scripted yet: a short timeout
         return (0, 0, 0)
     }

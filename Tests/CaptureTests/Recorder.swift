@@ -14,7 +14,7 @@ final class Recorder: VideoDataOutputSampleBufferDelegate {
         var inCallback = false
     }
 
-    let record = Mutex(SendableBox(Record()))
+    let record = Mutex(Record())
     let delay: Double
     let holdFirst: Int
     private let keepPixels: Bool
@@ -32,30 +32,30 @@ final class Recorder: VideoDataOutputSampleBufferDelegate {
     func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
         let latency = Timestamp.now().seconds(since: frame.captureInstant)
         record.withLock { r in
-            if r.value.inCallback { r.value.busyCallbacks += 1 }
-            r.value.inCallback = true
-            if r.value.held.count < holdFirst { r.value.held.append(frame) }
+            if r.inCallback { r.busyCallbacks += 1 }
+            r.inCallback = true
+            if r.held.count < holdFirst { r.held.append(frame) }
             var kept = frame
             if keepPixels {
                 kept.pixelBuffer = frame.pixelBuffer.copy()
             } else {
                 kept.pixelBuffer = (try? PixelBuffer(width: 2, height: 2, format: .gray8)) ?? frame.pixelBuffer
             }
-            r.value.frames.append(kept)
-            r.value.latencies.append(latency)
+            r.frames.append(kept)
+            r.latencies.append(latency)
         }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-        record.withLock { $0.value.inCallback = false }
+        record.withLock { $0.inCallback = false }
     }
 
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
-        record.withLock { $0.value.drops.append(frame) }
+        record.withLock { $0.drops.append(frame) }
     }
 
-    var frames: [SampleBuffer] { record.withLock { $0.value.frames } }
-    var drops: [DroppedFrame] { record.withLock { $0.value.drops } }
-    var latencies: [Double] { record.withLock { $0.value.latencies } }
-    func releaseHeld() { record.withLock { $0.value.held.removeAll() } }
+    var frames: [SampleBuffer] { record.withLock { $0.frames } }
+    var drops: [DroppedFrame] { record.withLock { $0.drops } }
+    var latencies: [Double] { record.withLock { $0.latencies } }
+    func releaseHeld() { record.withLock { $0.held.removeAll() } }
     func drops(_ reason: DropReason) -> Int { drops.filter { $0.reason == reason }.count }
 
     /// Waits until `condition` holds or `timeout` passes; returns whether it held.

@@ -44,7 +44,7 @@ struct SessionTests {
         #expect(recorder.drops(.frameWasLate) == counts.dropped(.frameWasLate)) // didDrop once per frame
         // No backlog: a delivered frame is at most one consumer period plus a frame old.
         #expect(recorder.latencies.max()! < 0.1 + 2.0 / 30 + 0.05, "max latency \(recorder.latencies.max()!)")
-        #expect(recorder.record.withLock { $0.value.busyCallbacks } == 0) // serial queue
+        #expect(recorder.record.withLock { $0.busyCallbacks } == 0) // serial queue
     }
 
     @Test("a delegate that keeps buffers starves the pool: outOfBuffers")
@@ -210,12 +210,12 @@ struct SessionTests {
                 var held: SampleBuffer?
                 var heldBytes: [UInt8] = []
             }
-            let seen = Mutex(SendableBox(Seen()))
+            let seen = Mutex(Seen())
             func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
                 let address = frame.pixelBuffer.withUnsafeBytes(ofPlane: 0) { raw, _ in UInt(bitPattern: raw.baseAddress!) }
                 seen.withLock { s in
-                    s.value.addresses.append(address)
-                    if s.value.addresses.count == 2 { (s.value.held, s.value.heldBytes) = (frame, frame.pixelBuffer.packedBytes()) }
+                    s.addresses.append(address)
+                    if s.addresses.count == 2 { (s.held, s.heldBytes) = (frame, frame.pixelBuffer.packedBytes()) }
                 }
             }
             func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {}
@@ -225,11 +225,11 @@ struct SessionTests {
         try output.connection?.setVideoRotationAngle(180)
         try session.startRunning()
         let deadline = Timestamp.now()
-        while watcher.seen.withLock({ $0.value.addresses.count }) < 8 && Timestamp.now().seconds(since: deadline) < 5 {
+        while watcher.seen.withLock({ $0.addresses.count }) < 8 && Timestamp.now().seconds(since: deadline) < 5 {
             Thread.sleep(forTimeInterval: 0.01)
         }
         session.stopRunning()
-        let seen = watcher.seen.withLock { $0.value }
+        let seen = watcher.seen.withLock { $0 }
         try #require(seen.addresses.count >= 8)
         // Frame 3 needed a new buffer (frame 2's is held); from frame 4 on, frame 3's is reused.
         #expect(Set(seen.addresses[3...]).count == 1, "\(seen.addresses)")

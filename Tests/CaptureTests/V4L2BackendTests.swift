@@ -249,6 +249,50 @@ struct V4L2BackendTests {
         #expect(throws: CaptureError.self) { try session.startRunning() }
     }
 
+    @Test("two consumers giving buffers back while the capture thread dequeues: each is booked once, no spurious EIO")
+    func requeueRacesDequeue() throws {
+        final class Holder: VideoDataOutputSampleBufferDelegate {
+            let held = Mutex<[SampleBuffer]>([])
+            func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+                held.withLock { $0.append(frame) }
+            }
+            func release() { _ = held.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+        }
+        let holder = Holder()
+        let kernel = FakeKernel()
+        kernel.setScript((0..<4).map { .frame(sequence: $0) })
+        // The first re-queue, between its QBUF and the source's note that the buffer is queued,
+        // lets a second consumer give back another buffer (fully), then waits until the capture
+        // thread has dequeued the first one again (the old order then noted a buffer the kernel
+        // no longer held) or 0.2 s (the right order keeps the capture thread out until then).
+        let first = Atomic<Bool>(true)
+        kernel.afterRequeue.withLock { hook in
+            hook = { [kernel] index in
+                guard first.exchange(false, ordering: .relaxed) else { return }
+                let before = kernel.with { $0.dqbufPerIndex[index, default: 0] }
+                Thread.detachNewThread { holder.release() }
+                let deadline = Timestamp.now().adding(seconds: 0.2)
+                while kernel.with({ $0.dqbufPerIndex[index, default: 0] }) == before && Timestamp.now().seconds(since: deadline) < 0 {
+                    usleep(1000)
+                }
+            }
+        }
+        let (session, output) = try makeSession(
+            try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: holder, discardsLate: false)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(eventually { holder.held.withLock { $0.count } == 4 }) // every buffer held
+        kernel.append([.frame(sequence: 4), .frame(sequence: 5)])
+        holder.release() // the first re-queue; the second consumer's follows inside it
+        #expect(eventually { output.counts.delivered == 6 && holder.held.withLock { $0.count } == 4 })
+        // Every buffer held again: the source must wait for one, not poll a kernel that has none.
+        kernel.append([.frame(sequence: 6)])
+        holder.held.withLock { $0.removeAll() }
+        #expect(eventually { output.counts.delivered == 7 })
+        session.stopRunning()
+        #expect(!log.all.contains { if case .runtimeError = $0 { true } else { false } }, "\(log.all)")
+    }
+
     @Test("a consumer holding every buffer starves the kernel: the gap is outOfBuffers, not discontinuity")
     func starvation() throws {
         let kernel = FakeKernel()

@@ -74,7 +74,7 @@ final class Collector: VideoDataOutputSampleBufferDelegate {
         var drops: [DroppedFrame] = []
         var latencies: [Double] = []
     }
-    let state = Mutex(SendableBox(State()))
+    let state = Mutex(State())
     let delay: Double
     let keep: Int
     init(delay: Double = 0, keep: Int = 3) {
@@ -85,22 +85,22 @@ final class Collector: VideoDataOutputSampleBufferDelegate {
         let latency = Timestamp.now().seconds(since: frame.captureInstant)
         state.withLock { s in
             var f = frame
-            if s.value.frames.count < keep {
+            if s.frames.count < keep {
                 f.pixelBuffer = frame.pixelBuffer.copy()
             } else {
                 f.pixelBuffer = (try? PixelBuffer(width: 2, height: 2, format: .gray8)) ?? frame.pixelBuffer
             }
-            s.value.frames.append(f)
-            s.value.latencies.append(latency)
+            s.frames.append(f)
+            s.latencies.append(latency)
         }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
     }
     func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
-        state.withLock { $0.value.drops.append(frame) }
+        state.withLock { $0.drops.append(frame) }
     }
-    var frames: [SampleBuffer] { state.withLock { $0.value.frames } }
-    var drops: [DroppedFrame] { state.withLock { $0.value.drops } }
-    var latencies: [Double] { state.withLock { $0.value.latencies } }
+    var frames: [SampleBuffer] { state.withLock { $0.frames } }
+    var drops: [DroppedFrame] { state.withLock { $0.drops } }
+    var latencies: [Double] { state.withLock { $0.latencies } }
     func wait(_ seconds: Double, until: (Collector) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -632,9 +632,9 @@ cases.append(
             defer { session.stopRunning() }
             try check(collector.wait(5 * timeScale) { $0.frames.count >= 5 }, "no video")
             final class Taken: PhotoCaptureDelegate {
-                let result = Mutex<SendableBox<(Photo?, CaptureError?)>?>(nil)
+                let result = Mutex<(Photo?, CaptureError?)?>(nil)
                 func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: CaptureError?) {
-                    result.withLock { $0 = SendableBox((photo, error)) }
+                    result.withLock { $0 = (photo, error) }
                 }
             }
             let taken = Taken()
@@ -643,7 +643,7 @@ cases.append(
             photos.capturePhoto(with: settings, delegate: taken)
             let deadline = Date().addingTimeInterval(10 * timeScale)
             while taken.result.withLock({ $0 }) == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-            guard let (photo, error) = taken.result.withLock({ $0?.value }) else { throw Failure("no photo within the time") }
+            guard let (photo, error) = taken.result.withLock({ $0 }) else { throw Failure("no photo within the time") }
             guard let photo else { throw Failure("photo failed: \(String(describing: error))") }
             try check(
                 photo.pixelBuffer.width == 1920 && photo.pixelBuffer.height == 1080,

@@ -14,8 +14,10 @@ protocol FrameSink: CaptureOutput {
     func receive(drop: DroppedFrame)
     var isReadyForMoreFrames: Bool { get }
     var readiness: DispatchSemaphore { get }
-    /// The session stopped: flush what is queued.
-    func finish()
+    /// The session stopped: the output takes no more frames from this run (called under the
+    /// session's lock, never blocks); the flush it returns delivers what is queued (called with
+    /// no session lock held).
+    func finish() -> OutputFlush
     /// The format the output wants, if it has a preference (the first one's wins).
     var preferredPixelFormat: PixelFormat? { get }
 }

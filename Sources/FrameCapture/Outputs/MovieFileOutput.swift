@@ -49,7 +49,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     }
     private let state = Mutex(State())
     // The writers are not Sendable; they are used only under this lock.
-    private let file = Mutex(SendableBox<Recording?>(nil))
+    private let file = Mutex<Recording?>(nil)
     private let frames = VideoDataOutput()
     /// Where frames are encoded and every ``RecordingDelegate`` call is made.
     private let queue = DispatchQueue(label: "framekit.movie-file-output", qos: .userInitiated)
@@ -103,7 +103,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         }
         let (quality, h264) = state.withLock { ($0.quality, $0.h264) }
         try file.withLock { (f) throws(CaptureError) in
-            guard f.value == nil else { throw .recordingInProgress }
+            guard f == nil else { throw .recordingInProgress }
             // The file is created now (so a name taken meanwhile fails here); the headers follow
             // with the first frame, whose size they record.
             let fd = try MovieFile.reserve(url)
@@ -117,7 +117,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
             case .mp4, .mov:
                 writer = H264MovieWriter(path: url.path, fileDescriptor: fd, container: container, settings: h264)
             }
-            f.value = Recording(url: url, writer: writer, delegate: recordingDelegate)
+            f = Recording(url: url, writer: writer, delegate: recordingDelegate)
             state.withLock { $0.recording = true }
         }
     }
@@ -160,8 +160,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         state.withLock { $0.recording = false }
         // Waits for a frame being written, so the file is closed after it.
         let done = file.withLock { f -> Recording? in
-            defer { f.value = nil }
-            return f.value
+            defer { f = nil }
+            return f
         }
         guard let done else { return }
         var failure = error
@@ -182,8 +182,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         let settings = state.withLock { $0 }
         guard settings.recording else { return }
         let limit: CaptureError? = file.withLock { f in
-            guard var r = f.value else { return nil }
-            defer { f.value = r }
+            guard var r = f else { return nil }
+            defer { f = r }
             do {
                 // A file holds one frame size: a session whose size changes (a preset, a camera
                 // switched) ends the recording, complete up to the last frame of the old size,
@@ -252,9 +252,9 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     }
     func receive(_ frame: SampleBuffer) { if isRecording { frames.receive(frame) } }
     func receive(drop: DroppedFrame) { if isRecording { frames.receive(drop: drop) } }
-    func finish() {
-        frames.finish()
-        finishRecording(error: .sessionStopped)
+    func finish() -> OutputFlush {
+        // The file closes after its queued frames are written.
+        frames.finish().followed(by: OutputFlush(after: queue, then: { [self] in finishRecording(error: .sessionStopped) }))
     }
 }
 

@@ -90,7 +90,7 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
     private let queue = DispatchQueue(label: "framekit.photo-output", qos: .userInitiated)
     let readiness = DispatchSemaphore(value: 0)
 
-    public init() {}
+    public init() { DelegateQueue.mark(queue) }
 
     /// The largest photo this output takes (AVFoundation: set it before asking for it in
     /// ``PhotoSettings/maxPhotoDimensions``); nil: the video's size. Use one of the device's
@@ -202,7 +202,7 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
 
     func receive(drop: DroppedFrame) {}
 
-    func finish() {
+    func finish() -> OutputFlush {
         let requests = state.withLock { s -> [Request] in
             s.running = false
             defer { s.pending.removeAll() }
@@ -214,6 +214,6 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
                     self, didFinishProcessingPhoto: nil, error: .sessionStopped)
             }
         }
-        queue.sync {}
+        return OutputFlush(after: queue)
     }
 }

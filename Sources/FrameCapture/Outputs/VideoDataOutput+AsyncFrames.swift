@@ -22,8 +22,10 @@ extension VideoDataOutput {
     /// still gets didDrop; so does ``droppedFrames``); when the iteration ends or is abandoned,
     /// frames go to the delegate again. Late frames are dropped exactly as for a delegate (a
     /// consumer is "busy" between two calls to `next()`). One task at a time: a second
-    /// iterating at once gets ``CaptureError/configuration(_:)`` from `next()`, never a hang.
-    /// The sequence ends when the session stops.
+    /// iterating at once gets ``CaptureError/asyncConsumerExists`` from `next()`, never a hang.
+    /// The sequence ends when the session stops, or when the iterating task is cancelled.
+    /// Conversion and ``processors`` run on the output's delegate queue, as for a delegate (a
+    /// face detector's passes never occupy a thread of Swift's cooperative pool).
     public var sampleBuffers: SampleBufferSequence { SampleBufferSequence(output: self) }
 
     public struct SampleBufferSequence: AsyncSequence, Sendable {
@@ -74,23 +76,38 @@ extension VideoDataOutput {
             throw .asyncConsumerExists
         }
         while true {
-            let raw: SampleBuffer? = await withCheckedContinuation { continuation in
-                let immediate: SampleBuffer?? = state.withLock { s in
-                    if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
-                        case .frame(let frame) = s.events.remove(at: index)
-                    {
-                        s.queuedFrames -= 1
-                        return .some(frame)
+            let raw: SampleBuffer? = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let immediate: SampleBuffer?? = state.withLock { s in
+                        if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
+                            case .frame(let frame) = s.events.remove(at: index)
+                        {
+                            s.queuedFrames -= 1
+                            return .some(frame)
+                        }
+                        if s.finished || s.asyncConsumer != id || Task.isCancelled { return .some(nil) }
+                        s.waiter = continuation
+                        readiness.signal()
+                        return nil
                     }
-                    if s.finished || s.asyncConsumer != id { return .some(nil) }
-                    s.waiter = continuation
-                    readiness.signal()
-                    return nil
+                    if let immediate { continuation.resume(returning: immediate) }
                 }
-                if let immediate { continuation.resume(returning: immediate) }
+            } onCancel: {
+                // The waiting task was cancelled: its `next()` returns nil (the end), as an
+                // AsyncStream's does; a frame that arrives later waits for the next iterator.
+                let waiter = state.withLock { s -> CheckedContinuation<SampleBuffer?, Never>? in
+                    guard s.asyncConsumer == id else { return nil }
+                    defer { s.waiter = nil }
+                    return s.waiter
+                }
+                waiter?.resume(returning: nil)
             }
             guard let raw else { return nil }
-            switch prepare(raw) {
+            let queue = state.withLock { $0.queue }
+            let prepared = await withCheckedContinuation { continuation in
+                queue.async { continuation.resume(returning: self.prepare(raw)) }
+            }
+            switch prepared {
             case .success(let ready):
                 state.withLock { s in
                     s.counts.pending -= 1

@@ -78,26 +78,13 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     public init() {
         let queue = DispatchQueue(label: "framekit.video-data-output", qos: .userInteractive)
         state = Mutex(State(queue: queue))
-        Self.mark(queue)
-    }
-
-    /// Marks delegate queues, so that ``finish()`` can tell it runs on one (a delegate calling
-    /// `stopRunning()`) and must not wait for that queue to drain: it would wait for itself.
-    private final class QueueMark {}
-    // A key is an identity with no state: immutable after this initialisation, safe to share.
-    nonisolated(unsafe) private static let queueKey = DispatchSpecificKey<QueueMark>()
-    private static func mark(_ queue: DispatchQueue) {
-        if queue.getSpecific(key: queueKey) == nil { queue.setSpecific(key: queueKey, value: QueueMark()) }
-    }
-    private static func isCurrent(_ queue: DispatchQueue) -> Bool {
-        guard let current = DispatchQueue.getSpecific(key: queueKey) else { return false }
-        return current === queue.getSpecific(key: queueKey)
+        DelegateQueue.mark(queue)
     }
 
     /// Sets the delegate and the serial queue its callbacks run on (nil: a serial queue of
     /// user-interactive QoS). The output keeps a strong reference to the delegate.
     public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
-        if let queue { Self.mark(queue) }
+        if let queue { DelegateQueue.mark(queue) }
         state.withLock { s in
             s.delegate = delegate
             if let queue { s.queue = queue }
@@ -320,43 +307,40 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         for listener in listeners { listener.yield(drop) }
     }
 
-    /// The session stopped: end async iteration and wait (bounded) for queued frames to reach
-    /// the delegate, so the counts balance.
-    func finish() {
-        let waiter = state.withLock { s -> CheckedContinuation<SampleBuffer?, Never>? in
+    /// The session stopped: async iteration ends now, frames an async consumer never asked
+    /// for are counted late, and the returned flush waits for the delegate queue to deliver
+    /// what was queued (so the counts balance) and then ends the ``droppedFrames`` streams.
+    func finish() -> OutputFlush {
+        let (waiter, late, report, queue, listenerIDs) = state.withLock { s in
             s.finished = true
-            defer { s.waiter = nil }
-            return s.waiter
+            let waiter = s.waiter
+            s.waiter = nil
+            // Frames an async consumer never asked for are late: counted and reported as such.
+            let left = s.events.compactMap { if case .frame(let f) = $0 { f } else { nil } }
+            var late: [DroppedFrame] = []
+            var report: (@Sendable (VideoDataOutput, [DroppedFrame]) -> Void)?
+            if s.asyncMode && !left.isEmpty {
+                s.events.removeAll()
+                s.queuedFrames = 0
+                s.counts.pending -= left.count
+                s.counts.dropped[.frameWasLate, default: 0] += left.count
+                late = left.map {
+                    DroppedFrame(sequenceNumber: $0.sequenceNumber, presentationTime: $0.presentationTime, reason: .frameWasLate)
+                }
+                report = Self.dropReport(&s)
+            }
+            return (waiter, late, report, s.queue, Array(s.dropListeners.keys))
         }
         waiter?.resume(returning: nil)
-        // Let the delegate have what is queued before the session reports it stopped, unless
-        // the delegate itself is stopping the session (then the rest follows its return).
-        let queue = state.withLock { $0.queue }
-        if !Self.isCurrent(queue) {
-            let done = DispatchSemaphore(value: 0)
-            queue.async { done.signal() }
-            _ = done.wait(timeout: .now() + 5)
-        }
-        // Frames an async consumer never asked for are late: counted and reported as such.
-        let (late, report) = state.withLock { s -> ([DroppedFrame], (@Sendable (VideoDataOutput, [DroppedFrame]) -> Void)?) in
-            let left = s.events.compactMap { if case .frame(let f) = $0 { f } else { nil } }
-            guard s.asyncMode && !left.isEmpty else { return ([], nil) }
-            s.events.removeAll()
-            s.queuedFrames = 0
-            s.counts.pending -= left.count
-            s.counts.dropped[.frameWasLate, default: 0] += left.count
-            let drops = left.map {
-                DroppedFrame(sequenceNumber: $0.sequenceNumber, presentationTime: $0.presentationTime, reason: .frameWasLate)
-            }
-            return (drops, Self.dropReport(&s))
-        }
         report?(self, late)
         // The drop streams end with the session, as ``sampleBuffers`` does (they went on for
-        // ever, so a task awaiting them never finished); a new stream follows the next start.
-        let listeners = state.withLock { s in
-            defer { s.dropListeners.removeAll() }
-            return Array(s.dropListeners.values)
-        }
-        for listener in listeners { listener.finish() }
+        // ever, so a task awaiting them never finished), after the drops queued before the stop
+        // reached them; streams asked for after the stop go on with the next start.
+        return OutputFlush(
+            after: queue,
+            last: { [self] in
+                let listeners = state.withLock { s in listenerIDs.compactMap { s.dropListeners.removeValue(forKey: $0) } }
+                for listener in listeners { listener.finish() }
+            })
     }
 }

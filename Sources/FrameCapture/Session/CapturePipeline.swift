@@ -9,10 +9,10 @@ final class CapturePipeline: Sendable {
     /// slot, one with the consumer, one spare.
     static let bufferCount = 4
 
-    private let outputs: [any FrameSink]
+    let outputs: [any FrameSink]
     // The source is used by the thread that builds the pipeline, then by the capture thread,
     // which holds this lock for the whole run (no one else takes it: usage has its own closure).
-    private let source: Mutex<SendableBox<any FrameSource>>
+    private let source: Mutex<any FrameSource>
     private let usage: @Sendable () -> BufferPool.Usage
     private let control = Mutex((stopRequested: false, running: false, nextSequence: UInt64(0)))
     /// Added to the source's sequence numbers: a pipeline rebuilt while the session runs (a
@@ -59,7 +59,7 @@ final class CapturePipeline: Sendable {
         self.usage = source.usageReporter()
         self.interrupt = source.interrupter()
         self.onNotice = onNotice
-        self.source = Mutex(SendableBox(source))
+        self.source = Mutex(source)
         self.outputs = outputs
         self.onEnd = onEnd
         for output in outputs {
@@ -120,32 +120,44 @@ final class CapturePipeline: Sendable {
     func run() {
         control.withLock { $0.running = true }
         let thread = Thread { [self] in
-            loop()
+            let ending = loop()
+            guard let ending else {
+                finished.signal()
+                return
+            }
+            // Ended by itself: the outputs are flushed here, since nobody may call stop() — after
+            // `finished` is signalled, so that a delegate that stops the session meanwhile (its
+            // stop waits for this thread) runs while this thread waits for its queue.
+            let flushes = outputs.map { $0.finish() }
             finished.signal()
+            for flush in flushes { flush.wait() }
+            onEnd(ending)
         }
         thread.name = "framekit.capture"
         thread.qualityOfService = .userInteractive
         thread.start()
     }
 
-    /// Asks the thread to stop, waits for it, and flushes the outputs (only `finishing` of them
+    /// Asks the thread to stop, waits for it, and stops the outputs (only `finishing` of them
     /// when the session goes on with the others: their queued frames are delivered later, and
-    /// their async consumers go on).
-    func stop(finishing: [any FrameSink]? = nil) {
+    /// their async consumers go on). Returns the outputs' flushes, for the caller to wait on
+    /// once it holds no lock.
+    func stop(finishing: [any FrameSink]? = nil) -> [OutputFlush] {
         let wasRunning = control.withLock { c -> Bool in
             c.stopRequested = true
             return c.running
         }
         interrupt?() // a source blocked in a network read returns now
         if wasRunning { finished.wait() }
-        for output in finishing ?? outputs { output.finish() }
+        return (finishing ?? outputs).map { $0.finish() }
     }
 
-    private func loop() {
-        source.withLock { loop($0.value) }
+    /// Runs the source until it is stopped (nil) or ends by itself (why).
+    private func loop() -> SessionNotification? {
+        source.withLock { loop($0) }
     }
 
-    private func loop(_ source: any FrameSource) {
+    private func loop(_ source: any FrameSource) -> SessionNotification? {
         var ending: SessionNotification?
         while !control.withLock({ $0.stopRequested }) {
             if !source.isRealTime && !waitForConsumers() { break }
@@ -179,11 +191,7 @@ final class CapturePipeline: Sendable {
         }
         source.stop()
         control.withLock { $0.running = false }
-        if let ending {
-            // Ended by itself: flush outputs here, since nobody may call stop().
-            for output in outputs { output.finish() }
-            onEnd(ending)
-        }
+        return ending
     }
 
     /// A still for a photo between two video frames: the device's format at the size asked

@@ -89,7 +89,9 @@ public final class CaptureSession: Sendable {
             stopRunning()
             return
         }
-        try operations.withLock { (_) throws(CaptureError) in try apply(configuration) }
+        var flushes: [OutputFlush] = []
+        defer { for flush in flushes { flush.wait() } }
+        try operations.withLock { (_) throws(CaptureError) in try apply(configuration, flushing: &flushes) }
     }
 
     /// Runs `changes` between begin and commit, all or nothing: if `changes` throws, everything
@@ -109,16 +111,19 @@ public final class CaptureSession: Sendable {
             return true
         }
         guard !staged else { return }
+        var flushes: [OutputFlush] = []
+        defer { for flush in flushes { flush.wait() } }
         try operations.withLock { (_) throws(CaptureError) in
             var next = state.withLock { $0.committed }
             try change(&next)
-            try apply(next)
+            try apply(next, flushing: &flushes)
         }
     }
 
     /// Makes `next` the committed configuration, rebuilding the running pipeline if needed.
-    /// Called with ``operations`` held.
-    private func apply(_ next: Configuration) throws(CaptureError) {
+    /// Called with ``operations`` held; the flushes of outputs it stops are added to `flushes`,
+    /// for the caller to wait on once it has let go of the lock.
+    private func apply(_ next: Configuration, flushing flushes: inout [OutputFlush]) throws(CaptureError) {
         do {
             let (previous, running, devices) = state.withLock { s in (s.committed, s.pipeline != nil, s.runningDeviceSettings) }
             state.withLock { $0.committed = next }
@@ -132,14 +137,18 @@ public final class CaptureSession: Sendable {
             // A reconfiguration, not a restart: no stop/start notifications, numbering goes on,
             // the outputs that stay keep their queued frames and their async consumers.
             let removed = previous.outputs.filter { o in !next.outputs.contains { $0 === o } }
-            let sequence = stopPipeline(finishing: removed, reconfiguring: true)
+            let stopped = stopPipeline(finishing: removed, reconfiguring: true)
+            let sequence = stopped.nextSequence
+            flushes += stopped.flushes
             do throws(CaptureError) {
                 try startPipeline(next, sequenceOffset: sequence, reconfiguring: true)
                 post(.inputsChanged)
             } catch {
                 state.withLock { $0.committed = previous }
                 do throws(CaptureError) { try startPipeline(previous, sequenceOffset: sequence, reconfiguring: true) } catch {
-                    post(.didStopRunning) // the old configuration cannot run again either: capture has stopped
+                    // The old configuration cannot run again either: capture has stopped.
+                    flushes += stopped.keptOutputs.map { $0.finish() }
+                    post(.didStopRunning)
                 }
                 throw error
             }
@@ -229,13 +238,15 @@ public final class CaptureSession: Sendable {
 
     /// Starts capture and returns once frames are flowing (or throws why they cannot).
     public func startRunning() throws(CaptureError) {
+        var flushes: [OutputFlush] = []
+        defer { for flush in flushes { flush.wait() } }
         try operations.withLock { (_) throws(CaptureError) in
             let (configuration, depth, running) = state.withLock { s in (s.committed, s.depth, s.pipeline?.isRunning ?? false) }
             guard depth == 0 else {
                 throw .configuration("startRunning() inside beginConfiguration()/commitConfiguration(); commit first")
             }
             guard !running else { return }
-            stopPipeline(finishing: [])
+            flushes = stopPipeline().flushes // one that ended by itself
             do throws(CaptureError) {
                 try startPipeline(configuration)
             } catch {
@@ -246,15 +257,25 @@ public final class CaptureSession: Sendable {
     }
 
     /// Stops capture; returns when the capture thread has ended and queued frames have
-    /// reached the delegates. Inside a configuration, capture stops when it is committed
-    /// (``isRunning`` stays true until then).
-    public func stopRunning() {
+    /// reached the delegates (called from a delegate, it returns without waiting for its own
+    /// queue: the rest is delivered after the delegate returns). Inside a configuration,
+    /// capture stops when it is committed (``isRunning`` stays true until then).
+    public func stopRunning() { stopRunningLater().wait() }
+
+    /// Stops capture now and returns the wait for the outputs' queues (and the stop's
+    /// notification after it), for a caller that must let go of its own lock first.
+    func stopRunningLater() -> OutputFlush {
         let deferred = state.withLock { s -> Bool in
             if s.depth > 0 { s.stopAtCommit = true }
             return s.depth > 0
         }
-        guard !deferred else { return }
-        operations.withLock { _ in _ = stopPipeline(finishing: []) }
+        guard !deferred else { return .none }
+        let stopped = operations.withLock { _ in stopPipeline() }
+        // Holds the session until it has said it stopped (a MultiCamSession lets go of its
+        // camera sessions before it waits).
+        return OutputFlush(waitingFor: stopped.flushes) { [self] in
+            if stopped.wasRunning { post(.didStopRunning) }
+        }
     }
 
     /// Buffers in use by consumers now and at peak, across the running source.
@@ -278,23 +299,31 @@ public final class CaptureSession: Sendable {
         if wasInterrupted { post(.interruptionEnded) }
     }
 
-    /// Stops the running pipeline; returns the sequence number a successor continues from.
-    @discardableResult
-    private func stopPipeline(finishing removed: [any FrameSink], reconfiguring: Bool = false) -> UInt64 {
+    /// What stopping a pipeline left to do.
+    private struct Stopped {
+        /// The number a successor pipeline continues from.
+        var nextSequence: UInt64 = 0
+        var wasRunning = false
+        /// The stopped outputs' flushes, to wait on with no lock held.
+        var flushes: [OutputFlush] = []
+        /// Outputs a reconfiguration did not stop (they go on with the next pipeline).
+        var keptOutputs: [any FrameSink] = []
+    }
+
+    /// Stops the running pipeline and its outputs (when reconfiguring, only the `removed` ones:
+    /// the others go on with the next pipeline). The caller waits on the flushes and posts
+    /// `didStopRunning` once it holds no lock.
+    private func stopPipeline(finishing removed: [any FrameSink] = [], reconfiguring: Bool = false) -> Stopped {
         let pipeline = state.withLock { s in
             defer { s.pipeline = nil }
             return s.pipeline
         }
-        guard let pipeline else { return 0 }
+        guard let pipeline else { return Stopped() }
         let wasRunning = pipeline.isRunning
-        if reconfiguring {
-            pipeline.stop(finishing: removed)
-        } else {
-            pipeline.stop()
-            for output in removed { output.finish() }
-        }
-        if wasRunning && !reconfiguring { post(.didStopRunning) }
-        return pipeline.nextSequence
+        let flushes = pipeline.stop(finishing: reconfiguring ? removed : nil)
+        let kept = reconfiguring ? pipeline.outputs.filter { o in !removed.contains { $0 === o } } : []
+        return Stopped(
+            nextSequence: pipeline.nextSequence, wasRunning: wasRunning && !reconfiguring, flushes: flushes, keptOutputs: kept)
     }
 
     /// Called on the capture thread when it ends by itself (error, unplug, end of file).

@@ -68,11 +68,13 @@ public final class MultiCamSession: Sendable {
             return s.staged
         }
         guard let next = ready else { return }
+        var flush = OutputFlush.none
+        defer { flush.wait() }
         try operations.withLock { (_) throws(CaptureError) in
             let (previous, running) = state.withLock { ($0.committed, $0.running) }
             state.withLock { $0.committed = next }
             guard running else { return }
-            stopCameras()
+            flush = stopCameras()
             do throws(CaptureError) { try startCameras(next) } catch {
                 state.withLock { $0.committed = previous }
                 try? startCameras(previous)
@@ -187,9 +189,10 @@ public final class MultiCamSession: Sendable {
         }
     }
 
-    /// Stops every camera and flushes every output.
+    /// Stops every camera and flushes every output (from a delegate, without waiting for its
+    /// own queue).
     public func stopRunning() {
-        operations.withLock { _ in stopCameras() }
+        operations.withLock { _ in stopCameras() }.wait()
     }
 
     private func startCameras(_ configuration: Configuration) throws(CaptureError) {
@@ -211,7 +214,8 @@ public final class MultiCamSession: Sendable {
                 try session.startRunning()
             }
         } catch {
-            for (_, session) in started { release(session) }
+            let flushes = started.map { release($0.1) }
+            for flush in flushes { flush.wait() }
             throw error
         }
         state.withLock { s in
@@ -220,7 +224,9 @@ public final class MultiCamSession: Sendable {
         }
     }
 
-    private func stopCameras() {
+    /// Stops every camera; returns the wait for their outputs' queues, for the caller to run
+    /// once it holds no lock.
+    private func stopCameras() -> OutputFlush {
         let cameras = state.withLock { s in
             defer {
                 s.cameras = []
@@ -228,16 +234,23 @@ public final class MultiCamSession: Sendable {
             }
             return s.cameras
         }
-        // Stopped together: each stop ends its thread and flushes its outputs.
-        DispatchQueue.concurrentPerform(iterations: cameras.count) { release(cameras[$0].session) }
+        // Stopped together: each stop ends its thread.
+        let flushes = Mutex<[OutputFlush]>([])
+        DispatchQueue.concurrentPerform(iterations: cameras.count) { i in
+            let flush = release(cameras[i].session)
+            flushes.withLock { $0.append(flush) }
+        }
+        return OutputFlush(waitingFor: flushes.withLock { $0 })
     }
 
-    /// Stops a camera's session and gives its outputs back (so another session may take them).
-    private func release(_ session: CaptureSession) {
-        session.stopRunning()
+    /// Stops a camera's session and gives its outputs back (so another session may take them);
+    /// returns the wait for their queues.
+    private func release(_ session: CaptureSession) -> OutputFlush {
+        let flush = session.stopRunningLater()
         session.beginConfiguration()
         for output in session.outputs { session.removeOutput(output) }
         try? session.commitConfiguration()
+        return flush
     }
 
     // MARK: Notifications

@@ -446,15 +446,21 @@ final class V4L2Stream: Sendable {
         }
     }
 
-    /// Gives buffer `index` back to the driver (nothing after `stop()`).
+    /// Gives buffer `index` back to the driver (nothing after `stop()`). The check, the QBUF and
+    /// the bookkeeping happen under one lock, in that order: the capture thread may DQBUF the
+    /// buffer the moment QBUF returns, and its removal from `queued` (which takes the lock) must
+    /// come after this insertion, or `queued` would name a buffer the driver does not hold (and
+    /// with consumers holding every other one, poll would report POLLERR: a spurious EIO).
     func requeue(_ index: Int) {
-        guard state.withLock({ $0.streaming }) else { return }
-        var buf = Self.buffer(index)
-        do {
-            try handle.ioctl(cv4l2_VIDIOC_QBUF, "VIDIOC_QBUF", &buf)
-            state.withLock { _ = $0.queued.insert(index) }
-        } catch {
-            // A device that went away or stopped: the next DQBUF reports it.
+        state.withLock { s in
+            guard s.streaming else { return }
+            var buf = Self.buffer(index)
+            do {
+                try handle.ioctl(cv4l2_VIDIOC_QBUF, "VIDIOC_QBUF", &buf)
+                s.queued.insert(index)
+            } catch {
+                // A device that went away or stopped: the next DQBUF reports it.
+            }
         }
     }
 

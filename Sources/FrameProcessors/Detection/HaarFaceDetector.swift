@@ -57,7 +57,7 @@ public final class HaarFaceDetector: FaceDetecting {
             return scaled!
         }
     }
-    private let scratch: Mutex<SendableBox<Scratch>>
+    private let scratch: Mutex<Scratch>
 
     /// Loads the default model (see `ModelCatalog`) or the cascade at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
@@ -77,10 +77,10 @@ public final class HaarFaceDetector: FaceDetecting {
         }
         self.options = options
         self.modelURL = url
-        self.scratch = Mutex(SendableBox(Scratch(cascade: raw)))
+        self.scratch = Mutex(Scratch(cascade: raw))
     }
 
-    deinit { scratch.withLock { fkcv_cascade_destroy($0.value.cascade) } }
+    deinit { scratch.withLock { fkcv_cascade_destroy($0.cascade) } }
 
     public var name: String { "haar" }
 
@@ -111,11 +111,11 @@ public final class HaarFaceDetector: FaceDetecting {
                     detectOn = try image.lumaPlane().cropped(to: area)
                 default:
                     var converted =
-                        try box.value.gray.flatMap { $0.width == area.width && $0.height == area.height ? $0 : nil }
+                        try box.gray.flatMap { $0.width == area.width && $0.height == area.height ? $0 : nil }
                         ?? PixelBuffer(width: area.width, height: area.height, format: .gray8)
-                    box.value.gray = nil // the only owner while it is written: no copy-on-write
+                    box.gray = nil // the only owner while it is written: no copy-on-write
                     try ColorConversion.convertToGray(image.cropped(to: area), into: &converted)
-                    box.value.gray = converted
+                    box.gray = converted
                     detectOn = converted
                 }
                 if call.detectionScale < 1 {
@@ -125,15 +125,15 @@ public final class HaarFaceDetector: FaceDetecting {
                     // One scratch allocation, grown as needed; each call views the size it needs.
                     // It is moved out of the box while in use, so the view is its only owner
                     // and writing into it never triggers copy-on-write.
-                    if (box.value.scaled?.byteCount ?? 0) < sw * sh { box.value.scaled = PixelStorage(byteCount: max(sw * sh, 640 * 480)) }
-                    var scaled = try PixelBuffer(width: sw, height: sh, format: .gray8, packedStorage: box.value.takeScaled())
+                    if (box.scaled?.byteCount ?? 0) < sw * sh { box.scaled = PixelStorage(byteCount: max(sw * sh, 640 * 480)) }
+                    var scaled = try PixelBuffer(width: sw, height: sh, format: .gray8, packedStorage: box.takeScaled())
                     try Resize.area(detectOn, into: &scaled)
                     detectOn = scaled
-                    box.value.scaled = scaled.storageForViews // back for the next call (only read from here on)
+                    box.scaled = scaled.storageForViews // back for the next call (only read from here on)
                 }
                 let sx = Double(area.width) / Double(detectOn.width)
                 let sy = Double(area.height) / Double(detectOn.height)
-                let found = try runCascade(box.value.cascade, on: detectOn, options: call, scale: sx)
+                let found = try runCascade(box.cascade, on: detectOn, options: call, scale: sx)
                 return found.map { r in
                     Face(
                         bounds: Rect(
