@@ -20,8 +20,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FrameKit", targets: ["FrameKit"]),
-        // Capture alone: devices, sessions, outputs; links libv4l2 and libjpeg-turbo, not OpenCV.
+        // Capture alone: cameras (V4L2, the virtual camera), sessions, outputs; links libv4l2 and
+        // libjpeg-turbo, not FFmpeg's libraries or OpenCV.
         .library(name: "FrameCapture", targets: ["FrameCapture"]),
+        // Capture plus video files, network streams and movie files (FFmpeg's libraries).
+        .library(name: "FrameMedia", targets: ["FrameMedia"]),
         .library(name: "FrameProcessors", targets: ["FrameProcessors"]),
         .executable(name: "framekit", targets: ["FrameKitCLI"]),
         .executable(name: "framekit-bench", targets: ["FrameKitBench"])
@@ -81,8 +84,11 @@ let package = Package(
         .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG"]),
         .target(
             name: "FrameCapture",
-            dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2", "CFFmpeg"],
+            dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2"],
             exclude: ["Resources"]),
+        // Video files, network streams and movie files through FFmpeg's libraries: sources and an
+        // output for FrameCapture's sessions, above it.
+        .target(name: "FrameMedia", dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameCapture", "CFFmpeg"]),
         .target(
             name: "FrameProcessors",
             dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "COpenCVShim"]),
@@ -91,7 +97,8 @@ let package = Package(
         .target(
             name: "FrameKit",
             dependencies: [
-                "FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameStats", "FramePreview"
+                "FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameMedia", "FrameStats",
+                "FramePreview"
             ]),
         // The CLI as a library (commands, parser, output files), and the executable that calls it.
         .target(name: "FrameKitCommands", dependencies: ["FrameKit"]),

@@ -35,6 +35,7 @@ extension PixelBuffer {
 
     /// The storage behind this buffer, for making buffers of other shapes over the same memory
     /// (a scratch area reused at several sizes). Writing through such views is the caller's
-    /// responsibility: they bypass copy-on-write.
-    public var storageForViews: PixelStorage { storage }
+    /// responsibility: they bypass copy-on-write. `package`: an escape hatch for FrameKit's own
+    /// scratch buffers, not an API.
+    package var unsafeStorageForViews: PixelStorage { storage }
 }

@@ -83,7 +83,7 @@ public struct PixelBuffer: Sendable {
         self.storage = storage
     }
 
-    public static func validate(width: Int, height: Int, format: PixelFormat) throws(PixelBufferError) {
+    package static func validate(width: Int, height: Int, format: PixelFormat) throws(PixelBufferError) {
         let a = format.sizeAlignment
         guard width > 0, height > 0, width % a.width == 0, height % a.height == 0,
             width <= 16384, height <= 16384

@@ -2,6 +2,7 @@
 @_exported import FrameCapture
 @_exported import FrameCore
 @_exported import FrameImageIO
+@_exported import FrameMedia
 @_exported import FrameModels
 @_exported import FramePixels
 @_exported import FramePreview

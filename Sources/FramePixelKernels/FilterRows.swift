@@ -6,14 +6,14 @@ import _Builtin_intrinsics.intel
 /// BORDER_REPLICATE): portable loops in wrapping 16-bit arithmetic that the compiler vectorises —
 /// with SSE2 in the baseline build and on 256-bit registers in the AVX2 build, from this one
 /// source. Every path computes the same integers.
-public enum FilterRows {
+package enum FilterRows {
     /// The separable blurs: box (mean, rounded to nearest, as `cv::blur`) and OpenCV's fixed
     /// Gaussian kernels for σ = 0 ([1 2 1]/4, [1 4 6 4 1]/16 per axis, rounded half up).
-    public enum Blur: Sendable {
+    package enum Blur: Sendable {
         case box3, box5, gaussian3, gaussian5
 
         /// Rows each output row reads (3 or 5).
-        public var taps: Int {
+        package var taps: Int {
             switch self {
             case .box3, .gaussian3: 3
             case .box5, .gaussian5: 5
@@ -22,7 +22,7 @@ public enum FilterRows {
     }
 
     /// One source row's horizontal sums (at most 16·255 for every kernel: 16 bits).
-    public static func horizontal(_ blur: Blur, _ p: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt16>, width w: Int) {
+    package static func horizontal(_ blur: Blur, _ p: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt16>, width w: Int) {
         switch blur {
         case .box3: pass3(p, out, w) { a, b, c in a &+ b &+ c }
         case .gaussian3: pass3(p, out, w) { a, b, c in a &+ 2 &* b &+ c }
@@ -33,7 +33,7 @@ public enum FilterRows {
 
     /// One output row from `blur.taps` rows of horizontal sums (`rows[k]`: the row k − taps/2
     /// away, edges already replicated by the caller).
-    public static func vertical(
+    package static func vertical(
         _ blur: Blur,
         _ rows: (UnsafePointer<UInt16>, UnsafePointer<UInt16>, UnsafePointer<UInt16>, UnsafePointer<UInt16>, UnsafePointer<UInt16>),
         into out: UnsafeMutablePointer<UInt8>, width w: Int
@@ -84,7 +84,7 @@ public enum FilterRows {
 
     /// Sobel's horizontal pass of one source row: the difference `r − l` and the smoothing
     /// `l + 2c + r`, edges replicated.
-    public static func sobelHorizontal(
+    package static func sobelHorizontal(
         _ p: UnsafePointer<UInt8>, difference: UnsafeMutablePointer<Int16>, smooth: UnsafeMutablePointer<Int16>, width w: Int
     ) {
         if w == 1 {
@@ -107,7 +107,7 @@ public enum FilterRows {
 
     /// |∂x| + |∂y| from three rows' horizontal passes (up, middle, down), each saturated to
     /// 8 bits and their sum too (OpenCV's `convertScaleAbs(dx) + convertScaleAbs(dy)`).
-    public static func sobelMagnitude(
+    package static func sobelMagnitude(
         up: (UnsafePointer<Int16>, UnsafePointer<Int16>), middle: UnsafePointer<Int16>, down: (UnsafePointer<Int16>, UnsafePointer<Int16>),
         into out: UnsafeMutablePointer<UInt8>, width w: Int
     ) {
@@ -123,7 +123,7 @@ public enum FilterRows {
     /// `maxValue` where the byte is above `threshold`, else 0 (OpenCV's THRESH_BINARY): unsigned
     /// v > t as a signed compare of both with the top bit flipped, whose all-ones lanes are the
     /// answer itself when `maxValue` is 255.
-    public static func threshold(
+    package static func threshold(
         _ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, count w: Int, threshold: UInt8, maxValue: UInt8
     ) {
         var x = 0

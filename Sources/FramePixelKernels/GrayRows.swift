@@ -11,16 +11,16 @@ import _Builtin_intrinsics.intel
 /// symlink in FramePixelKernelsAVX2 with `-target-cpu haswell` and `FRAMEKIT_AVX2`, where the
 /// same sums run 32 pixels a step in 256-bit registers first. Both give the same bytes (the
 /// arithmetic is exact); FramePixels' `KernelDispatch` picks one at start-up.
-public enum GrayRows {
+package enum GrayRows {
     /// (red·R + green·G + blue·B + bias) >> 15, each weight below 2^15 and the result at most
     /// 255: OpenCV's gray, or a Y'CbCr conversion's luma (its offset in the bias).
-    public struct Weights: Sendable {
-        public let red: Int32, green: Int32, blue: Int32, bias: Int32
-        public init(red: Int32, green: Int32, blue: Int32, bias: Int32) {
+    package struct Weights: Sendable {
+        package let red: Int32, green: Int32, blue: Int32, bias: Int32
+        package init(red: Int32, green: Int32, blue: Int32, bias: Int32) {
             (self.red, self.green, self.blue, self.bias) = (red, green, blue, bias)
         }
         /// OpenCV 4's RGB → gray, rounded.
-        public static let gray = Weights(red: 9798, green: 19235, blue: 3735, bias: 16384)
+        package static let gray = Weights(red: 9798, green: 19235, blue: 3735, bias: 16384)
     }
 
     @inline(__always)
@@ -29,7 +29,7 @@ public enum GrayRows {
     }
 
     /// One row of `width` pixels; `bgra` false means RGB24.
-    public static func convertRow(
+    package static func convertRow(
         _ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int, bgra: Bool, weights w: Weights = .gray
     ) {
         var x = 0
@@ -50,7 +50,7 @@ public enum GrayRows {
 
     /// YUYV's luma, as it is (no range change, as OpenCV's YUV2GRAY_YUYV): the even bytes of
     /// the packed row, `width` of them.
-    public static func lumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int) {
+    package static func lumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, width: Int) {
         var x = 0
         #if FRAMEKIT_AVX2
         x = wideLumaOfYUYV(s, d, width)

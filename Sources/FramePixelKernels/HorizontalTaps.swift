@@ -15,16 +15,16 @@ import _Builtin_intrinsics.intel
 ///
 /// A class (immutable): passed along per row (through `KernelDispatch.Taps`), it costs one
 /// reference, where the struct it was retained and released its seven arrays on every call.
-public final class HorizontalTaps: Sendable {
+package final class HorizontalTaps: Sendable {
     /// Output pixels per row, source pixels per row, taps per output, bytes per pixel.
-    public let count: Int, sourceWidth: Int, taps: Int, channels: Int
+    package let count: Int, sourceWidth: Int, taps: Int, channels: Int
     /// Per output and tap: the source pixel (clamped into the row: a tap past its end reads the
     /// last pixel) and the weight, at `output · taps + tap`.
     let index: [Int32]
     let weights: [Int16]
     /// Outputs the shuffle path covers (a multiple of 16, from 0; always 0 in the baseline
     /// build); the rest go the other ways.
-    public let shuffled: Int
+    package let shuffled: Int
     /// Per block of 4 outputs: the source pixel its 16-byte load starts at.
     let bases: [Int32]
     /// Per pair of blocks and pair of taps: 32 mask bytes (the two blocks' 16) and 16 weights.
@@ -35,7 +35,7 @@ public final class HorizontalTaps: Sendable {
     /// from 0), each block's load start, and per pair of blocks 96 bytes — the mask that puts
     /// each output's (left, right) bytes side by side, and the right weight's two parts as
     /// signed byte pairs (−high, high) and (−low, low) — for the two 128-bit lanes.
-    public let interpolated: Int
+    package let interpolated: Int
     /// One channel, two taps, each pair two neighbours: what the baseline's gather reads as a
     /// 16-bit load.
     let adjacentPairs: Bool
@@ -44,7 +44,7 @@ public final class HorizontalTaps: Sendable {
 
     /// `first[i]`: output `i`'s first source pixel; `weights[i · taps + k]`: the weight of
     /// source pixel `first[i] + k`. `taps` even (pad with zero weights).
-    public init(first: [Int32], weights: [Int16], taps: Int, sourceWidth: Int, channels: Int) {
+    package init(first: [Int32], weights: [Int16], taps: Int, sourceWidth: Int, channels: Int) {
         precondition(taps > 0 && taps % 2 == 0 && weights.count == first.count * taps && sourceWidth > 0)
         count = first.count
         self.sourceWidth = sourceWidth
@@ -151,7 +151,7 @@ public final class HorizontalTaps: Sendable {
     }
 
     /// One source row → `count · channels` exact sums.
-    public func sums(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int32>) {
+    package func sums(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int32>) {
         var x = 0
         #if FRAMEKIT_AVX2
         x = shuffledSums(row, shift: 0) { i, v, w in
@@ -164,7 +164,7 @@ public final class HorizontalTaps: Sendable {
 
     /// One source row → `count · channels` sums `>> 4` as 16-bit values: 128 × the
     /// interpolated pixel for bilinear weights summing to 2048.
-    public func sumsShifted(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int16>) {
+    package func sumsShifted(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<Int16>) {
         var x = 0
         #if FRAMEKIT_AVX2
         if interpolated > 0 {

@@ -6,8 +6,8 @@ import _Builtin_intrinsics.intel
 /// ends. The portable step reverses `SIMD` lanes with constant indices (`pshufd`/`pshufb`-like
 /// shuffles); the AVX2 build first reverses 32 bytes a vector (`vpshufb` within each 128-bit
 /// lane, then `vpermd` swapping the lanes — one `vpermd` for 4-byte pixels).
-public enum MirrorRows {
-    public static func reverse(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, count: Int, bytesPerPixel: Int) {
+package enum MirrorRows {
+    package static func reverse(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, count: Int, bytesPerPixel: Int) {
         var (d, n) = (d, count)
         #if FRAMEKIT_AVX2
         if bytesPerPixel == 1 || bytesPerPixel == 2 || bytesPerPixel == 4 {

@@ -7,11 +7,11 @@ import _Builtin_intrinsics.intel
 /// same three rounds on both halves at once, one 32-bit permute (`vpermd`) joining each column's halves, and
 /// whole 16-byte rows stored. Clockwise, source (sx, sy) goes to (height−1−sy, sx); counter-
 /// clockwise to (sy, width−1−sx).
-public enum QuarterTurn {
+package enum QuarterTurn {
     /// Turns the whole blocks of the tile `x..<xEnd` × `y..<yEnd` of a `width` × `height` source;
     /// returns how far they reach, `(y, x)`: the caller turns the pixels right of `x` in rows
     /// above `y`, and the rows from `y` on.
-    public static func blocks(
+    package static func blocks(
         _ s: UnsafePointer<UInt8>, _ sStride: Int, _ d: UnsafeMutablePointer<UInt8>, _ dStride: Int,
         x tx: Int, y ty: Int, xEnd: Int, yEnd: Int, width: Int, height: Int, clockwise: Bool
     ) -> (y: Int, x: Int) {

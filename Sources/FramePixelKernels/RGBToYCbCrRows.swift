@@ -11,15 +11,15 @@ import _Builtin_intrinsics.intel
 /// Compiled twice, as `GrayRows` is: the SSE2 build sums blocks 16 pixels a step (RGB24's pixels
 /// each from a 4-byte load: SSE2 has no byte shuffle to spread 3-byte pixels), the AVX2 build 32
 /// pixels a step. Every path computes the same integers.
-public struct RGBToYCbCrRows: Sendable {
-    public let luma: GrayRows.Weights
+package struct RGBToYCbCrRows: Sendable {
+    package let luma: GrayRows.Weights
     let cbR: Int16, cbG: Int16, cbB: Int16
     let crR: Int16, crG: Int16, crB: Int16
     static let chromaBias: Int32 = 128 << 16 + 1 << 15
 
     /// From the matrix's luma coefficients (`kr`, `kb`: 0.299/0.114 for BT.601, 0.2126/0.0722
     /// for BT.709) and the range (video: luma 16–235, chroma 16–240; full: 0–255).
-    public init(kr: Double, kb: Double, fullRange: Bool) {
+    package init(kr: Double, kb: Double, fullRange: Bool) {
         let kg = 1 - kr - kb
         let (ys, cs) = fullRange ? (1.0, 1.0) : (219.0 / 255, 224.0 / 255)
         func l(_ k: Double) -> Int32 { Int32((k * ys * 32768).rounded()) }
@@ -30,7 +30,7 @@ public struct RGBToYCbCrRows: Sendable {
     }
 
     /// Where a chroma row goes: Cb/Cr pairs (NV12) or two planes (I420).
-    public enum ChromaOut {
+    package enum ChromaOut {
         case interleaved(UnsafeMutablePointer<UInt8>)
         case planar(UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>)
     }
@@ -38,7 +38,7 @@ public struct RGBToYCbCrRows: Sendable {
     /// Rows `top` and `bottom` (the same row for an odd last one) of `width` pixels: their
     /// luma (`lumaBottom` nil: not written) and the chroma row of their 2x2 blocks (the last
     /// block of an odd width is its one column, counted twice).
-    public func convertRows(
+    package func convertRows(
         _ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, lumaTop: UnsafeMutablePointer<UInt8>,
         lumaBottom: UnsafeMutablePointer<UInt8>?, chroma: ChromaOut, width: Int, bgra: Bool
     ) {

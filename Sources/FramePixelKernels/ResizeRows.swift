@@ -7,11 +7,11 @@ import _Builtin_intrinsics.intel
 /// blend and the mean have an AVX2 step (32 outputs) in the AVX2 build, then SSE2 or portable
 /// code; the area sums are portable loops the compiler vectorises (256-bit in the AVX2 build).
 /// Every path computes the same integers.
-public enum ResizeRows {
+package enum ResizeRows {
     /// Bilinear: out = ((top · a) >> 16 + (bottom · b) >> 16 + 2) >> 2, clamped to a byte, with
     /// a + b = 2048 and rows of 128 × the interpolated pixels (`HorizontalTaps.sumsShifted`):
     /// OpenCV's own fixed-point blend (`pmulhw`), so results match it.
-    public static func blend(
+    package static func blend(
         _ top: UnsafePointer<Int16>, _ a: Int16, _ bottom: UnsafePointer<Int16>, _ b: Int16,
         into out: UnsafeMutablePointer<UInt8>, count: Int
     ) {
@@ -56,7 +56,7 @@ public enum ResizeRows {
     }
 
     /// The 2x2 box mean: out[i] = (r0[2i] + r0[2i+1] + r1[2i] + r1[2i+1] + 2) >> 2.
-    public static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+    package static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
         var i = 0
         #if FRAMEKIT_AVX2
         // Pairs summed by `pmaddubsw` against ones (16-bit sums), the rows added, rounded.
@@ -87,7 +87,7 @@ public enum ResizeRows {
     }
 
     /// An area resize's vertical pass over horizontal sums: `acc = (start ? 0 : acc) + weight · row`.
-    public static func accumulate(
+    package static func accumulate(
         _ row: UnsafePointer<Int32>, weight: UInt32, into acc: UnsafeMutablePointer<UInt32>, count: Int, start: Bool
     ) {
         let r = UnsafeRawPointer(row).assumingMemoryBound(to: UInt32.self)
@@ -102,7 +102,7 @@ public enum ResizeRows {
     /// horizontal sums: Σ weight · row with 24 fractional bits, rounded to bytes, in one pass —
     /// the same integers as `accumulate` over the rows and then `finish`, without the
     /// accumulator's loads and stores (the two took a third of a 3/8 resize).
-    public static func weightedRows(
+    package static func weightedRows(
         _ rows: UnsafePointer<UnsafePointer<Int32>>, _ weights: UnsafePointer<UInt32>, taps: Int,
         into out: UnsafeMutablePointer<UInt8>, count: Int
     ) {
@@ -128,7 +128,7 @@ public enum ResizeRows {
     }
 
     /// Sums with 24 fractional bits (two 12-bit weights) → rounded bytes.
-    public static func finish(_ acc: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+    package static func finish(_ acc: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
         for i in 0..<count { out[i] = UInt8(truncatingIfNeeded: (acc[i] &+ (1 << 23)) &>> 24) }
     }
 }

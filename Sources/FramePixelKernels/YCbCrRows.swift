@@ -13,7 +13,7 @@ import _Builtin_intrinsics.intel
 ///
 /// Compiled twice, as `GrayRows` is: in FramePixelKernels (SSE2) and in FramePixelKernelsAVX2
 /// (`-target-cpu haswell`), where 32 pixels a step go through 256-bit registers first.
-public struct YCbCrRows: Sendable {
+package struct YCbCrRows: Sendable {
     /// Luma gain at scale 2^14, applied to Y'·256 (unsigned: the full-range gain is exactly 1).
     let luma: UInt16
     let rv: Int16, gu: Int16, gv: Int16
@@ -23,7 +23,7 @@ public struct YCbCrRows: Sendable {
     let videoRange: Bool
 
     /// From the 20-bit gains (OpenCV's scale: ColorConversion's coefficients).
-    public init(y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, fullRange: Bool) {
+    package init(y: Int32, rv: Int32, gu: Int32, gv: Int32, bu: Int32, fullRange: Bool) {
         // The 20-bit gains rounded to 14 bits.
         func g(_ c: Int32) -> Int32 { Int32((Double(c) / 64).rounded()) }
         luma = UInt16(g(y))
@@ -92,13 +92,13 @@ public struct YCbCrRows: Sendable {
 
     /// Where a row's chroma is: interleaved Cb/Cr bytes (NV12), two planes (I420), or inside the
     /// luma row itself (YUYV).
-    public enum Chroma {
+    package enum Chroma {
         case interleaved(UnsafePointer<UInt8>)
         case planar(UnsafePointer<UInt8>, UnsafePointer<UInt8>)
         case packedYUYV
 
         /// From the chroma rows a caller has: none (YUYV), one (NV12's Cb/Cr pairs) or two (I420).
-        public init(cb: UnsafePointer<UInt8>?, cr: UnsafePointer<UInt8>?) {
+        package init(cb: UnsafePointer<UInt8>?, cr: UnsafePointer<UInt8>?) {
             switch (cb, cr) {
             case (let u?, let v?): self = .planar(u, v)
             case (let uv?, nil): self = .interleaved(uv)
@@ -109,7 +109,7 @@ public struct YCbCrRows: Sendable {
 
     /// Converts one or two rows (NV12 and I420 rows come in pairs that share their chroma) of
     /// `width` pixels. For YUYV, `luma` is the packed row and `second` must be nil.
-    public func convertRows(
+    package func convertRows(
         luma: UnsafePointer<UInt8>, into d: UnsafeMutablePointer<UInt8>,
         second: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>)?,
         chroma: Chroma, width: Int, bgra: Bool

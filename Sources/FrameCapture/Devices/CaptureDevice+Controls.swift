@@ -20,7 +20,7 @@ extension CaptureDevice {
         switch backend {
         case .v4l2: return try withControlHandle { (handle) throws(CaptureError) in try handle.queryControls() }
         case .virtual(let controls): return controls.controls()
-        case .file, .media: return []
+        case .file, .custom: return []
         }
     }
 
@@ -83,7 +83,7 @@ extension CaptureDevice {
             case .virtual(let controls):
                 guard controls.lock() else { throw .lockedForConfiguration(device: localizedName) }
                 lock = .virtual
-            case .file, .media:
+            case .file, .custom:
                 lock = .virtual
             }
         }

@@ -19,19 +19,6 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         case stream
     }
 
-    /// How a network stream that drops is reconnected: `attempts` tries, waiting `initialDelay`
-    /// seconds before the first and doubling up to `maxDelay`.
-    public struct ReconnectPolicy: Sendable, Equatable {
-        public var attempts: Int
-        public var initialDelay: Double
-        public var maxDelay: Double
-        public init(attempts: Int = 5, initialDelay: Double = 0.5, maxDelay: Double = 8) {
-            self.attempts = max(0, attempts)
-            self.initialDelay = max(0.01, initialDelay)
-            self.maxDelay = max(self.initialDelay, maxDelay)
-        }
-    }
-
     public enum Position: String, Sendable, Codable { case unspecified, front, back }
     public enum MediaType: String, Sendable { case video }
 
@@ -39,7 +26,8 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         case v4l2(path: String, kernel: any V4L2Kernel)
         case virtual(VirtualCameraControls)
         case file(FileSourceDescription)
-        case media(MediaSourceDescription)
+        /// Any other source: FrameMedia's files and streams, or one a program brings.
+        case custom(any FrameSourceFactory)
     }
 
     public let uniqueID: String
@@ -107,6 +95,19 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         chosenFormat.withLock { $0 = format }
     }
 
+    /// A device whose frames come from sources `source` makes: FrameMedia's files and streams
+    /// are made so, and so is any source a program brings (a GStreamer appsink, a network
+    /// camera's SDK) without touching FrameCapture. `formats` are what a session chooses among
+    /// (by its preset, or the ``activeFormat``); `.file` and `.stream` devices have one size.
+    public convenience init(
+        uniqueID: String, localizedName: String, deviceType: DeviceType, modelID: String, formats: [CaptureDeviceFormat],
+        source: any FrameSourceFactory
+    ) {
+        self.init(
+            uniqueID: uniqueID, localizedName: localizedName, deviceType: deviceType, modelID: modelID, formats: formats,
+            backend: .custom(source))
+    }
+
     /// The distinct frame sizes the device offers, smallest first.
     public var supportedSizes: [FrameSize] {
         Array(Set(formats.map(\.size))).sorted { ($0.area, $0.width) < ($1.area, $1.width) }
@@ -160,85 +161,23 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
             }, backend: .virtual(VirtualCameraControls(deviceID: uniqueID)))
     }
 
-    /// A file source: a video file (MP4, MKV, WebM, MOV, AVI… through libavformat and
-    /// libavcodec: H.264, H.265, VP9, AV1, MPEG-4…), a Y4M or MJPEG file, a JPEG/PGM/PPM image,
-    /// or a folder of images. A URL that is not a file URL is opened as ``stream(_:reconnect:)``.
-    /// Throws if the file cannot be read or holds no video.
-    /// - Parameters:
-    ///   - url: the file, or a folder of images (read in name order).
-    ///   - realTime: pace frames at the file's frame rate and drop late ones like a camera;
-    ///     otherwise every frame is delivered as fast as the consumer takes it.
-    ///   - frameRate: the rate to assume where the file has none (images, MJPEG) or to use
-    ///     instead of the file's own; nil: the file's rate, else 30.
-    ///   - start: where to start on the media timeline, in seconds (video files read through
-    ///     libavformat: the seek lands on the key frame before, the frames up to `start` are
-    ///     skipped); other files refuse it with ``CaptureError/invalidArgument(_:)``.
-    public static func file(_ url: URL, realTime: Bool = false, frameRate: Double? = nil, start: Double = 0) throws(CaptureError)
-        -> CaptureDevice
-    {
-        guard url.isFileURL else { return try stream(url) }
-        guard start >= 0, start.isFinite else { throw .invalidArgument("a start time must be 0 or more seconds, got \(start)") }
-        if let glob = FileSourceDescription.pngGlob(url) {
-            // A folder of PNGs (and no JPEG/PGM/PPM): libavformat's image2 reads them in name
-            // order, each decoded by libavcodec's PNG decoder, as it reads one PNG.
-            guard start == 0 else {
-                throw .invalidArgument("\(url.lastPathComponent): a start time applies to video files (MP4, MKV…), not images")
-            }
-            let media = try MediaSourceDescription(
-                location: glob, format: "image2", options: "pattern_type=glob:framerate=\(frameRate ?? 30)", isLive: false,
-                realTime: realTime, frameRate: frameRate ?? 30, reconnect: ReconnectPolicy(attempts: 0))
-            return CaptureDevice(
-                uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-                modelID: "png", formats: [media.deviceFormat], backend: .media(media))
-        }
-        let description: FileSourceDescription
-        do { description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate) } catch {
-            // Content FrameKit's own readers do not know: a video file for libavformat.
-            guard case .unreadableFile(_, FileSourceDescription.notOurs) = error else { throw error }
-            let media = try MediaSourceDescription(
-                location: url.path, isLive: false, realTime: realTime, frameRate: frameRate, reconnect: ReconnectPolicy(attempts: 0),
-                start: start)
-            return CaptureDevice(
-                uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-                modelID: media.info.codec, formats: [media.deviceFormat], backend: .media(media))
-        }
-        guard start == 0 else {
-            throw .invalidArgument("\(url.lastPathComponent): a start time applies to video files (MP4, MKV…), not Y4M, MJPEG or images")
-        }
+    /// A file FrameKit's own readers know (Y4M, MJPEG, a JPEG/PGM/PPM image, a folder of
+    /// them) as a device; ``CaptureError/unreadableFile(path:reason:)`` with
+    /// `FileSourceDescription.notOurs` for any other content (FrameMedia's `file(_:)` then
+    /// tries libavformat).
+    package static func ownFile(_ url: URL, realTime: Bool, frameRate: Double?) throws(CaptureError) -> CaptureDevice {
+        let description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate)
         return CaptureDevice(
             uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
             modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
     }
 
-    /// A live network stream — rtsp://, rtsps://, tcp://, udp://, http(s)://, srt:// where the
-    /// linked libavformat has the protocol (another scheme is ``CaptureError/invalidArgument(_:)``)
-    /// — probed now (a stream that cannot be opened is ``CaptureError/streamUnavailable(url:reason:)``). Frames come at the stream's pace and
-    /// late ones drop like a camera's; a stream that drops is reconnected as `reconnect` says.
-    /// An http(s):// or file:// URL to a recording (its container gives a duration) is a file
-    /// instead (``DeviceType/file``): read as fast as it is consumed, and it ends.
-    public static func stream(_ url: URL, reconnect: ReconnectPolicy = ReconnectPolicy()) throws(CaptureError) -> CaptureDevice {
-        let scheme = url.scheme?.lowercased() ?? ""
-        guard !scheme.isEmpty, MediaInput.hasProtocol(scheme) else {
-            throw .invalidArgument("\(redactingCredentials(url.absoluteString)): this libavformat has no '\(scheme)' protocol")
-        }
-        let media = try MediaSourceDescription(
-            location: url.absoluteString, isLive: true, realTime: true, frameRate: nil, reconnect: reconnect)
-        // What is shown (names, labels, summaries) never carries the stream's password.
-        let shown = redactingCredentials(url.absoluteString)
-        // A file behind a URL (http(s) or file:// to a recording, whose container gives a
-        // duration) is a file: it ends, and is neither reconnected nor replayed for ever. Live
-        // is what says it is live: no duration (an IP camera's MJPEG, live HLS, RTSP, TCP).
-        if ["http", "https", "file"].contains(scheme), media.info.duration > 0 {
-            let file = try MediaSourceDescription(
-                location: url.absoluteString, isLive: false, realTime: false, frameRate: nil, reconnect: ReconnectPolicy(attempts: 0))
-            return CaptureDevice(
-                uniqueID: shown, localizedName: shown, deviceType: .file, modelID: file.info.codec, formats: [file.deviceFormat],
-                backend: .media(file))
-        }
-        return CaptureDevice(
-            uniqueID: shown, localizedName: shown, deviceType: .stream, modelID: media.info.codec,
-            formats: [media.deviceFormat], backend: .media(media))
-    }
+    /// The reason ``ownFile(_:realTime:frameRate:)`` gives for content its readers do not know.
+    package static let notOurFile = FileSourceDescription.notOurs
+
+    /// For a folder that holds PNG images and no JPEG/PGM/PPM, the glob of its PNGs (which
+    /// libavformat's image2 reads in name order); nil otherwise.
+    package static func pngGlob(_ url: URL) -> String? { FileSourceDescription.pngGlob(url) }
 
     /// Files and streams have one size: presets that name another are refused.
     public var hasFixedSize: Bool { deviceType == .file || deviceType == .stream }
@@ -248,7 +187,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     public var isPaced: Bool {
         switch backend {
         case .file(let description): description.realTime
-        case .media(let description): description.realTime
+        case .custom(let source): source.isRealTime
         case .v4l2, .virtual: true
         }
     }
@@ -298,35 +237,38 @@ public struct DiscoverySession: Sendable {
     public let deviceTypes: [CaptureDevice.DeviceType]
     public let position: CaptureDevice.Position
     let kernel: any V4L2Kernel
+    /// The stream URLs this discovery lists (with `.stream` in ``deviceTypes``; FrameMedia's
+    /// `init(deviceTypes:mediaType:position:streams:)` takes them).
+    public let streams: [URL]
+    /// Opens one of ``streams`` as a device (FrameMedia's `CaptureDevice.stream`).
+    let openStream: (@Sendable (URL) throws(CaptureError) -> CaptureDevice)?
 
     /// Devices of `deviceTypes` at `position` (the virtual camera and V4L2 cameras have no
     /// position: `.unspecified`).
     /// - Parameters:
-    ///   - deviceTypes: what to look for: V4L2 cameras, the virtual camera, streams.
+    ///   - deviceTypes: what to look for: V4L2 cameras, the virtual camera.
     ///   - mediaType: video (FrameKit's only one).
     ///   - position: a position to match, or `.unspecified` for any.
-    ///   - streams: network streams to list too (probed when ``devices`` is read), as `.stream`
-    ///     devices; one that cannot be opened is in ``problems``. Used when `deviceTypes` has `.stream`.
     public init(
         deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-        position: CaptureDevice.Position = .unspecified, streams: [URL] = []
+        position: CaptureDevice.Position = .unspecified
     ) {
-        self.init(deviceTypes: deviceTypes, mediaType: mediaType, position: position, kernel: SystemV4L2Kernel(), streams: streams)
+        self.init(deviceTypes: deviceTypes, mediaType: mediaType, position: position, kernel: SystemV4L2Kernel())
     }
 
-    /// As ``init(deviceTypes:mediaType:position:)``, scanning through `kernel` (tests play the kernel).
+    /// As ``init(deviceTypes:mediaType:position:)``, scanning through `kernel` (tests play the
+    /// kernel), and listing `streams` as devices `openStream` makes.
     package init(
         deviceTypes: [CaptureDevice.DeviceType] = [.external, .virtual], mediaType: CaptureDevice.MediaType = .video,
-        position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel, streams: [URL] = []
+        position: CaptureDevice.Position = .unspecified, kernel: any V4L2Kernel, streams: [URL] = [],
+        openStream: (@Sendable (URL) throws(CaptureError) -> CaptureDevice)? = nil
     ) {
         self.deviceTypes = deviceTypes
         self.position = position
         self.kernel = kernel
         self.streams = streams
+        self.openStream = openStream
     }
-
-    /// The stream URLs this discovery lists (with `.stream` in ``deviceTypes``).
-    public let streams: [URL]
 
     /// The matching devices, cameras first. V4L2 nodes that are not capture devices (metadata
     /// nodes, codecs) or cannot be opened are skipped; see ``problems`` for why.
@@ -344,11 +286,9 @@ public struct DiscoverySession: Sendable {
             }
         }
         if deviceTypes.contains(.virtual) { found.append(CaptureDevice.virtualCamera) }
-        if deviceTypes.contains(.stream) {
+        if deviceTypes.contains(.stream), let openStream {
             for url in streams {
-                do { found.append(try CaptureDevice.stream(url, reconnect: .init(attempts: 0))) } catch {
-                    problems.append((url.absoluteString, error))
-                }
+                do { found.append(try openStream(url)) } catch { problems.append((url.absoluteString, error)) }
             }
         }
         return (found.filter { position == .unspecified || $0.position == position }, problems)

@@ -14,12 +14,6 @@ public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
         self.device = device
     }
 
-    /// An input from a URL (AVURLAsset's habit): a file URL is ``CaptureDevice/file(_:realTime:frameRate:start:)``,
-    /// any other a live ``CaptureDevice/stream(_:reconnect:)``.
-    public convenience init(url: URL, realTime: Bool = false) throws(CaptureError) {
-        try self.init(device: url.isFileURL ? .file(url, realTime: realTime) : .stream(url))
-    }
-
     /// The format and frame rate the running session chose (nil before it first starts).
     public var activeFormat: CaptureDeviceFormat? { active.withLock { $0?.format } }
     public var activeFrameRate: Double? { active.withLock { $0?.frameRate } }

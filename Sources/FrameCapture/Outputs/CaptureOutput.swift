@@ -4,8 +4,9 @@ import FrameCore
 /// Something a ``CaptureSession`` delivers frames to (as AVCaptureOutput).
 public protocol CaptureOutput: AnyObject, Sendable {}
 
-/// What the session needs of an output: FrameKit's own outputs conform.
-protocol FrameSink: CaptureOutput {
+/// What the session needs of an output: FrameKit's own outputs conform (FrameMedia's movie
+/// output among them: `package`, not public, so that no output outside FrameKit claims to).
+package protocol FrameSink: CaptureOutput {
     /// Throws if the output cannot deliver frames of `nativeFormat` as configured (checked
     /// before capture starts, so a bad configuration is refused at commit, not frame by frame).
     func validate(nativeFormat: PixelFormat) throws(CaptureError)
@@ -23,9 +24,9 @@ protocol FrameSink: CaptureOutput {
 }
 
 extension FrameSink {
-    func validate(nativeFormat: PixelFormat) throws(CaptureError) {}
+    package func validate(nativeFormat: PixelFormat) throws(CaptureError) {}
 }
 
 extension VideoDataOutput {
-    var preferredPixelFormat: PixelFormat? { videoSettings.pixelFormat }
+    package var preferredPixelFormat: PixelFormat? { videoSettings.pixelFormat }
 }

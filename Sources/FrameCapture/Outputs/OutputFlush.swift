@@ -6,13 +6,13 @@ import Dispatch
 /// flushes only after letting go of it, so a delegate that calls the session meanwhile (to stop
 /// it, say) runs instead of waiting for the thread that waits for it. There is no timeout: the
 /// wait ends when the delegate's callbacks return, however long a write stalls.
-struct OutputFlush: Sendable {
+package struct OutputFlush: Sendable {
     private let queue: DispatchQueue?
     private let done: DispatchSemaphore?
     private let then: @Sendable () -> Void
 
     /// Nothing to wait for.
-    static let none = OutputFlush(queue: nil, done: nil, then: {})
+    package static let none = OutputFlush(queue: nil, done: nil, then: {})
 
     private init(queue: DispatchQueue?, done: DispatchSemaphore?, then: @escaping @Sendable () -> Void) {
         self.queue = queue
@@ -22,7 +22,7 @@ struct OutputFlush: Sendable {
 
     /// Queues `last` on `queue` now (behind everything already queued there); ``wait()`` returns
     /// once it has run, then runs `then`.
-    init(after queue: DispatchQueue, last: @escaping @Sendable () -> Void = {}, then: @escaping @Sendable () -> Void = {}) {
+    package init(after queue: DispatchQueue, last: @escaping @Sendable () -> Void = {}, then: @escaping @Sendable () -> Void = {}) {
         let done = DispatchSemaphore(value: 0)
         queue.async {
             last()
@@ -34,13 +34,13 @@ struct OutputFlush: Sendable {
     /// Waits for the queue, then runs the follow-up. On the queue itself (a delegate stopping the
     /// session) it does not wait, which would be waiting for itself: the queued work follows the
     /// delegate's return.
-    func wait() {
+    package func wait() {
         if let queue, let done, !DelegateQueue.isCurrent(queue) { done.wait() }
         then()
     }
 
     /// Waits on every flush of `flushes`, then runs `then`.
-    init(waitingFor flushes: [OutputFlush], then: @escaping @Sendable () -> Void = {}) {
+    package init(waitingFor flushes: [OutputFlush], then: @escaping @Sendable () -> Void = {}) {
         self.init(queue: nil, done: nil) {
             for flush in flushes { flush.wait() }
             then()
@@ -48,7 +48,7 @@ struct OutputFlush: Sendable {
     }
 
     /// This flush's wait, then `next`'s.
-    func followed(by next: OutputFlush) -> OutputFlush {
+    package func followed(by next: OutputFlush) -> OutputFlush {
         OutputFlush(queue: nil, done: nil) {
             wait()
             next.wait()
@@ -57,17 +57,17 @@ struct OutputFlush: Sendable {
 }
 
 /// Marks the queues delegates are called on, so that a flush can tell it runs on one.
-enum DelegateQueue {
+package enum DelegateQueue {
     private final class Mark {}
     // A key is an identity with no state: immutable after this initialisation, safe to share.
     nonisolated(unsafe) private static let key = DispatchSpecificKey<Mark>()
 
-    static func mark(_ queue: DispatchQueue) {
+    package static func mark(_ queue: DispatchQueue) {
         if queue.getSpecific(key: key) == nil { queue.setSpecific(key: key, value: Mark()) }
     }
 
     /// Whether the calling code runs on `queue` (which must have been marked).
-    static func isCurrent(_ queue: DispatchQueue) -> Bool {
+    package static func isCurrent(_ queue: DispatchQueue) -> Bool {
         guard let current = DispatchQueue.getSpecific(key: key) else { return false }
         return current === queue.getSpecific(key: key)
     }

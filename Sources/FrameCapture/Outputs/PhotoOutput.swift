@@ -88,7 +88,7 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
     }
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "framekit.photo-output", qos: .userInitiated)
-    let readiness = DispatchSemaphore(value: 0)
+    package let readiness = DispatchSemaphore(value: 0)
 
     public init() { DelegateQueue.mark(queue) }
 
@@ -125,12 +125,12 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
 
     // MARK: FrameSink
 
-    var preferredPixelFormat: PixelFormat? { nil }
-    var isReadyForMoreFrames: Bool { true }
+    package var preferredPixelFormat: PixelFormat? { nil }
+    package var isReadyForMoreFrames: Bool { true }
 
-    func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) { state.withLock { $0.running = true } }
+    package func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) { state.withLock { $0.running = true } }
 
-    func receive(_ frame: SampleBuffer) {
+    package func receive(_ frame: SampleBuffer) {
         let requests = state.withLock { s -> [Request] in
             let size = FrameSize(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height)
             s.streamSize = size
@@ -200,9 +200,9 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
         }
     }
 
-    func receive(drop: DroppedFrame) {}
+    package func receive(drop: DroppedFrame) {}
 
-    func finish() -> OutputFlush {
+    package func finish() -> OutputFlush {
         let requests = state.withLock { s -> [Request] in
             s.running = false
             defer { s.pending.removeAll() }

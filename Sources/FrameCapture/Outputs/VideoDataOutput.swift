@@ -73,7 +73,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     let state: Mutex<State>
     /// Signalled whenever the consumer may have become ready (sources that wait for their
     /// consumer sleep on it rather than spin).
-    let readiness = DispatchSemaphore(value: 0)
+    package let readiness = DispatchSemaphore(value: 0)
 
     public init() {
         let queue = DispatchQueue(label: "framekit.video-data-output", qos: .userInteractive)
@@ -125,12 +125,12 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     // MARK: Session side (capture thread)
 
-    func validate(nativeFormat: PixelFormat) throws(CaptureError) {
+    package func validate(nativeFormat: PixelFormat) throws(CaptureError) {
         let (connection, delivered) = state.withLock { s in (s.connection, s.settings.pixelFormat ?? nativeFormat) }
         try connection.validate(deliveredFormat: delivered)
     }
 
-    func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
+    package func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
         state.withLock { s in
             s.connection.pixelFormat = s.settings.pixelFormat ?? nativeFormat
             s.capacity = max(1, capacity)
@@ -139,11 +139,11 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     /// Whether the consumer can take a frame now (sources that wait for their consumer ask).
-    var isReadyForMoreFrames: Bool {
+    package var isReadyForMoreFrames: Bool {
         state.withLock { s in s.queuedFrames == 0 && (s.asyncMode ? s.waiter != nil : !s.draining) }
     }
 
-    func receive(_ frame: SampleBuffer) {
+    package func receive(_ frame: SampleBuffer) {
         enum Action {
             case none
             case drain(DispatchQueue)
@@ -196,7 +196,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         }
     }
 
-    func receive(drop: DroppedFrame) {
+    package func receive(drop: DroppedFrame) {
         enum Action {
             case none
             case drain(DispatchQueue)
@@ -310,7 +310,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     /// The session stopped: async iteration ends now, frames an async consumer never asked
     /// for are counted late, and the returned flush waits for the delegate queue to deliver
     /// what was queued (so the counts balance) and then ends the ``droppedFrames`` streams.
-    func finish() -> OutputFlush {
+    package func finish() -> OutputFlush {
         let (waiter, late, report, queue, listenerIDs) = state.withLock { s in
             s.finished = true
             let waiter = s.waiter

@@ -50,8 +50,8 @@ final class CapturePipeline: Sendable {
             source = try VirtualCameraSource(configuration: configuration, controls: controls)
         case .file(let description):
             source = try FileSource(description: description, configuration: configuration)
-        case .media(let description):
-            source = try MediaSource(description: description, configuration: configuration)
+        case .custom(let factory):
+            source = try factory.makeSource(configuration: configuration)
         }
         try source.start()
         self.configuration = configuration

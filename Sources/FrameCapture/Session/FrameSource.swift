@@ -1,18 +1,26 @@
 import FrameCore
 
-/// What a source was asked to deliver.
-struct SourceConfiguration: Sendable {
-    var format: CaptureDeviceFormat
+/// What a session asks a source to deliver: chosen from the device's ``CaptureDevice/formats``
+/// by the session's preset (or the device's ``CaptureDevice/activeFormat``) before it starts.
+public struct SourceConfiguration: Sendable {
+    public var format: CaptureDeviceFormat
     /// The format frames leave the source in: the device format's own, or for compressed
     /// formats the format they are decoded into.
-    var pixelFormat: PixelFormat
-    var frameRate: Double
+    public var pixelFormat: PixelFormat
+    public var frameRate: Double
     /// Driver or pool buffers (the bound on frames in flight).
-    var bufferCount: Int
+    public var bufferCount: Int
+
+    public init(format: CaptureDeviceFormat, pixelFormat: PixelFormat, frameRate: Double, bufferCount: Int) {
+        self.format = format
+        self.pixelFormat = pixelFormat
+        self.frameRate = frameRate
+        self.bufferCount = bufferCount
+    }
 }
 
 /// One step of a source.
-enum SourceEvent {
+public enum SourceEvent {
     case frame(SampleBuffer)
     case dropped(DroppedFrame)
     /// Nothing yet (a poll timed out): the capture loop checks whether to stop and asks again.
@@ -25,13 +33,20 @@ enum SourceEvent {
 
 /// A producer of frames, driven by a session's capture thread: `start`, then `next` until it
 /// ends or the session stops it. Used from that one thread only (buffers it hands out may be
-/// released on any thread).
-protocol FrameSource: AnyObject {
+/// released on any thread). FrameKit's own sources are V4L2 cameras, the virtual camera and
+/// FrameKit's file readers here, and libavformat's files and streams in FrameMedia; a program
+/// brings its own (a GStreamer appsink, a network camera's SDK) through a ``FrameSourceFactory``
+/// given to ``CaptureDevice/init(uniqueID:localizedName:deviceType:modelID:formats:source:)``.
+public protocol FrameSource: AnyObject {
     var configuration: SourceConfiguration { get }
     /// Real-time sources (cameras, paced files) never wait for the consumer: late frames drop.
     /// Others wait until the consumer is ready for the next frame and drop nothing but corrupt ones.
     var isRealTime: Bool { get }
     func start() throws(CaptureError)
+    /// The next frame, drop or notice; ``SourceEvent/idle`` after a short wait with nothing
+    /// (so that the session can stop the source); ``SourceEvent/endOfStream`` at the end. A
+    /// thrown error ends capture: ``CaptureError/deviceLost(path:)`` as an interruption, any
+    /// other as a runtime error.
     func next() throws(CaptureError) -> SourceEvent
     func stop()
     /// Buffers held by consumers right now and at most (for the stats module). Called once,
@@ -49,10 +64,20 @@ protocol FrameSource: AnyObject {
 }
 
 extension FrameSource {
-    func interrupter() -> (@Sendable () -> Void)? { nil }
-    func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
+    public func interrupter() -> (@Sendable () -> Void)? { nil }
+    public func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
         throw .configuration("this source takes photos at its own size only (\(configuration.format.size))")
     }
+}
+
+/// Makes a device's ``FrameSource`` each time a session starts with it (a session that is
+/// reconfigured or restarted makes a new one).
+public protocol FrameSourceFactory: Sendable {
+    /// Whether frames come at the source's own pace, late ones dropped like a camera's (see
+    /// ``CaptureDevice/isPaced``).
+    var isRealTime: Bool { get }
+    /// A source for `configuration`, not yet started.
+    func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource
 }
 
 /// Sequence-number bookkeeping shared by every source: turns gaps into one drop per lost frame.

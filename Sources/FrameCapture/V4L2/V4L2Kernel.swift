@@ -165,10 +165,10 @@ final class V4L2Handle: Sendable {
 }
 
 /// What VIDIOC_QUERYCAP said.
-public struct V4L2Capability: Sendable, Equatable {
-    public var driver: String
-    public var card: String
-    public var busInfo: String
+package struct V4L2Capability: Sendable, Equatable {
+    package var driver: String
+    package var card: String
+    package var busInfo: String
 
     init(_ caps: v4l2_capability) {
         func text<T>(_ tuple: T) -> String {

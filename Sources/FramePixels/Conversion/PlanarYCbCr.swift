@@ -22,10 +22,10 @@ public struct PlanarYCbCr: Sendable {
     }
 
     // Video range ↔ full range (BT.601/709 share these): luma 16–235, chroma 16–240.
-    public static let lumaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 219 / 255 + 16).rounded()) }
-    public static let chromaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 224 / 255 + 16).rounded()) }
-    public static let lumaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 219).rounded()))) }
-    public static let chromaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 224).rounded()))) }
+    static let lumaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 219 / 255 + 16).rounded()) }
+    static let chromaToVideo: [UInt8] = (0..<256).map { UInt8((Double($0) * 224 / 255 + 16).rounded()) }
+    static let lumaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 219).rounded()))) }
+    static let chromaToFull: [UInt8] = (0..<256).map { UInt8(min(255, max(0, ((Double($0) - 16) * 255 / 224).rounded()))) }
 
     /// Writes into a NV12, I420 or YUYV buffer of the same size, mapping to video range where
     /// the format asks for it (NV12 video range; I420 and YUYV are treated as video range too,

@@ -129,7 +129,7 @@ public final class HaarFaceDetector: FaceDetecting {
                     var scaled = try PixelBuffer(width: sw, height: sh, format: .gray8, packedStorage: box.takeScaled())
                     try Resize.area(detectOn, into: &scaled)
                     detectOn = scaled
-                    box.scaled = scaled.storageForViews // back for the next call (only read from here on)
+                    box.scaled = scaled.unsafeStorageForViews // back for the next call (only read from here on)
                 }
                 let sx = Double(area.width) / Double(detectOn.width)
                 let sy = Double(area.height) / Double(detectOn.height)

@@ -1,4 +1,5 @@
 import Foundation
+import FrameCapture
 import FrameCore
 import Synchronization
 
@@ -12,7 +13,7 @@ import Synchronization
 /// `discontinuity` drop per missing frame. A live stream that fails, ends or stays silent past
 /// the timeout posts `wasInterrupted(.streamDisconnected)`, is reopened with back-off, and posts
 /// `interruptionEnded` when it is back; when the attempts run out, capture ends with
-/// ``CaptureError/streamUnavailable(url:reason:)``.
+/// `CaptureError.streamUnavailable`.
 final class MediaSource: FrameSource {
     let configuration: SourceConfiguration
     let description: MediaSourceDescription

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import FrameCapture
 import FrameCore
 import FrameImageIO
 import Synchronization
@@ -78,7 +79,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     /// JPEG quality of an `.avi` recording's frames, 1…100 (set with ``setQuality(_:)``).
     public var quality: Int { state.withLock { $0.quality } }
 
-    /// Sets the frames' JPEG quality; outside 1…100 is ``CaptureError/invalidArgument(_:)``.
+    /// Sets the frames' JPEG quality; outside 1…100 is `CaptureError.invalidArgument`.
     public func setQuality(_ quality: Int) throws(CaptureError) {
         guard (1...100).contains(quality) else { throw .invalidArgument("JPEG quality must be 1…100, got \(quality)") }
         state.withLock { $0.quality = quality }
@@ -138,7 +139,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
 
     /// Sets ``h264Settings``; a preset libx264 does not have is found when recording starts
     /// (the delegate gets the error), a CRF outside 0…51 or a non-positive key-frame interval
-    /// is ``CaptureError/invalidArgument(_:)`` now.
+    /// is `CaptureError.invalidArgument` now.
     public func setH264Settings(_ settings: H264Settings) throws(CaptureError) {
         guard (0...51).contains(settings.crf) else { throw .invalidArgument("CRF must be 0…51, got \(settings.crf)") }
         guard settings.keyframeInterval > 0, settings.keyframeInterval.isFinite else {
@@ -243,16 +244,16 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
 
     // MARK: FrameSink (through the inner VideoDataOutput, which drops late frames)
 
-    var preferredPixelFormat: PixelFormat? { nil }
-    var isReadyForMoreFrames: Bool { frames.isReadyForMoreFrames }
-    var readiness: DispatchSemaphore { frames.readiness }
-    func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
+    package var preferredPixelFormat: PixelFormat? { nil }
+    package var isReadyForMoreFrames: Bool { frames.isReadyForMoreFrames }
+    package var readiness: DispatchSemaphore { frames.readiness }
+    package func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
         state.withLock { $0.frameRate = frameRate }
         frames.attach(nativeFormat: nativeFormat, capacity: capacity, frameRate: frameRate)
     }
-    func receive(_ frame: SampleBuffer) { if isRecording { frames.receive(frame) } }
-    func receive(drop: DroppedFrame) { if isRecording { frames.receive(drop: drop) } }
-    func finish() -> OutputFlush {
+    package func receive(_ frame: SampleBuffer) { if isRecording { frames.receive(frame) } }
+    package func receive(drop: DroppedFrame) { if isRecording { frames.receive(drop: drop) } }
+    package func finish() -> OutputFlush {
         // The file closes after its queued frames are written.
         frames.finish().followed(by: OutputFlush(after: queue, then: { [self] in finishRecording(error: .sessionStopped) }))
     }

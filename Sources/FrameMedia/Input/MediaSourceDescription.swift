@@ -1,4 +1,5 @@
 import Foundation
+import FrameCapture
 import FrameCore
 import Synchronization
 
@@ -90,5 +91,12 @@ struct MediaSourceDescription: Sendable {
                 : .unreadableFile(path: location, reason: reason)
         }
         self.frameRate = frameRate ?? (info.frameRate > 0 && info.frameRate <= 1000 ? info.frameRate : 30)
+    }
+}
+
+extension MediaSourceDescription: FrameSourceFactory {
+    var isRealTime: Bool { realTime }
+    func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
+        try MediaSource(description: self, configuration: configuration)
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import FrameCapture
 import FrameCore
 
 /// One open libavformat input and its decoder (a `cffm_media`), closed when the last

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import FrameCapture
 import FrameCore
 import FrameImageIO
 

@@ -1,0 +1,304 @@
+// CFFmpeg's reader (cffm_media): open a file or stream, decode its video, seek. See
+// include/CFFmpeg.h. Plain C over libavformat/libavcodec/libswscale 5.1.
+#include "CFFmpeg.h"
+#include "shared.h"
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/time.h>
+#include <libswscale/swscale.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cffm_media {
+    AVFormatContext *format;
+    AVCodecContext *codec;
+    int stream;
+    double time_base;
+    AVPacket *packet;
+    AVFrame *frame;
+    AVFrame *converted;  // I420, when the decoder's layout is not one FrameKit has
+    struct SwsContext *sws;
+    atomic_int interrupted;
+    double timeout;
+    int64_t deadline;  // av_gettime_relative() microseconds; 0: none
+    int draining;      // the end was reached: the decoder is being flushed
+    // The file ends before data its own index places (a cut or half-copied file): bytes on
+    // disk, and the end of the indexed data. Reported when the frames there are all delivered.
+    int64_t truncated_at, indexed_end;
+    // Packets given to the decoder, frames it gave back, and decode errors reported: a
+    // frame-threaded decoder (PNG, for one) can lose a failed frame's error when it is flushed,
+    // so a file of one damaged image would end with no frame and no error at all.
+    int64_t packets_sent, frames_out, errors_reported;
+};
+
+// Whether the file is shorter than the samples its index lists (MP4's sample tables, AVI's
+// idx1, Matroska's cues): FFmpeg's demuxers then just reach the end early. Streams have no size.
+static void check_truncation(cffm_media *m) {
+    AVIOContext *pb = m->format->pb;
+    if (!pb || (m->format->flags & AVFMT_FLAG_CUSTOM_IO) || !pb->seekable) return;
+    int64_t size = avio_size(pb);
+    if (size <= 0) return;
+    int64_t end = 0;
+    for (unsigned s = 0; s < m->format->nb_streams; s++) {
+        AVStream *st = m->format->streams[s];
+        int count = avformat_index_get_entries_count(st);
+        for (int i = 0; i < count; i++) {
+            const AVIndexEntry *e = avformat_index_get_entry(st, i);
+            if (e && e->pos + e->size > end) end = e->pos + e->size;
+        }
+    }
+    if (end > size) {
+        m->truncated_at = size;
+        m->indexed_end = end;
+    }
+}
+
+static int interrupt_callback(void *opaque) {
+    cffm_media *m = opaque;
+    if (atomic_load(&m->interrupted)) return 1;
+    return m->deadline != 0 && av_gettime_relative() > m->deadline;
+}
+
+// Each blocking call gets the whole timeout anew.
+static void arm(cffm_media *m) { m->deadline = m->timeout > 0 ? av_gettime_relative() + (int64_t)(m->timeout * 1e6) : 0; }
+
+static int layout_of(int format, cffm_layout *layout) {
+    switch (format) {
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUVJ420P: *layout = CFFM_LAYOUT_I420; return 1;
+    case AV_PIX_FMT_NV12: *layout = CFFM_LAYOUT_NV12; return 1;
+    case AV_PIX_FMT_GRAY8: *layout = CFFM_LAYOUT_GRAY8; return 1;
+    default: return 0;
+    }
+}
+
+void cffm_close(cffm_media *m) {
+    if (!m) return;
+    avcodec_free_context(&m->codec);
+    if (m->format) avformat_close_input(&m->format);
+    av_packet_free(&m->packet);
+    av_frame_free(&m->frame);
+    av_frame_free(&m->converted);
+    sws_freeContext(m->sws);
+    free(m);
+}
+
+void cffm_interrupt(cffm_media *m) {
+    if (m) atomic_store(&m->interrupted, 1);
+}
+
+cffm_status cffm_open(const char *url, const char *format, const char *options_text, int32_t threads, double timeout_seconds,
+                      int64_t max_pixels, cffm_media **out, cffm_info *info, char *message, size_t message_size) {
+    cffm_internal_quiet();
+    *out = NULL;
+    memset(info, 0, sizeof *info);
+    cffm_media *m = calloc(1, sizeof *m);
+    if (!m) { cffm_internal_say("out of memory", message, message_size); return CFFM_ERROR; }
+    atomic_init(&m->interrupted, 0);
+    m->timeout = timeout_seconds;
+    m->format = avformat_alloc_context();
+    m->packet = av_packet_alloc();
+    m->frame = av_frame_alloc();
+    if (!m->format || !m->packet || !m->frame) { cffm_internal_say("out of memory", message, message_size); cffm_close(m); return CFFM_ERROR; }
+    m->format->interrupt_callback.callback = interrupt_callback;
+    m->format->interrupt_callback.opaque = m;
+
+    AVDictionary *options = NULL;
+    // RTSP over TCP: UDP loses packets behind NAT and firewalls, and a lost packet is a torn frame.
+    if (strncmp(url, "rtsp", 4) == 0) av_dict_set(&options, "rtsp_transport", "tcp", 0);
+    if (options_text && av_dict_parse_string(&options, options_text, "=", ":", 0) < 0) {
+        cffm_internal_say("malformed demuxer options", message, message_size);
+        av_dict_free(&options);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
+    const AVInputFormat *demuxer = format ? av_find_input_format(format) : NULL;
+    if (format && !demuxer) {
+        cffm_internal_say("this libavformat has no such demuxer", message, message_size);
+        av_dict_free(&options);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
+    arm(m);
+    int error = avformat_open_input(&m->format, url, demuxer, &options);  // frees the context on failure
+    av_dict_free(&options);
+    if (error < 0) {
+        cffm_internal_describe(error, "cannot open", message, message_size);
+        cffm_close(m);
+        return error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
+    }
+    arm(m);
+    // Probing decodes a frame of each stream: with no limit, a forged PNG header claiming
+    // 16000x16000 took 1 GB here before anything could refuse it.
+    unsigned stream_count = m->format->nb_streams;
+    AVDictionary **probe_options = max_pixels > 0 && stream_count > 0 ? calloc(stream_count, sizeof *probe_options) : NULL;
+    for (unsigned i = 0; probe_options && i < stream_count; i++) av_dict_set_int(&probe_options[i], "max_pixels", max_pixels, 0);
+    error = avformat_find_stream_info(m->format, probe_options);
+    for (unsigned i = 0; probe_options && i < stream_count; i++) av_dict_free(&probe_options[i]);
+    free(probe_options);
+    if (error < 0) { cffm_internal_describe(error, "cannot read the stream's parameters", message, message_size); cffm_close(m); return CFFM_ERROR; }
+    const AVCodec *decoder = NULL;
+    int stream = av_find_best_stream(m->format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+    if (stream < 0 || !decoder) {
+        cffm_internal_say(stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video codec" : "no video stream in it", message, message_size);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
+    AVStream *video = m->format->streams[stream];
+    if (max_pixels > 0 && (int64_t)video->codecpar->width * video->codecpar->height > max_pixels) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "its video is %dx%d, over the pixel budget of %lld pixels", video->codecpar->width,
+                 video->codecpar->height, (long long)max_pixels);
+        cffm_internal_say(reason, message, message_size);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
+    m->stream = stream;
+    m->time_base = av_q2d(video->time_base);
+    m->codec = avcodec_alloc_context3(decoder);
+    if (!m->codec || avcodec_parameters_to_context(m->codec, video->codecpar) < 0) {
+        cffm_internal_say("cannot set up the decoder", message, message_size);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
+    m->codec->thread_count = threads < 1 ? 1 : (threads > 16 ? 16 : threads);
+    m->codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    // A stream whose size changes mid-way (a parameter-set change) is held to the same limit.
+    if (max_pixels > 0) m->codec->max_pixels = max_pixels;
+    error = avcodec_open2(m->codec, decoder, NULL);
+    if (error < 0) { cffm_internal_describe(error, "cannot open the decoder", message, message_size); cffm_close(m); return CFFM_ERROR; }
+    if (m->codec->width <= 0 || m->codec->height <= 0) {
+        // A probe refused for the budget leaves the size unknown too (FFmpeg says why only in
+        // its log): both causes are named.
+        char reason[160];
+        snprintf(reason, sizeof reason, "the video stream has no size, or a picture over the pixel budget of %lld pixels",
+                 (long long)max_pixels);
+        cffm_internal_say(max_pixels > 0 ? reason : "the video stream has no size", message, message_size);
+        cffm_close(m);
+        return CFFM_ERROR;
+    }
+
+    info->width = m->codec->width;
+    info->height = m->codec->height;
+    AVRational rate = av_guess_frame_rate(m->format, video, NULL);
+    info->frame_rate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0;
+    info->duration = m->format->duration > 0 ? (double)m->format->duration / AV_TIME_BASE : 0;
+    cffm_layout layout = CFFM_LAYOUT_I420;
+    info->layout = layout_of(m->codec->pix_fmt, &layout) ? layout : CFFM_LAYOUT_I420;
+    snprintf(info->codec, sizeof info->codec, "%s", decoder->name);
+    snprintf(info->container, sizeof info->container, "%s", m->format->iformat ? m->format->iformat->name : "");
+    *out = m;
+    return CFFM_OK;
+}
+
+static cffm_status deliver(cffm_media *m, cffm_frame *out, char *message, size_t message_size) {
+    AVFrame *source = m->frame;
+    cffm_layout layout;
+    if (!layout_of(source->format, &layout)) {
+        // 10-bit, 4:2:2, 4:4:4, RGB…: converted once to 8-bit I420.
+        AVFrame *c = m->converted;
+        if (!c || c->width != source->width || c->height != source->height) {
+            av_frame_free(&m->converted);
+            c = m->converted = av_frame_alloc();
+            if (!c) { cffm_internal_say("out of memory", message, message_size); return CFFM_ERROR; }
+            c->width = source->width;
+            c->height = source->height;
+            c->format = AV_PIX_FMT_YUV420P;
+            if (av_frame_get_buffer(c, 32) < 0) { cffm_internal_say("out of memory", message, message_size); return CFFM_ERROR; }
+        }
+        m->sws = sws_getCachedContext(m->sws, source->width, source->height, source->format, c->width, c->height,
+                                      AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
+        if (!m->sws) { cffm_internal_say("no conversion from the decoder's pixel format", message, message_size); return CFFM_CORRUPT; }
+        sws_scale(m->sws, (const uint8_t *const *)source->data, source->linesize, 0, source->height, c->data, c->linesize);
+        source = c;
+        layout = CFFM_LAYOUT_I420;
+    }
+    int planes = layout == CFFM_LAYOUT_I420 ? 3 : (layout == CFFM_LAYOUT_NV12 ? 2 : 1);
+    for (int i = 0; i < 3; i++) {
+        out->planes[i] = i < planes ? source->data[i] : NULL;
+        out->strides[i] = i < planes ? source->linesize[i] : 0;
+    }
+    out->width = source->width;
+    out->height = source->height;
+    out->layout = layout;
+    int64_t pts = m->frame->best_effort_timestamp;
+    out->time = pts == AV_NOPTS_VALUE ? -1 : (double)pts * m->time_base;
+    out->damaged = (m->frame->flags & AV_FRAME_FLAG_CORRUPT) != 0 || m->frame->decode_error_flags != 0;
+    return CFFM_OK;
+}
+
+// The end of the frames: CFFM_END, or an error for a file cut short of its own index. When
+// not one packet decoded, each is reported as corrupt first (some packets legitimately give
+// no frame — VP8's hidden alt-ref frames —, so this is only said when none gave one).
+static cffm_status end(cffm_media *m, char *message, size_t message_size) {
+    if (m->frames_out == 0 && m->errors_reported < m->packets_sent) {
+        m->errors_reported++;
+        cffm_internal_say("the decoder gave no frame for this packet (a damaged frame)", message, message_size);
+        return CFFM_CORRUPT;
+    }
+    if (m->indexed_end == 0) return CFFM_END;
+    char text[160];
+    snprintf(text, sizeof text, "the file is truncated: it ends at byte %lld, and its index lists frames up to byte %lld",
+             (long long)m->truncated_at, (long long)m->indexed_end);
+    cffm_internal_say(text, message, message_size);
+    m->indexed_end = 0;  // said once; the next call is the end
+    return CFFM_ERROR;
+}
+
+cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t message_size) {
+    memset(frame, 0, sizeof *frame);
+    for (;;) {
+        int error = avcodec_receive_frame(m->codec, m->frame);
+        if (error == 0) { m->frames_out++; return deliver(m, frame, message, message_size); }
+        if (error == AVERROR_EOF) return end(m, message, message_size);
+        if (error != AVERROR(EAGAIN)) { m->errors_reported++; cffm_internal_describe(error, "decoding", message, message_size); return CFFM_CORRUPT; }
+        if (m->draining) return end(m, message, message_size);
+        if (atomic_load(&m->interrupted)) { cffm_internal_say("interrupted", message, message_size); return CFFM_INTERRUPTED; }
+        arm(m);
+        error = av_read_frame(m->format, m->packet);
+        if (error == AVERROR_EOF) {
+            check_truncation(m);
+            m->draining = 1;
+            avcodec_send_packet(m->codec, NULL);  // flush the frames the decoder still holds
+            continue;
+        }
+        if (error == AVERROR_EXIT) { cffm_internal_say("interrupted (stopped, or no data within the timeout)", message, message_size); return CFFM_INTERRUPTED; }
+        if (error < 0) { cffm_internal_describe(error, "reading", message, message_size); return CFFM_ERROR; }
+        if (m->packet->stream_index != m->stream) { av_packet_unref(m->packet); continue; }
+        error = avcodec_send_packet(m->codec, m->packet);
+        av_packet_unref(m->packet);
+        m->packets_sent++;
+        if (error < 0 && error != AVERROR(EAGAIN)) { m->errors_reported++; cffm_internal_describe(error, "decoding a packet", message, message_size); return CFFM_CORRUPT; }
+    }
+}
+
+cffm_status cffm_seek(cffm_media *m, double seconds, char *message, size_t message_size) {
+    int64_t target = (int64_t)(seconds / m->time_base);
+    arm(m);
+    int error = av_seek_frame(m->format, m->stream, target, AVSEEK_FLAG_BACKWARD);
+    if (error < 0) { cffm_internal_describe(error, "cannot seek", message, message_size); return CFFM_ERROR; }
+    avcodec_flush_buffers(m->codec);
+    m->draining = 0;
+    return CFFM_OK;
+}
+
+int32_t cffm_has_protocol(const char *scheme) {
+    // RTSP is a demuxer in libavformat (over the tcp/udp protocols), not a protocol of its own.
+    if (strcmp(scheme, "rtsp") == 0 || strcmp(scheme, "rtsps") == 0) return av_find_input_format("rtsp") != NULL;
+    void *opaque = NULL;
+    const char *name;
+    while ((name = avio_enum_protocols(&opaque, 0))) {
+        if (strcmp(name, scheme) == 0) return 1;
+    }
+    return 0;
+}
+
+// MARK: Writing

@@ -1,0 +1,88 @@
+import Foundation
+import FrameKit
+import Synchronization
+import Testing
+
+/// A source brought by a program, through FrameCapture's public `FrameSource` and
+/// `FrameSourceFactory` (as a GStreamer appsink or a network camera's SDK would be): no
+/// change to FrameCapture, every session feature as for its own sources.
+@Suite("A source defined outside FrameCapture")
+struct CustomSourceTests {
+    /// Gray frames whose luma is their number, `count` of them, then the end; a corrupt one
+    /// among them is reported as a drop.
+    final class CountingSource: FrameSource {
+        let configuration: SourceConfiguration
+        let isRealTime = false
+        private let count: Int
+        private let corrupt: Int?
+        private var index = 0
+        private let pool: BufferPool
+        init(configuration: SourceConfiguration, count: Int, corrupt: Int?) throws(CaptureError) {
+            self.configuration = configuration
+            self.count = count
+            self.corrupt = corrupt
+            let size = configuration.format.size
+            do {
+                pool = try BufferPool(width: size.width, height: size.height, format: .gray8, capacity: configuration.bufferCount)
+            } catch {
+                throw .configuration("\(error)")
+            }
+        }
+        func start() throws(CaptureError) {}
+        func next() throws(CaptureError) -> SourceEvent {
+            guard index < count else { return .endOfStream }
+            let time = Double(index) / configuration.frameRate
+            if index == corrupt {
+                defer { index += 1 }
+                return .dropped(DroppedFrame(sequenceNumber: UInt64(index), presentationTime: time, reason: .corrupt))
+            }
+            guard var buffer = pool.makeBuffer(waitingUpTo: 1) else { return .idle }
+            defer { index += 1 }
+            let luma = UInt8(truncatingIfNeeded: index)
+            _ = buffer.withUnsafeMutableBytes(ofPlane: 0) { bytes, _ in bytes.initializeMemory(as: UInt8.self, repeating: luma) }
+            return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: UInt64(index), captureInstant: .now()))
+        }
+        func stop() {}
+        func usageReporter() -> @Sendable () -> BufferPool.Usage { { [pool] in pool.usage } }
+    }
+
+    final class Counting: FrameSourceFactory {
+        let count: Int
+        let corrupt: Int?
+        let made = Mutex(0)
+        init(count: Int, corrupt: Int?) {
+            self.count = count
+            self.corrupt = corrupt
+        }
+        var isRealTime: Bool { false }
+        func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
+            made.withLock { $0 += 1 }
+            return try CountingSource(configuration: configuration, count: count, corrupt: corrupt)
+        }
+    }
+
+    @Test("a program's own source runs in a session: every frame delivered in order, its drop reported, its end a notification")
+    func customSource() throws {
+        let factory = Counting(count: 12, corrupt: 5)
+        let format = CaptureDeviceFormat(
+            fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
+        let device = CaptureDevice(
+            uniqueID: "counting", localizedName: "Counting source", deviceType: .file, modelID: "test", formats: [format], source: factory)
+        #expect(!device.isPaced && device.hasFixedSize)
+        let recorder = Recorder(keepPixels: true)
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, format: .bgra32, discardsLate: false)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(log.wait { if case .sourceEnded = $0 { true } else { false } } != nil)
+        #expect(recorder.wait { $0.frames.count == 11 })
+        session.stopRunning()
+        #expect(recorder.frames.map(\.sequenceNumber) == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11])
+        #expect(recorder.drops.map(\.sequenceNumber) == [5] && recorder.drops(.corrupt) == 1)
+        // Converted by the output like any source's frames: gray 7 is BGRA (7, 7, 7, 255).
+        let seventh = try #require(recorder.frames.first { $0.sequenceNumber == 7 })
+        #expect(seventh.pixelBuffer.format == .bgra32)
+        #expect(seventh.pixelBuffer.withUnsafeBytes(ofPlane: 0) { b, _ in Array(b.prefix(4)) } == [7, 7, 7, 255])
+        #expect(output.counts.isBalanced && output.counts.delivered == 11)
+        #expect(factory.made.withLock { $0 } == 1)
+    }
+}
