@@ -3,6 +3,11 @@ import FrameImageIO
 
 /// Errors from devices, sessions and sources. Each says what happened and, where there is
 /// one, what to do about it.
+///
+/// FrameKit adds cases as it grows (a new source, a new output): switch over it with a
+/// `default:` (or `@unknown default:`) for the cases you do not handle one by one, or match the
+/// ones you care about with `catch CaptureError.deviceLost` and the like, so that a new release
+/// does not stop your `switch` compiling.
 public enum CaptureError: Error, Sendable, CustomStringConvertible {
     /// A system call on a device failed (errno and the call's name inside).
     case systemCall(path: String, SystemCallError)

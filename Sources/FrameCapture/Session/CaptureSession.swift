@@ -11,16 +11,14 @@ import Synchronization
 /// started or stopped and are safe to call from any thread (not from an output's delegate
 /// queue). Misuse is a thrown ``CaptureError``, never a trap.
 public final class CaptureSession: Sendable {
-    struct Configuration {
+    struct Configuration: Sendable {
         var inputs: [CaptureDeviceInput] = []
         var outputs: [any FrameSink] = []
         var preset: SessionPreset = .high
     }
 
     private struct State {
-        var committed = Configuration()
-        var staged: Configuration?
-        var depth = 0
+        var configuration = ConfigurationTransaction(Configuration())
         var pipeline: CapturePipeline?
         var interrupted = false
         var observers: [UInt64: @Sendable (SessionNotification) -> Void] = [:]
@@ -62,30 +60,20 @@ public final class CaptureSession: Sendable {
 
     // MARK: Configuration
 
-    public func beginConfiguration() {
-        state.withLock { s in
-            if s.depth == 0 { s.staged = s.committed }
-            s.depth += 1
-        }
-    }
+    public func beginConfiguration() { state.withLock { $0.configuration.begin() } }
 
     /// Applies the changes since the outermost ``beginConfiguration()``. While running, the
     /// capture pipeline is rebuilt with them; if that fails the previous configuration keeps
     /// running and the error is thrown.
     public func commitConfiguration() throws(CaptureError) {
         let ready: (Configuration, stop: Bool)? = try state.withLock { (s) throws(CaptureError) -> (Configuration, stop: Bool)? in
-            guard s.depth > 0 else { throw .configuration("commitConfiguration() without beginConfiguration()") }
-            s.depth -= 1
-            guard s.depth == 0 else { return nil }
-            defer {
-                s.staged = nil
-                s.stopAtCommit = false
-            }
-            return s.staged.map { ($0, s.stopAtCommit) }
+            guard let staged = try s.configuration.end() else { return nil }
+            defer { s.stopAtCommit = false }
+            return (staged, s.stopAtCommit)
         }
         guard let (configuration, stop) = ready else { return }
         if stop {
-            state.withLock { $0.committed = configuration }
+            state.withLock { $0.configuration.commit(configuration) }
             stopRunning()
             return
         }
@@ -98,23 +86,19 @@ public final class CaptureSession: Sendable {
     /// it changed is undone (the configuration is as before the call) and the error rethrown.
     public func configure(_ changes: () throws -> Void) throws {
         try configureAllOrNothing(
-            begin: beginConfiguration, staged: { state.withLock { $0.staged } }, restore: { old in state.withLock { $0.staged = old } },
+            begin: beginConfiguration, staged: { state.withLock { $0.configuration.stagedSnapshot } },
+            restore: { old in state.withLock { $0.configuration.restoreStaged(old) } },
             commit: commitConfiguration, changes)
     }
 
     private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {
         // Outside a configuration the change is computed and applied under the operations
         // lock, so two threads changing the session at once cannot lose one another's change.
-        let staged = try state.withLock { (s) throws(CaptureError) -> Bool in
-            guard s.depth > 0 else { return false }
-            try change(&s.staged!)
-            return true
-        }
-        guard !staged else { return }
+        guard !(try state.withLock { (s) throws(CaptureError) in try s.configuration.stage(change) }) else { return }
         var flushes: [OutputFlush] = []
         defer { for flush in flushes { flush.wait() } }
         try operations.withLock { (_) throws(CaptureError) in
-            var next = state.withLock { $0.committed }
+            var next = state.withLock { $0.configuration.committed }
             try change(&next)
             try apply(next, flushing: &flushes)
         }
@@ -125,8 +109,9 @@ public final class CaptureSession: Sendable {
     /// for the caller to wait on once it has let go of the lock.
     private func apply(_ next: Configuration, flushing flushes: inout [OutputFlush]) throws(CaptureError) {
         do {
-            let (previous, running, devices) = state.withLock { s in (s.committed, s.pipeline != nil, s.runningDeviceSettings) }
-            state.withLock { $0.committed = next }
+            let (previous, running, devices) = state.withLock { s in (s.configuration.committed, s.pipeline != nil, s.runningDeviceSettings)
+            }
+            state.withLock { $0.configuration.commit(next) }
             guard running else { return }
             let changed =
                 previous.inputs.map(ObjectIdentifier.init) != next.inputs.map(ObjectIdentifier.init)
@@ -144,7 +129,7 @@ public final class CaptureSession: Sendable {
                 try startPipeline(next, sequenceOffset: sequence, reconfiguring: true)
                 post(.inputsChanged)
             } catch {
-                state.withLock { $0.committed = previous }
+                state.withLock { $0.configuration.commit(previous) }
                 do throws(CaptureError) { try startPipeline(previous, sequenceOffset: sequence, reconfiguring: true) } catch {
                     // The old configuration cannot run again either: capture has stopped.
                     flushes += stopped.keptOutputs.map { $0.finish() }
@@ -156,7 +141,7 @@ public final class CaptureSession: Sendable {
     }
 
     /// The current (committed) configuration's preset.
-    public var sessionPreset: SessionPreset { state.withLock { ($0.staged ?? $0.committed).preset } }
+    public var sessionPreset: SessionPreset { state.withLock { $0.configuration.current.preset } }
 
     /// Sets the preset; throws when the current input cannot supply it.
     public func setSessionPreset(_ preset: SessionPreset) throws(CaptureError) {
@@ -170,15 +155,15 @@ public final class CaptureSession: Sendable {
 
     /// Whether the current input offers a size for `preset` (true with no input yet).
     public func canSetSessionPreset(_ preset: SessionPreset) -> Bool {
-        state.withLock { s in (s.staged ?? s.committed).inputs.first.map { $0.device.supportsSessionPreset(preset) } ?? true }
+        state.withLock { s in s.configuration.current.inputs.first.map { $0.device.supportsSessionPreset(preset) } ?? true }
     }
 
-    public var inputs: [CaptureDeviceInput] { state.withLock { ($0.staged ?? $0.committed).inputs } }
-    public var outputs: [any CaptureOutput] { state.withLock { ($0.staged ?? $0.committed).outputs } }
+    public var inputs: [CaptureDeviceInput] { state.withLock { $0.configuration.current.inputs } }
+    public var outputs: [any CaptureOutput] { state.withLock { $0.configuration.current.outputs } }
 
     /// FrameKit sessions take one video input at a time (swap it to switch cameras).
     public func canAddInput(_ input: CaptureDeviceInput) -> Bool {
-        state.withLock { s in (s.staged ?? s.committed).inputs.isEmpty }
+        state.withLock { s in s.configuration.current.inputs.isEmpty }
     }
 
     public func addInput(_ input: CaptureDeviceInput) throws(CaptureError) {
@@ -198,7 +183,7 @@ public final class CaptureSession: Sendable {
 
     public func canAddOutput(_ output: any CaptureOutput) -> Bool {
         guard output is any FrameSink else { return false }
-        return state.withLock { s in !(s.staged ?? s.committed).outputs.contains { $0 === output } }
+        return state.withLock { s in !s.configuration.current.outputs.contains { $0 === output } }
     }
 
     public func addOutput(_ output: any CaptureOutput) throws(CaptureError) {
@@ -241,8 +226,10 @@ public final class CaptureSession: Sendable {
         var flushes: [OutputFlush] = []
         defer { for flush in flushes { flush.wait() } }
         try operations.withLock { (_) throws(CaptureError) in
-            let (configuration, depth, running) = state.withLock { s in (s.committed, s.depth, s.pipeline?.isRunning ?? false) }
-            guard depth == 0 else {
+            let (configuration, inTransaction, running) = state.withLock { s in
+                (s.configuration.committed, s.configuration.isOpen, s.pipeline?.isRunning ?? false)
+            }
+            guard !inTransaction else {
                 throw .configuration("startRunning() inside beginConfiguration()/commitConfiguration(); commit first")
             }
             guard !running else { return }
@@ -266,8 +253,8 @@ public final class CaptureSession: Sendable {
     /// notification after it), for a caller that must let go of its own lock first.
     func stopRunningLater() -> OutputFlush {
         let deferred = state.withLock { s -> Bool in
-            if s.depth > 0 { s.stopAtCommit = true }
-            return s.depth > 0
+            if s.configuration.isOpen { s.stopAtCommit = true }
+            return s.configuration.isOpen
         }
         guard !deferred else { return .none }
         let stopped = operations.withLock { _ in stopPipeline() }

@@ -23,7 +23,7 @@ public final class MultiCamSession: Sendable {
     /// several cameras can sustain together).
     public static var isMultiCamSupported: Bool { true }
 
-    private struct Configuration {
+    private struct Configuration: Sendable {
         var inputs: [CaptureDeviceInput] = []
         var outputs: [any CaptureOutput] = []
         /// Output → the input it is connected to.
@@ -32,9 +32,7 @@ public final class MultiCamSession: Sendable {
     }
 
     private struct State {
-        var committed = Configuration()
-        var staged: Configuration?
-        var depth = 0
+        var configuration = ConfigurationTransaction(Configuration())
         var running = false
         /// One session per camera while running, in the order of the inputs.
         var cameras: [(input: CaptureDeviceInput, session: CaptureSession)] = []
@@ -49,34 +47,31 @@ public final class MultiCamSession: Sendable {
 
     // MARK: Configuration
 
-    public func beginConfiguration() {
-        state.withLock { s in
-            if s.depth == 0 { s.staged = s.committed }
-            s.depth += 1
-        }
-    }
+    public func beginConfiguration() { state.withLock { $0.configuration.begin() } }
 
     /// Applies the changes since the outermost ``beginConfiguration()``; while running, every
     /// camera restarts with them (if they cannot start, the previous configuration runs again
     /// and the error is thrown).
     public func commitConfiguration() throws(CaptureError) {
-        let ready = try state.withLock { (s) throws(CaptureError) -> Configuration? in
-            guard s.depth > 0 else { throw .configuration("commitConfiguration() without beginConfiguration()") }
-            s.depth -= 1
-            guard s.depth == 0 else { return nil }
-            defer { s.staged = nil }
-            return s.staged
-        }
-        guard let next = ready else { return }
+        guard let next = try state.withLock({ (s) throws(CaptureError) in try s.configuration.end() }) else { return }
+        try apply { _ in next }
+    }
+
+    /// Computes the next configuration from the committed one and makes it the committed one,
+    /// all under the operations lock (so two threads changing the session at once cannot lose
+    /// one another's change); while running, every camera restarts with it, or the previous
+    /// configuration runs again and the error is thrown.
+    private func apply(_ make: (Configuration) throws(CaptureError) -> Configuration) throws(CaptureError) {
         var flush = OutputFlush.none
         defer { flush.wait() }
         try operations.withLock { (_) throws(CaptureError) in
-            let (previous, running) = state.withLock { ($0.committed, $0.running) }
-            state.withLock { $0.committed = next }
+            let (previous, running) = state.withLock { ($0.configuration.committed, $0.running) }
+            let next = try make(previous)
+            state.withLock { $0.configuration.commit(next) }
             guard running else { return }
             flush = stopCameras()
             do throws(CaptureError) { try startCameras(next) } catch {
-                state.withLock { $0.committed = previous }
+                state.withLock { $0.configuration.commit(previous) }
                 try? startCameras(previous)
                 throw error
             }
@@ -86,37 +81,27 @@ public final class MultiCamSession: Sendable {
     /// Runs `changes` between begin and commit, all or nothing.
     public func configure(_ changes: () throws -> Void) throws {
         try configureAllOrNothing(
-            begin: beginConfiguration, staged: { state.withLock { $0.staged } }, restore: { old in state.withLock { $0.staged = old } },
+            begin: beginConfiguration, staged: { state.withLock { $0.configuration.stagedSnapshot } },
+            restore: { old in state.withLock { $0.configuration.restoreStaged(old) } },
             commit: commitConfiguration, changes)
     }
 
     private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {
-        let staged = try state.withLock { (s) throws(CaptureError) -> Bool in
-            guard s.depth > 0 else { return false }
-            try change(&s.staged!)
-            return true
+        guard !(try state.withLock { (s) throws(CaptureError) in try s.configuration.stage(change) }) else { return }
+        try apply { (previous) throws(CaptureError) in
+            var next = previous
+            try change(&next)
+            return next
         }
-        guard !staged else { return }
-        beginConfiguration()
-        do throws(CaptureError) {
-            try state.withLock { (s) throws(CaptureError) in try change(&s.staged!) }
-        } catch {
-            state.withLock { s in
-                s.staged = nil
-                s.depth -= 1
-            }
-            throw error
-        }
-        try commitConfiguration()
     }
 
-    public var inputs: [CaptureDeviceInput] { state.withLock { ($0.staged ?? $0.committed).inputs } }
-    public var outputs: [any CaptureOutput] { state.withLock { ($0.staged ?? $0.committed).outputs } }
+    public var inputs: [CaptureDeviceInput] { state.withLock { $0.configuration.current.inputs } }
+    public var outputs: [any CaptureOutput] { state.withLock { $0.configuration.current.outputs } }
     /// Each output with the input it is connected to.
     public var connections: [(input: CaptureDeviceInput, output: any CaptureOutput)] {
-        state.withLock { ($0.staged ?? $0.committed).connections }
+        state.withLock { $0.configuration.current.connections }
     }
-    public var sessionPreset: SessionPreset { state.withLock { ($0.staged ?? $0.committed).preset } }
+    public var sessionPreset: SessionPreset { state.withLock { $0.configuration.current.preset } }
 
     /// The preset for cameras whose device has no ``CaptureDevice/activeFormat``.
     public func setSessionPreset(_ preset: SessionPreset) throws(CaptureError) {
@@ -182,8 +167,12 @@ public final class MultiCamSession: Sendable {
     /// Starts every camera; if one cannot start, those started are stopped and the error thrown.
     public func startRunning() throws(CaptureError) {
         try operations.withLock { (_) throws(CaptureError) in
-            let (configuration, depth, running) = state.withLock { ($0.committed, $0.depth, $0.running) }
-            guard depth == 0 else { throw .configuration("startRunning() inside beginConfiguration()/commitConfiguration(); commit first") }
+            let (configuration, inTransaction, running) = state.withLock {
+                ($0.configuration.committed, $0.configuration.isOpen, $0.running)
+            }
+            guard !inTransaction else {
+                throw .configuration("startRunning() inside beginConfiguration()/commitConfiguration(); commit first")
+            }
             guard !running else { return }
             try startCameras(configuration)
         }
