@@ -81,20 +81,8 @@ public final class PreviewServer: Sendable {
     private let boundPort = Atomic<Int>(0)
     private let devices = Mutex<[String]>([])
     private let switcher = Mutex<(@Sendable (Int) -> Bool)?>(nil)
-    private let controlHandlers = Mutex<ControlHandlers?>(nil)
-    private let metricsHandlers = Mutex<MetricsHandlers?>(nil)
-
-    private struct MetricsHandlers {
-        var text: @Sendable () -> String
-        var healthy: @Sendable () -> Bool
-    }
-
-    /// What the page's controls panel calls: the list as JSON, and a setter answering with
-    /// the JSON to send and whether it worked.
-    private struct ControlHandlers {
-        var list: @Sendable () -> String
-        var set: @Sendable (_ key: String, _ value: String) -> (ok: Bool, json: String)
-    }
+    private let controlHandlers = Mutex<PreviewRoutes.ControlHandlers?>(nil)
+    private let metricsRoutes = Mutex<MetricsRoutes?>(nil)
     private let acceptDone = DispatchSemaphore(value: 0)
 
     public init(configuration: Configuration = Configuration()) {
@@ -125,13 +113,13 @@ public final class PreviewServer: Sendable {
     public func offerControls(
         list: @escaping @Sendable () -> String, set: @escaping @Sendable (_ key: String, _ value: String) -> (ok: Bool, json: String)
     ) {
-        controlHandlers.withLock { $0 = ControlHandlers(list: list, set: set) }
+        controlHandlers.withLock { $0 = PreviewRoutes.ControlHandlers(list: list, set: set) }
     }
 
     /// Serves `GET /metrics` (`text()`, Prometheus' text format) and `GET /healthz` (200 while
     /// `healthy()`, else 503), for schedulers and scrapers.
     public func offerMetrics(text: @escaping @Sendable () -> String, healthy: @escaping @Sendable () -> Bool) {
-        metricsHandlers.withLock { $0 = MetricsHandlers(text: text, healthy: healthy) }
+        metricsRoutes.withLock { $0 = MetricsRoutes(text: text, healthy: healthy) }
     }
 
     /// Publishes a frame (JPEG bytes) to every client. Never blocks on clients. The condition's
@@ -376,97 +364,17 @@ public final class PreviewServer: Sendable {
 
     // MARK: Requests
 
+    /// Answers one request: what to answer is ``PreviewRoutes``' (no socket there); sending it,
+    /// and running a stream within the client limit, is this server's.
     private func respond(_ fd: Int32, _ outcome: HTTPRequest.Outcome) {
-        let request: HTTPRequest
-        switch outcome {
-        case .request(let r): request = r
-        case .refused(let status, let reason):
-            _ = send(
-                fd, HTTPResponse.make(status, HTTPResponse.reasonPhrase(status), "text/plain", Array((reason + "\n").utf8), head: false))
-            return
-        case .incomplete:
-            return // never handed over: the accepting thread waits for a whole head
-        }
-        let head = request.method == "HEAD"
-        guard !configuration.checksHost || hostIsAllowed(request.header("host")) else {
-            _ = send(
-                fd,
-                HTTPResponse.make(
-                    421, "Misdirected Request", "text/plain", Array("this server does not answer for that Host\n".utf8), head: head))
-            return
-        }
-        // Fixed routes only: the target is compared as it is, never mapped to a file.
-        let path = request.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.target
-        if path.hasPrefix("/control/") {
-            let parts = path.dropFirst("/control/".count).split(separator: "/", omittingEmptySubsequences: false)
-            guard let handlers = controlHandlers.withLock({ $0 }), parts.count == 2,
-                parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } })
-            else {
-                _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
-                return
-            }
-            guard statePOSTAllowed(fd, request, head: head, loopbackOnly: true) else { return }
-            let (ok, json) = handlers.set(String(parts[0]), String(parts[1]))
-            _ = send(
-                fd,
-                HTTPResponse.make(
-                    ok ? 200 : 422, ok ? "OK" : "Unprocessable Content", "application/json", Array((json + "\n").utf8), head: false))
-            return
-        }
-        if path.hasPrefix("/switch/") {
-            // The one state change: POST only, same origin only, and only with a choice to make.
-            guard devices.withLock({ $0.count }) > 1, let index = Int(path.dropFirst("/switch/".count)),
-                index >= 0, index < devices.withLock({ $0.count }), let handler = switcher.withLock({ $0 })
-            else {
-                _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
-                return
-            }
-            guard statePOSTAllowed(fd, request, head: head, loopbackOnly: false) else { return }
-            let ok = handler(index)
-            _ = send(
-                fd,
-                HTTPResponse.make(
-                    ok ? 200 : 500, ok ? "OK" : "Internal Server Error", "application/json",
-                    Array("{\"switched\": \(ok)}\n".utf8), head: false))
-            return
-        }
-        guard request.method == "GET" || head else {
-            _ = send(
-                fd,
-                HTTPResponse.make(
-                    405, "Method Not Allowed", "text/plain", Array("GET or HEAD only\n".utf8), head: false,
-                    extra: "Allow: GET, HEAD\r\n"))
-            return
-        }
-        if let metrics = metricsHandlers.withLock({ $0 }), path == "/metrics" || path == "/healthz" {
-            if path == "/metrics" {
-                _ = send(
-                    fd,
-                    HTTPResponse.make(200, "OK", "text/plain; version=0.0.4; charset=utf-8", Array(metrics.text().utf8), head: head))
-            } else {
-                let ok = metrics.healthy()
-                _ = send(
-                    fd,
-                    HTTPResponse.make(
-                        ok ? 200 : 503, ok ? "OK" : "Service Unavailable", "text/plain",
-                        Array((ok ? "ok\n" : "stalled: no frame from a source lately\n").utf8), head: head))
-            }
-            return
-        }
-        guard configuration.servesPages else {
-            _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
-            return
-        }
-        switch path {
-        case "/":
-            _ = send(fd, HTTPResponse.make(200, "OK", "text/html; charset=utf-8", Array(page().utf8), head: head))
-        case "/stats.json":
-            let body = statsJSON.withLock { $0 } + "\n"
-            _ = send(fd, HTTPResponse.make(200, "OK", "application/json", Array(body.utf8), head: head))
-        case "/controls.json" where controlHandlers.withLock({ $0 }) != nil:
-            let body = (controlHandlers.withLock { $0 }?.list() ?? "[]") + "\n"
-            _ = send(fd, HTTPResponse.make(200, "OK", "application/json", Array(body.utf8), head: head))
-        case "/stream.mjpeg":
+        let routes = PreviewRoutes(
+            configuration: configuration, devices: devices.withLock { $0 }, switcher: switcher.withLock { $0 },
+            controls: controlHandlers.withLock { $0 }, metrics: metricsRoutes.withLock { $0 }, statsJSON: { self.statsJSON.withLock { $0 } }
+        )
+        switch routes.reply(to: outcome, peerIsLoopback: { Self.peerIsLoopback(fd) }) {
+        case nil: return
+        case .bytes(let response): _ = send(fd, response)
+        case .stream(let head):
             guard clients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
                 clients.subtract(1, ordering: .relaxed)
                 _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
@@ -474,45 +382,7 @@ public final class PreviewServer: Sendable {
             }
             stream(fd, head: head)
             clients.subtract(1, ordering: .relaxed)
-        default:
-            _ = send(fd, HTTPResponse.make(404, "Not Found", "text/plain", Array("not found\n".utf8), head: head))
         }
-    }
-
-    /// The rules for a request that changes state: POST only, no cross-origin `Origin`, and
-    /// (`loopbackOnly`) a peer on this machine. Sends the refusal and returns false otherwise.
-    private func statePOSTAllowed(_ fd: Int32, _ request: HTTPRequest, head: Bool, loopbackOnly: Bool) -> Bool {
-        guard request.method == "POST" else {
-            _ = send(
-                fd,
-                HTTPResponse.make(
-                    405, "Method Not Allowed", "text/plain", Array("POST only\n".utf8), head: head, extra: "Allow: POST\r\n"))
-            return false
-        }
-        if Self.isCrossSite(request) {
-            _ = send(fd, HTTPResponse.make(403, "Forbidden", "text/plain", Array("cross-origin request refused\n".utf8), head: false))
-            return false
-        }
-        if loopbackOnly && !Self.peerIsLoopback(fd) {
-            _ = send(
-                fd,
-                HTTPResponse.make(
-                    403, "Forbidden", "text/plain", Array("device controls are changed from this machine only\n".utf8), head: false))
-            return false
-        }
-        return true
-    }
-
-    /// Whether a browser says the request comes from another site: any `Origin` but this
-    /// server's (every one, where a client sent two), `Sec-Fetch-Site` other than same-origin or
-    /// none (typed by the user), or, without `Origin`, a `Referer` from elsewhere.
-    static func isCrossSite(_ request: HTTPRequest) -> Bool {
-        let own = "http://" + (request.header("host") ?? "")
-        let origins = request.headers.filter { $0.name == "origin" }.map(\.value)
-        if origins.contains(where: { $0 != own }) { return true }
-        if let site = request.header("sec-fetch-site"), site != "same-origin" && site != "none" { return true }
-        if origins.isEmpty, let referer = request.header("referer"), referer != own && !referer.hasPrefix(own + "/") { return true }
-        return false
     }
 
     /// Whether the connection comes from 127.0.0.0/8.
@@ -524,26 +394,6 @@ public final class PreviewServer: Sendable {
         }
         guard r == 0, address.sin_family == sa_family_t(AF_INET) else { return false }
         return UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
-    }
-
-    /// Whether `Host` names this server: its bound address or `localhost` (any port), or an
-    /// allowed name. Anything else is a DNS-rebinding page or a misdirected request.
-    func hostIsAllowed(_ host: String?) -> Bool {
-        guard let host = host?.lowercased(), !host.isEmpty else { return false }
-        var name = Substring(host)
-        if name.hasPrefix("[") { // [::1]:8080: an IPv6 literal, then nothing or a port
-            guard let close = name.firstIndex(of: "]") else { return false }
-            let port = name[name.index(after: close)...]
-            guard port.isEmpty || port.first == ":" && port.dropFirst().allSatisfy(\.isNumber) else { return false }
-            name = name[name.index(after: name.startIndex)..<close]
-            guard name.contains(":") else { return false } // [localhost] is no address
-        } else if let colon = name.lastIndex(of: ":") {
-            guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
-            name = name[..<colon]
-        }
-        let allowed = Set(
-            [configuration.host.lowercased(), "localhost", "127.0.0.1", "::1"] + configuration.allowedHosts.map { $0.lowercased() })
-        return allowed.contains(String(name))
     }
 
     /// The request head, read whole within ``Configuration/requestTimeout``.
@@ -594,9 +444,5 @@ public final class PreviewServer: Sendable {
             offset += n
         }
         return true
-    }
-
-    private func page() -> String {
-        PreviewPage.html(title: configuration.title, devices: devices.withLock { $0 }, controls: controlHandlers.withLock { $0 } != nil)
     }
 }
