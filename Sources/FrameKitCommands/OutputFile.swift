@@ -1,4 +1,5 @@
 import Foundation
+import FrameKit
 import Synchronization
 
 /// Files the CLI writes (stats, reports, photos): complete or absent, never half-written, and
@@ -171,18 +172,19 @@ final class PartialFile: Sendable {
     }
 }
 
-/// Writes every byte to `fd`, retrying EINTR and short writes: the CLI's one door for write(2)
-/// (stdout, stderr, output files). Returns the error's text, or nil when all was written.
+/// Writes every byte to `fd` through FrameKit's one syscall door (`retryingSystemCall`: EINTR
+/// retried), and short writes again: the CLI's write(2) for stdout, stderr and output files.
+/// Returns the error's text, or nil when all was written.
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
     bytes.withUnsafeBytes { raw -> String? in
         var offset = 0
         while offset < raw.count {
-            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return String(cString: strerror(errno))
+            let start = offset
+            do throws(SystemCallError) {
+                offset += try retryingSystemCall("write") { (write(fd, raw.baseAddress! + start, raw.count - start), errno) }
+            } catch {
+                return String(cString: strerror(error.errno))
             }
-            offset += n
         }
         return nil
     }

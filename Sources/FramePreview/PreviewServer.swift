@@ -217,16 +217,25 @@ public final class PreviewServer: Sendable {
     /// Reads what `client` has sent without waiting: whether it closed (or failed), and whether
     /// its head is now complete (then it is answered on a thread of its own and leaves the list).
     private func readAvailable(_ client: inout Waiting, into chunk: inout [UInt8]) -> (gone: Bool, answered: Bool) {
-        let n = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
-        if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { return (false, false) }
-        if n <= 0 { // closed by the client, or reset
-            close(client.fd)
+        let fd = client.fd
+        let n: Int
+        do {
+            n = try retryingSystemCall("recv") {
+                let r = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
+                return (r, errno)
+            }
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return (false, false) // nothing more yet
+        } catch {
+            n = 0 // reset
+        }
+        if n == 0 { // closed by the client, or reset
+            close(fd)
             return (true, false)
         }
         client.bytes += chunk[0..<n]
         let outcome = client.worthParsing(after: n) ? HTTPRequest.parse(client.bytes[...]) : .incomplete
         guard outcome != .incomplete else { return (false, false) }
-        let fd = client.fd
         Thread.detachNewThread { [self] in
             respond(fd, outcome)
             close(fd)
@@ -261,7 +270,8 @@ public final class PreviewServer: Sendable {
         while running.load(ordering: .relaxed) {
             var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             polled += waiting.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-            if poll(&polled, nfds_t(polled.count), 100) < 0 && errno != EINTR {
+            let count = nfds_t(polled.count)
+            do { _ = try retryingSystemCall("poll") { (Int(poll(&polled, count, 100)), errno) } } catch {
                 Thread.sleep(forTimeInterval: 0.01) // a lasting failure must not spin
                 continue
             }
@@ -285,11 +295,18 @@ public final class PreviewServer: Sendable {
             for _ in 0..<64 {
                 var address = sockaddr_storage()
                 var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-                let client = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
-                }
-                guard client >= 0 else {
-                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { break }
+                let client: Int32
+                do {
+                    client = Int32(
+                        try retryingSystemCall("accept") {
+                            let r = withUnsafeMutablePointer(to: &address) {
+                                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+                            }
+                            return (Int(r), errno)
+                        })
+                } catch {
+                    let errno = error.errno
+                    if errno == EAGAIN || errno == EWOULDBLOCK { break }
                     // Out of file descriptors: free one by dropping a connection that has had its
                     // chance; with none, back off (the listening socket stays readable, so retrying
                     // at once would spin) and say so once per episode. Any other failure: a pause.
@@ -438,9 +455,17 @@ public final class PreviewServer: Sendable {
     private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
+            let start = offset
+            let n: Int
+            do {
+                n = try retryingSystemCall("send") {
+                    let r = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + start, $0.count - start, Int32(MSG_NOSIGNAL)) }
+                    return (r, errno)
+                }
+            } catch {
+                return false // closed, or slower than the send timeout
+            }
+            if n == 0 { return false }
             offset += n
         }
         return true
