@@ -116,7 +116,8 @@ let package = Package(
         .testTarget(
             name: "ShimTests",
             dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
-        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
+        .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
+        .testTarget(name: "PreviewTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport"]),
         .testTarget(
             name: "ProcessorTests",
             dependencies: [
