@@ -83,11 +83,8 @@ struct OutputTests {
     func recording() throws {
         let folder = Fixtures.temporaryFolder()
         let url = folder.appendingPathComponent("clip.avi")
-        let session = CaptureSession()
         let movie = MovieFileOutput()
-        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
-        try session.setSessionPreset(.cif352x288)
-        try session.addOutput(movie)
+        let session = try virtualSession(outputs: [movie])
         try session.startRunning()
         let waiter = RecordingWaiter()
         try movie.startRecording(to: url, recordingDelegate: waiter)
@@ -119,16 +116,13 @@ struct OutputTests {
         arguments: ["duration", "size", "disk"])
     func limits(limit: String) throws {
         let url = Fixtures.temporaryFolder().appendingPathComponent("limited.avi")
-        let session = CaptureSession()
         let movie = MovieFileOutput()
         switch limit {
         case "duration": movie.maxRecordedDuration = 0.5
         case "size": movie.maxRecordedFileSize = 60_000
         default: movie.minFreeDiskSpaceLimit = Int.max // there is never that much free
         }
-        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
-        try session.setSessionPreset(.cif352x288)
-        try session.addOutput(movie)
+        let session = try virtualSession(outputs: [movie])
         try session.startRunning()
         let waiter = RecordingWaiter()
         try movie.startRecording(to: url, recordingDelegate: waiter)

@@ -10,7 +10,7 @@ import Synchronization
 /// camera is switched. ``startRunning()`` and ``stopRunning()`` block until capture has
 /// started or stopped and are safe to call from any thread (not from an output's delegate
 /// queue). Misuse is a thrown ``CaptureError``, never a trap.
-public final class CaptureSession: Sendable {
+public final class CaptureSession: Sendable, TransactionalSession {
     struct Configuration: Sendable {
         var inputs: [CaptureDeviceInput] = []
         var outputs: [any FrameSink] = []
@@ -84,11 +84,10 @@ public final class CaptureSession: Sendable {
 
     /// Runs `changes` between begin and commit, all or nothing: if `changes` throws, everything
     /// it changed is undone (the configuration is as before the call) and the error rethrown.
-    public func configure(_ changes: () throws -> Void) throws {
-        try configureAllOrNothing(
-            begin: beginConfiguration, staged: { state.withLock { $0.configuration.stagedSnapshot } },
-            restore: { old in state.withLock { $0.configuration.restoreStaged(old) } },
-            commit: commitConfiguration, changes)
+    public func configure(_ changes: () throws -> Void) throws { try configureAllOrNothing(changes) }
+
+    func withConfiguration<R>(_ body: (inout ConfigurationTransaction<Configuration>) -> R) -> R {
+        state.withLock { body(&$0.configuration) }
     }
 
     private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {

@@ -48,19 +48,27 @@ struct ConfigurationTransaction<Configuration: Sendable>: Sendable {
     mutating func restoreStaged(_ snapshot: Configuration?) { if depth > 0 { staged = snapshot } }
 }
 
-/// The body of both sessions' `configure {}`: begin, run `changes`, commit; if `changes`
-/// throws, the staged configuration is put back as it was before the call (so nothing it
-/// changed survives) and the error rethrown.
-func configureAllOrNothing<Staged>(
-    begin: () -> Void, staged: () -> Staged, restore: (Staged) -> Void, commit: () throws(CaptureError) -> Void,
-    _ changes: () throws -> Void
-) throws {
-    begin()
-    let before = staged()
-    do { try changes() } catch {
-        restore(before)
-        try? commit()
-        throw error
+/// What both session types share for `configure {}`: their transaction, and its begin and commit.
+protocol TransactionalSession: AnyObject {
+    associatedtype Configuration: Sendable
+    func beginConfiguration()
+    func commitConfiguration() throws(CaptureError)
+    /// Runs `body` on the session's transaction under its state lock.
+    func withConfiguration<R>(_ body: (inout ConfigurationTransaction<Configuration>) -> R) -> R
+}
+
+extension TransactionalSession {
+    /// The body of both sessions' `configure {}`: begin, run `changes`, commit; if `changes`
+    /// throws, the staged configuration is put back as it was before the call (so nothing it
+    /// changed survives) and the error rethrown.
+    func configureAllOrNothing(_ changes: () throws -> Void) throws {
+        beginConfiguration()
+        let before = withConfiguration { $0.stagedSnapshot }
+        do { try changes() } catch {
+            withConfiguration { $0.restoreStaged(before) }
+            try? commitConfiguration()
+            throw error
+        }
+        try commitConfiguration()
     }
-    try commit()
 }

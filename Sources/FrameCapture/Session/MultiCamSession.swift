@@ -17,13 +17,13 @@ import Synchronization
 /// while running restarts every camera with the new configuration (a gap of a few frames,
 /// reported as drops by none: the cameras stop and start), or keeps the old one running and
 /// throws when the new one cannot start.
-public final class MultiCamSession: Sendable {
+public final class MultiCamSession: Sendable, TransactionalSession {
     /// Whether this platform can run several cameras at once: always on Linux, where each V4L2
     /// device streams on its own (the USB bus or the sensor interface may still limit what
     /// several cameras can sustain together).
     public static var isMultiCamSupported: Bool { true }
 
-    private struct Configuration: Sendable {
+    struct Configuration: Sendable {
         var inputs: [CaptureDeviceInput] = []
         var outputs: [any CaptureOutput] = []
         /// Output → the input it is connected to.
@@ -79,11 +79,10 @@ public final class MultiCamSession: Sendable {
     }
 
     /// Runs `changes` between begin and commit, all or nothing.
-    public func configure(_ changes: () throws -> Void) throws {
-        try configureAllOrNothing(
-            begin: beginConfiguration, staged: { state.withLock { $0.configuration.stagedSnapshot } },
-            restore: { old in state.withLock { $0.configuration.restoreStaged(old) } },
-            commit: commitConfiguration, changes)
+    public func configure(_ changes: () throws -> Void) throws { try configureAllOrNothing(changes) }
+
+    func withConfiguration<R>(_ body: (inout ConfigurationTransaction<Configuration>) -> R) -> R {
+        state.withLock { body(&$0.configuration) }
     }
 
     private func mutate(_ change: (inout Configuration) throws(CaptureError) -> Void) throws(CaptureError) {
