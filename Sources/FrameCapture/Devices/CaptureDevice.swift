@@ -22,6 +22,8 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     public enum Position: String, Sendable, Codable { case unspecified, front, back }
     public enum MediaType: String, Sendable { case video }
 
+    /// What the device is, for what only some devices have (controls, the configuration lock,
+    /// permissions); its frames come from ``source`` whatever it is.
     enum Backend: Sendable {
         case v4l2(path: String, kernel: any V4L2Kernel)
         case virtual(VirtualCameraControls)
@@ -39,6 +41,9 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// Every format, size and frame rate on offer, enumerated when the device was found.
     public let formats: [CaptureDeviceFormat]
     let backend: Backend
+    /// Makes the device's frame source each time a session starts with it: the session knows
+    /// no kind of source, only this.
+    let source: any FrameSourceFactory
     private let frameDuration = Mutex<Double?>(nil)
     private let chosenFormat = Mutex<CaptureDeviceFormat?>(nil)
     /// Who holds ``lockForConfiguration()``: nobody, or this object (with the descriptor that
@@ -65,6 +70,12 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         self.modelID = modelID
         self.formats = formats
         self.backend = backend
+        switch backend {
+        case .v4l2(let path, let kernel): source = V4L2SourceFactory(path: path, deviceID: uniqueID, kernel: kernel)
+        case .virtual(let controls): source = VirtualCameraSourceFactory(controls: controls)
+        case .file(let description): source = description
+        case .custom(let factory): source = factory
+        }
     }
 
     /// The shortest time between frames the session should ask for (1 / max fps); nil lets the
@@ -184,13 +195,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// Whether the device delivers frames at its own pace (cameras, the virtual camera, a file
     /// opened with `realTime`) rather than as fast as they are consumed (a file otherwise).
-    public var isPaced: Bool {
-        switch backend {
-        case .file(let description): description.realTime
-        case .custom(let source): source.isRealTime
-        case .v4l2, .virtual: true
-        }
-    }
+    public var isPaced: Bool { source.isRealTime }
 
     /// The first V4L2 camera, or else the virtual camera.
     public static func `default`(for mediaType: MediaType = .video) -> CaptureDevice {

@@ -237,3 +237,10 @@ struct Y4MHeader: Sendable {
         headerLength = newline + 1
     }
 }
+
+extension FileSourceDescription: FrameSourceFactory {
+    var isRealTime: Bool { realTime }
+    func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
+        try FileSource(description: self, configuration: configuration)
+    }
+}

@@ -42,17 +42,7 @@ final class CapturePipeline: Sendable {
         let preferred = outputs.lazy.compactMap(\.preferredPixelFormat).first
         let configuration = try Self.configure(device: device, preset: preset, preferred: preferred)
         for output in outputs { try output.validate(nativeFormat: configuration.pixelFormat) }
-        let source: any FrameSource
-        switch device.backend {
-        case .v4l2(let path, let kernel):
-            source = V4L2Source(path: path, deviceID: device.uniqueID, kernel: kernel, configuration: configuration)
-        case .virtual(let controls):
-            source = try VirtualCameraSource(configuration: configuration, controls: controls)
-        case .file(let description):
-            source = try FileSource(description: description, configuration: configuration)
-        case .custom(let factory):
-            source = try factory.makeSource(configuration: configuration)
-        }
+        let source = try device.source.makeSource(configuration: configuration)
         try source.start()
         self.configuration = configuration
         input.setActive(configuration.format, frameRate: configuration.frameRate)

@@ -205,3 +205,14 @@ final class V4L2Source: FrameSource {
         return problem
     }
 }
+
+/// A V4L2 camera's sources: one per run, on the node at `path`.
+struct V4L2SourceFactory: FrameSourceFactory {
+    let path: String
+    let deviceID: String
+    let kernel: any V4L2Kernel
+    var isRealTime: Bool { true }
+    func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
+        V4L2Source(path: path, deviceID: deviceID, kernel: kernel, configuration: configuration)
+    }
+}

@@ -274,3 +274,12 @@ final class VirtualCameraSource: FrameSource {
 
     func stop() { pending.removeAll() }
 }
+
+/// The virtual camera's sources: one per run, sharing the device's controls.
+struct VirtualCameraSourceFactory: FrameSourceFactory {
+    let controls: VirtualCameraControls
+    var isRealTime: Bool { true }
+    func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
+        try VirtualCameraSource(configuration: configuration, controls: controls)
+    }
+}
