@@ -458,138 +458,44 @@ struct TrackerState: ~Copyable {
         return copy
     }
 
-    /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``.
+    /// Joins a pass's faces, found in frame `passFrame`, with the tracks in frame ``frame``
+    /// (``TrackAssociation``; pixels enter only as the pass's faces carried to this frame).
     mutating func merge(
         _ whole: DetectionPass, region: Rect?, passFrame: Int, gray: PixelBuffer,
         history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options
     ) {
-        let patchSize = options.patchSize
-        // A tile's pass is for small faces: only those it saw whole, and it judges the small
-        // tracks lying whole inside it. A whole-frame pass judges the tracks large enough for
-        // it to see. (A tile's view of a large face is often a part of it: a face entering at
-        // the frame's edge, or half covered.)
-        var pass = whole
-        if let region, let plan {
-            pass.faces = plan.small(plan.whole(pass.faces, in: region))
-            pass.candidates = plan.small(plan.whole(pass.candidates, in: region))
-        }
-        let smallFace = plan?.smallFace ?? 0
-        func judges(_ box: Box) -> Bool {
-            // A tile judges only what it would report: what it sees whole (a face by its edge is
-            // the tile beside it's, and was judged missed here while this tile left it out).
-            if let region, let plan { return plan.seesWhole(region, box) && plan.isSmall(max(box.width, box.height)) }
-            return max(box.width, box.height) >= smallFace
-        }
-        // Where each track was when the pass's frame was taken.
-        func boxThen(_ t: Track) -> Box? {
-            if passFrame == frame { return t.box }
-            guard let then = t.passBox, then.frame == passFrame else { return nil }
-            return then.box
-        }
-        // Track–box pairs that overlap enough, the closest first; `tracks` nil: every track.
-        func pairs(_ boxes: [Face], tracks only: Set<Int>? = nil) -> [(track: Int, face: Int)] {
-            var pairs: [(track: Int, face: Int, overlap: Double)] = []
-            for (ti, t) in tracks.enumerated() where only?.contains(ti) ?? true {
-                guard let then = boxThen(t) else { continue }
-                for (fi, f) in boxes.enumerated() {
-                    let overlap = then.rect.iou(f.bounds)
-                    if overlap >= options.matchOverlap { pairs.append((ti, fi, overlap)) }
-                }
-            }
-            return pairs.sorted { $0.overlap > $1.overlap }.map { ($0.track, $0.face) }
-        }
-        // A pass's face as a track in this frame: taken from the pass's own frame and carried
-        // forward by correlation through the frames since (nil if it was lost on the way).
-        // Matched tracks are rebuilt this way too, rather than moved by their own motion since
-        // the pass's frame: a track that drifted would otherwise drag the network's box with it.
-        func fresh(_ face: Face) -> Track? {
-            if passFrame == frame { return Track(face: face, gray: gray, patchSize: patchSize) }
-            guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { return nil }
-            var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
-            var previous = passFrame
-            for later in history[(start + 1)...] where track.isFound {
-                // A thinned history steps over several frames at once: search as much wider.
-                let margin = min(options.searchMargin * Double(later.frame - previous), 2)
-                _ = track.step(in: later.gray, margin: margin, minCorrelation: options.minCorrelation)
-                previous = later.frame
-            }
-            guard track.isFound else { return nil }
-            track.detected = face.mapped(
-                scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
-                dy: track.box.y - Double(face.bounds.y))
-            track.detectedBox = track.box
-            return track
-        }
-        // Renews each track from its closest box, each box once, and returns the boxes taken.
-        // `reported`: the boxes are faces the detector reported (they count towards establishing).
-        var trackTaken = Set<Int>()
-        func confirm(with boxes: [Face], tracks only: Set<Int>? = nil, reported: Bool) -> Set<Int> {
-            var taken = Set<Int>()
-            for pair in pairs(boxes, tracks: only) where !trackTaken.contains(pair.track) && !taken.contains(pair.face) {
-                taken.insert(pair.face)
-                guard var renewed = fresh(boxes[pair.face]) else { continue }
-                renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
-                renewed.seenByTile = tracks[pair.track].seenByTile || (reported && region != nil)
-                trackTaken.insert(pair.track)
-                tracks[pair.track] = renewed
-            }
-            return taken
-        }
-        let found = pass.faces
-        let faceTaken = confirm(with: found, reported: true)
-        // Established tracks no face confirmed may be confirmed by a weaker box, unless that box
-        // lies partly on one of this pass's faces: then it is evidence for that face, not for a
-        // second one beside it (the network scores parts of a large face weakly, and such a box
-        // overlaps the face too little for suppression to remove it).
-        let candidates = pass.candidates.filter { c in
-            !found.contains { Double($0.bounds.intersection(c.bounds).area) > 0.1 * Double(c.bounds.area) }
-        }
-        let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
-        _ = confirm(with: candidates, tracks: established.subtracting(trackTaken), reported: false)
-        for i in tracks.indices where !trackTaken.contains(i) {
-            guard let then = boxThen(tracks[i]) else { continue }
-            // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
-            // no tile has: judged by whole-frame passes too, else it lived until its tile came.
-            let unsure = region == nil && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
-            if judges(then) || unsure { tracks[i].missedPasses += 1 }
-        }
-        tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
-
-        // New faces. A barely confident box partly on a stronger face of the same pass is the
-        // network's second box for that face (beside it, overlapping too little for suppression),
-        // not a face of its own: it starts no track.
-        func isSecondBox(_ face: Face) -> Bool {
-            let score = face.confidence ?? 1
-            guard score < 0.5 else { return false }
-            // Against every face the pass reported: a tile's pass keeps only small faces, and the
-            // large face a second box lies on is not among them.
-            return whole.faces.contains {
-                ($0.confidence ?? 1) > score && Double($0.bounds.intersection(face.bounds).area) >= 0.25 * Double(face.bounds.area)
-            }
-        }
-        for (fi, face) in found.enumerated() where !faceTaken.contains(fi) && !isSecondBox(face) {
-            if var track = fresh(face) {
-                track.seenByTile = region != nil
-                tracks.append(track)
-            }
-        }
-        // Two tracks on one face: keep the one confirmed most recently. A track lying mostly
-        // inside a larger one is a part of that face (the network scores parts of a large face
-        // weakly, and a small track is judged only by the tiles): the face is kept.
-        var kept: [Track] = []
-        for t in tracks.sorted(by: { $0.missedPasses < $1.missedPasses }) {
-            let r = t.box.rect
-            if kept.contains(where: { $0.box.rect.iou(r) > 0.5 }) { continue }
-            if kept.contains(where: { Self.isPart(r, of: $0.box.rect) }) { continue }
-            kept.removeAll { Self.isPart($0.box.rect, of: r) }
-            kept.append(t)
-        }
-        tracks = kept
+        let frame = frame
+        let association = TrackAssociation(
+            whole: whole, region: region, plan: plan, passFrame: passFrame, frame: frame, options: options,
+            reacquire: { face in Self.reacquire(face, passFrame: passFrame, frame: frame, gray: gray, history: history, options: options) })
+        tracks = association.merge(tracks)
     }
 
-    /// Whether `part` lies mostly (60% of its area) inside the larger `whole`.
-    static func isPart(_ part: Rect, of whole: Rect) -> Bool {
-        part.area < whole.area && Double(part.intersection(whole).area) > 0.6 * Double(max(1, part.area))
+    /// A pass's face as a track in this frame: taken from the pass's own frame and carried
+    /// forward by correlation through the frames since (nil if it was lost on the way).
+    /// Matched tracks are rebuilt this way too, rather than moved by their own motion since
+    /// the pass's frame: a track that drifted would otherwise drag the network's box with it.
+    static func reacquire(
+        _ face: Face, passFrame: Int, frame: Int, gray: PixelBuffer, history: [(frame: Int, gray: PixelBuffer)]?,
+        options: FaceTracker.Options
+    ) -> Track? {
+        let patchSize = options.patchSize
+        if passFrame == frame { return Track(face: face, gray: gray, patchSize: patchSize) }
+        guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { return nil }
+        var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
+        var previous = passFrame
+        for later in history[(start + 1)...] where track.isFound {
+            // A thinned history steps over several frames at once: search as much wider.
+            let margin = min(options.searchMargin * Double(later.frame - previous), 2)
+            _ = track.step(in: later.gray, margin: margin, minCorrelation: options.minCorrelation)
+            previous = later.frame
+        }
+        guard track.isFound else { return nil }
+        track.detected = face.mapped(
+            scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
+            dy: track.box.y - Double(face.bounds.y))
+        track.detectedBox = track.box
+        return track
     }
 }
 

@@ -1,0 +1,150 @@
+/// How one detection pass's faces join the tracks: which track each box renews, which tracks
+/// the pass judges missed (and which go), which boxes start tracks, and which of two tracks on
+/// one face stays. A value with no pixels: a pass's face enters the current frame only through
+/// `reacquire` (the tracker carries it by correlation from the pass's frame; tests place it).
+struct TrackAssociation {
+    /// The pass as run, and as judged: a tile's pass keeps only the small faces it saw whole.
+    let whole: DetectionPass
+    let pass: DetectionPass
+    /// The tile the pass ran on (nil: the whole frame), and the tiles of this frame size.
+    let region: Rect?
+    let plan: TilePlan?
+    /// The frame the pass ran on, and the current one.
+    let passFrame: Int
+    let frame: Int
+    let options: FaceTracker.Options
+    let reacquire: (Face) -> Track?
+
+    init(
+        whole: DetectionPass, region: Rect?, plan: TilePlan?, passFrame: Int, frame: Int, options: FaceTracker.Options,
+        reacquire: @escaping (Face) -> Track?
+    ) {
+        self.whole = whole
+        // A tile's pass is for small faces: only those it saw whole, and it judges the small
+        // tracks lying whole inside it. A whole-frame pass judges the tracks large enough for
+        // it to see. (A tile's view of a large face is often a part of it: a face entering at
+        // the frame's edge, or half covered.)
+        var pass = whole
+        if let region, let plan {
+            pass.faces = plan.small(plan.whole(pass.faces, in: region))
+            pass.candidates = plan.small(plan.whole(pass.candidates, in: region))
+        }
+        self.pass = pass
+        self.region = region
+        self.plan = plan
+        self.passFrame = passFrame
+        self.frame = frame
+        self.options = options
+        self.reacquire = reacquire
+    }
+
+    /// The tracks after this pass.
+    func merge(_ before: [Track]) -> [Track] {
+        var tracks = before
+        var trackTaken = Set<Int>()
+        let found = pass.faces
+        let faceTaken = confirm(&tracks, with: found, trackTaken: &trackTaken, reported: true)
+        // Established tracks no face confirmed may be confirmed by a weaker box, unless that box
+        // lies partly on one of this pass's faces: then it is evidence for that face, not for a
+        // second one beside it (the network scores parts of a large face weakly, and such a box
+        // overlaps the face too little for suppression to remove it).
+        let candidates = pass.candidates.filter { c in
+            !found.contains { Double($0.bounds.intersection(c.bounds).area) > 0.1 * Double(c.bounds.area) }
+        }
+        let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
+        _ = confirm(&tracks, with: candidates, only: established.subtracting(trackTaken), trackTaken: &trackTaken, reported: false)
+        for i in tracks.indices where !trackTaken.contains(i) {
+            guard let then = boxThen(tracks[i]) else { continue }
+            // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
+            // no tile has: judged by whole-frame passes too, else it lived until its tile came.
+            let unsure = region == nil && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
+            if judges(then) || unsure { tracks[i].missedPasses += 1 }
+        }
+        tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
+        for (fi, face) in found.enumerated() where !faceTaken.contains(fi) && !isSecondBox(face) {
+            if var track = reacquire(face) {
+                track.seenByTile = region != nil
+                tracks.append(track)
+            }
+        }
+        return Self.withoutDuplicates(tracks)
+    }
+
+    /// Whether this pass judges a track at `box` (counts it missed when no box renews it): a
+    /// tile judges only what it would report, what it sees whole and small (a face by its edge
+    /// is the tile beside it's, and was judged missed here while this tile left it out); a
+    /// whole-frame pass what is large enough for it to see.
+    func judges(_ box: Box) -> Bool {
+        if let region, let plan { return plan.seesWhole(region, box) && plan.isSmall(max(box.width, box.height)) }
+        return max(box.width, box.height) >= (plan?.smallFace ?? 0)
+    }
+
+    /// Where a track was when the pass's frame was taken (nil: unknown, so the pass cannot judge it).
+    func boxThen(_ t: Track) -> Box? {
+        if passFrame == frame { return t.box }
+        guard let then = t.passBox, then.frame == passFrame else { return nil }
+        return then.box
+    }
+
+    /// Track–box pairs that overlap enough, the closest first; `only` nil: every track.
+    func pairs(_ tracks: [Track], _ boxes: [Face], only: Set<Int>? = nil) -> [(track: Int, face: Int)] {
+        var pairs: [(track: Int, face: Int, overlap: Double)] = []
+        for (ti, t) in tracks.enumerated() where only?.contains(ti) ?? true {
+            guard let then = boxThen(t) else { continue }
+            for (fi, f) in boxes.enumerated() {
+                let overlap = then.rect.iou(f.bounds)
+                if overlap >= options.matchOverlap { pairs.append((ti, fi, overlap)) }
+            }
+        }
+        return pairs.sorted { $0.overlap > $1.overlap }.map { ($0.track, $0.face) }
+    }
+
+    /// Renews each track from its closest box, each box once, and returns the boxes taken.
+    /// `reported`: the boxes are faces the detector reported (they count towards establishing).
+    func confirm(
+        _ tracks: inout [Track], with boxes: [Face], only: Set<Int>? = nil, trackTaken: inout Set<Int>, reported: Bool
+    ) -> Set<Int> {
+        var taken = Set<Int>()
+        for pair in pairs(tracks, boxes, only: only) where !trackTaken.contains(pair.track) && !taken.contains(pair.face) {
+            taken.insert(pair.face)
+            guard var renewed = reacquire(boxes[pair.face]) else { continue }
+            renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
+            renewed.seenByTile = tracks[pair.track].seenByTile || (reported && region != nil)
+            trackTaken.insert(pair.track)
+            tracks[pair.track] = renewed
+        }
+        return taken
+    }
+
+    /// A barely confident box partly on a stronger face of the same pass is the network's second
+    /// box for that face (beside it, overlapping too little for suppression), not a face of its
+    /// own: it starts no track. Checked against every face the pass reported: a tile's pass keeps
+    /// only small faces, and the large face a second box lies on is not among them.
+    func isSecondBox(_ face: Face) -> Bool {
+        let score = face.confidence ?? 1
+        guard score < 0.5 else { return false }
+        return whole.faces.contains {
+            ($0.confidence ?? 1) > score && Double($0.bounds.intersection(face.bounds).area) >= 0.25 * Double(face.bounds.area)
+        }
+    }
+
+    /// Two tracks on one face: keep the one confirmed most recently. A track lying mostly
+    /// inside a larger one is a part of that face (the network scores parts of a large face
+    /// weakly, and a small track is judged only by the tiles): the face is kept.
+    static func withoutDuplicates(_ tracks: [Track]) -> [Track] {
+        var kept: [Track] = []
+        for t in tracks.sorted(by: { $0.missedPasses < $1.missedPasses }) {
+            let r = t.box.rect
+            if kept.contains(where: { $0.box.rect.iou(r) > 0.5 }) { continue }
+            if kept.contains(where: { isPart(r, of: $0.box.rect) }) { continue }
+            kept.removeAll { isPart($0.box.rect, of: r) }
+            kept.append(t)
+        }
+        return kept
+    }
+
+    /// Whether `part` lies mostly (60% of its area) inside the larger `whole`.
+    static func isPart(_ part: Rect, of whole: Rect) -> Bool {
+        part.area < whole.area && Double(part.intersection(whole).area) > 0.6 * Double(max(1, part.area))
+    }
+}

@@ -1,0 +1,91 @@
+import FrameKit
+import Testing
+
+@testable import FrameProcessors
+
+/// The tracker's association with no pixels in play: tracks and a pass's boxes in, tracks out.
+@Suite("Track association, without pixels")
+struct TrackAssociationTests {
+    let gray: PixelBuffer
+    /// 1280x720 shrunk by half for a whole-frame pass: faces from 64 px are the whole frame's to
+    /// judge, smaller ones the tiles'.
+    let plan = TilePlan(width: 1280, height: 720, scale: 0.5)
+
+    init() throws { gray = try PixelBuffer(width: 1280, height: 720, format: .gray8) }
+
+    func track(_ x: Int, _ y: Int, _ side: Int, reports: Int = 1) -> Track {
+        var t = Track(face: Face(bounds: Rect(x: x, y: y, width: side, height: side)), gray: gray, patchSize: 24)
+        t.reports = reports
+        return t
+    }
+
+    func face(_ x: Int, _ y: Int, _ side: Int, _ confidence: Double = 0.9) -> Face {
+        Face(bounds: Rect(x: x, y: y, width: side, height: side), confidence: confidence)
+    }
+
+    /// A pass run on the current frame (faces placed where the detector put them).
+    func association(_ pass: DetectionPass, region: Rect? = nil) -> TrackAssociation {
+        TrackAssociation(
+            whole: pass, region: region, plan: plan, passFrame: 7, frame: 7, options: FaceTracker.Options(),
+            reacquire: { [gray] face in Track(face: face, gray: gray, patchSize: 24) })
+    }
+
+    @Test("a whole-frame pass renews the track its box overlaps, starts one for a new face, and counts a large unseen one missed")
+    func wholeFramePass() {
+        let pass = DetectionPass(faces: [face(106, 100, 120), face(900, 400, 110)])
+        let after = association(pass).merge([track(100, 100, 120), track(600, 300, 100)])
+        #expect(after.count == 3)
+        let renewed = after.first { $0.box.rect.x == 106 }
+        #expect(renewed?.reports == 2 && renewed?.missedPasses == 0)
+        #expect(after.contains { $0.box.rect.x == 900 && $0.reports == 1 })
+        #expect(after.first { $0.box.rect.x == 600 }?.missedPasses == 1)
+        // Missed again by the next pass: past maxMissedPasses (1), it ends.
+        let next = association(DetectionPass(faces: [])).merge(after)
+        #expect(!next.contains { $0.box.rect.x == 600 })
+    }
+
+    @Test("a tile's pass judges the small tracks it sees whole, never a large one, and starts no track for a large face")
+    func tilePass() throws {
+        let tile = try #require(plan.tiles.first)
+        let small = track(tile.x + 50, tile.y + 50, 30)
+        let large = track(tile.x + 200, tile.y + 100, 120)
+        let pass = DetectionPass(faces: [face(tile.x + 300, tile.y + 300, 150)])
+        let after = association(pass, region: tile).merge([small, large])
+        #expect(after.count == 2) // no track for the large face the tile saw
+        #expect(after.first { $0.box.rect.width == 30 }?.missedPasses == 1)
+        #expect(after.first { $0.box.rect.width == 120 }?.missedPasses == 0)
+        // A whole-frame pass does not judge the small one (it cannot be trusted to see it),
+        // once a tile has reported it.
+        var seen = small
+        seen.seenByTile = true
+        let judged = association(DetectionPass(faces: [])).merge([seen])
+        #expect(judged.first?.missedPasses == 0)
+    }
+
+    @Test("a weak box a quarter on a stronger face of the same pass is its second box: no track of its own")
+    func secondBox() {
+        let pass = DetectionPass(faces: [face(400, 200, 150, 0.95), face(520, 230, 60, 0.32)])
+        let after = association(pass).merge([])
+        #expect(after.count == 1 && after[0].box.rect.width == 150)
+    }
+
+    @Test("weaker boxes renew only established tracks, and do not count towards establishing")
+    func candidates() {
+        let pass = DetectionPass(faces: [], candidates: [face(203, 100, 100, 0.1), face(603, 100, 100, 0.1)])
+        let after = association(pass).merge([track(200, 100, 100, reports: 3), track(600, 100, 100, reports: 1)])
+        #expect(after.first { $0.box.rect.x == 203 }?.reports == 3)
+        #expect(after.first { $0.box.rect.x == 600 }?.missedPasses == 1)
+    }
+
+    @Test("two tracks on one face: the one confirmed most recently stays; a track mostly inside a larger one goes")
+    func duplicates() {
+        var stale = track(100, 100, 100)
+        stale.missedPasses = 1
+        let fresh = track(110, 105, 100)
+        let part = track(520, 320, 40)
+        let whole = track(500, 300, 120)
+        let kept = TrackAssociation.withoutDuplicates([stale, fresh, part, whole])
+        #expect(kept.count == 2)
+        #expect(kept.contains { $0.box.rect.x == 110 } && kept.contains { $0.box.rect.x == 500 })
+    }
+}
