@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameTestSupport
 import Synchronization
 import Testing
 

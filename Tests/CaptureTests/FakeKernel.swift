@@ -1,6 +1,7 @@
 import CV4L2
 import Foundation
 import FrameKit
+import FrameTestSupport
 import Synchronization
 
 /// A fake V4L2 kernel behind FrameKit's syscall layer: plays a camera's side of every ioctl,

@@ -22,21 +22,6 @@ final class PhotoWaiter: PhotoCaptureDelegate {
     }
 }
 
-/// The end of a recording; ``wait()`` returns as soon as the delegate is called (recordings
-/// here run seconds in real time, then libx264 flushes: a deadline only as a last resort).
-final class RecordingWaiter: RecordingDelegate {
-    let result = Mutex<(URL, Int, CaptureError?)?>(nil)
-    private let finished = DispatchSemaphore(value: 0)
-    func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?) {
-        result.withLock { $0 = (url, frames, error) }
-        finished.signal()
-    }
-    func wait(timeout: Double = 60) -> (URL, Int, CaptureError?)? {
-        if result.withLock({ $0 }) == nil { _ = finished.wait(timeout: .now() + timeout) }
-        return result.withLock { $0 }
-    }
-}
-
 @Suite("Photo and movie-file outputs")
 struct OutputTests {
     @Test("a recording that ends before its first frame leaves no file (the reserved name was never a movie)", arguments: ["avi", "mp4"])

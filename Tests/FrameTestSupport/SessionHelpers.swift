@@ -3,33 +3,36 @@ import Foundation
 import FrameKit
 import Synchronization
 
+/// Session helpers shared by the test targets: a recording delegate, a notification log, sessions
+/// made in one commit, and a recording's end.
+
 /// A delegate that records what it is given, optionally slowly or holding on to buffers.
-final class Recorder: VideoDataOutputSampleBufferDelegate {
-    struct Record {
-        var frames: [SampleBuffer] = []
-        var drops: [DroppedFrame] = []
-        var latencies: [Double] = []
-        var held: [SampleBuffer] = []
-        var busyCallbacks = 0
-        var inCallback = false
+public final class Recorder: VideoDataOutputSampleBufferDelegate {
+    public struct Record {
+        public var frames: [SampleBuffer] = []
+        public var drops: [DroppedFrame] = []
+        public var latencies: [Double] = []
+        public var held: [SampleBuffer] = []
+        public var busyCallbacks = 0
+        public var inCallback = false
     }
 
-    let record = Mutex(Record())
-    let delay: Double
-    let holdFirst: Int
+    public let record = Mutex(Record())
+    public let delay: Double
+    public let holdFirst: Int
     private let keepPixels: Bool
 
     /// - Parameters:
     ///   - delay: seconds each didOutput takes
     ///   - holdFirst: keep this many delivered buffers alive (starving the source)
     ///   - keepPixels: keep copies of frames (the borrowed buffers go back at once)
-    init(delay: Double = 0, holdFirst: Int = 0, keepPixels: Bool = false) {
+    public init(delay: Double = 0, holdFirst: Int = 0, keepPixels: Bool = false) {
         self.delay = delay
         self.holdFirst = holdFirst
         self.keepPixels = keepPixels
     }
 
-    func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+    public func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
         let latency = Timestamp.now().seconds(since: frame.captureInstant)
         record.withLock { r in
             if r.inCallback { r.busyCallbacks += 1 }
@@ -48,19 +51,19 @@ final class Recorder: VideoDataOutputSampleBufferDelegate {
         record.withLock { $0.inCallback = false }
     }
 
-    func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+    public func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
         record.withLock { $0.drops.append(frame) }
     }
 
-    var frames: [SampleBuffer] { record.withLock { $0.frames } }
-    var drops: [DroppedFrame] { record.withLock { $0.drops } }
-    var latencies: [Double] { record.withLock { $0.latencies } }
-    func releaseHeld() { record.withLock { $0.held.removeAll() } }
-    func drops(_ reason: DropReason) -> Int { drops.filter { $0.reason == reason }.count }
+    public var frames: [SampleBuffer] { record.withLock { $0.frames } }
+    public var drops: [DroppedFrame] { record.withLock { $0.drops } }
+    public var latencies: [Double] { record.withLock { $0.latencies } }
+    public func releaseHeld() { record.withLock { $0.held.removeAll() } }
+    public func drops(_ reason: DropReason) -> Int { drops.filter { $0.reason == reason }.count }
 
     /// Waits until `condition` holds or `timeout` passes; returns whether it held.
     @discardableResult
-    func wait(timeout: Double = 5, _ condition: (Recorder) -> Bool) -> Bool {
+    public func wait(timeout: Double = 5, _ condition: (Recorder) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition(self) { return true }
@@ -71,12 +74,12 @@ final class Recorder: VideoDataOutputSampleBufferDelegate {
 }
 
 /// Collects a session's notifications.
-final class NotificationLog: Sendable {
+public final class NotificationLog: Sendable {
     private let log = Mutex<[SessionNotification]>([])
-    init(_ session: CaptureSession) { session.addObserver { n in self.append(n) } }
+    public init(_ session: CaptureSession) { session.addObserver { n in self.append(n) } }
     private func append(_ n: SessionNotification) { log.withLock { $0.append(n) } }
-    var all: [SessionNotification] { log.withLock { $0 } }
-    func wait(timeout: Double = 5, _ match: (SessionNotification) -> Bool) -> SessionNotification? {
+    public var all: [SessionNotification] { log.withLock { $0 } }
+    public func wait(timeout: Double = 5, _ match: (SessionNotification) -> Bool) -> SessionNotification? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let hit = all.first(where: match) { return hit }
@@ -87,7 +90,7 @@ final class NotificationLog: Sendable {
 }
 
 /// A running session on `device` with one output and `recorder` as its delegate.
-func makeSession(
+public func makeSession(
     _ device: CaptureDevice, preset: SessionPreset = .vga640x480, recorder: some VideoDataOutputSampleBufferDelegate,
     format: PixelFormat? = nil, discardsLate: Bool = true
 ) throws -> (CaptureSession, VideoDataOutput) {
@@ -105,7 +108,7 @@ func makeSession(
 }
 
 /// The CaptureError `body` throws (nil if it throws nothing or something else).
-func thrownCaptureError(_ body: () throws -> Void) -> CaptureError? {
+public func thrownCaptureError(_ body: () throws -> Void) -> CaptureError? {
     do {
         try body()
         return nil
@@ -115,12 +118,12 @@ func thrownCaptureError(_ body: () throws -> Void) -> CaptureError? {
 }
 
 /// A session on the virtual camera at `preset` with `outputs`, configured in one commit.
-func virtualSession(preset: SessionPreset = .cif352x288, outputs: [any CaptureOutput]) throws -> CaptureSession {
+public func virtualSession(preset: SessionPreset = .cif352x288, outputs: [any CaptureOutput]) throws -> CaptureSession {
     try session(try CaptureDeviceInput(device: .virtualCamera), preset: preset, outputs: outputs)
 }
 
 /// A session on `input` at `preset` with `outputs`, configured in one commit.
-func session(_ input: CaptureDeviceInput, preset: SessionPreset, outputs: [any CaptureOutput]) throws -> CaptureSession {
+public func session(_ input: CaptureDeviceInput, preset: SessionPreset, outputs: [any CaptureOutput]) throws -> CaptureSession {
     let session = CaptureSession()
     try session.configure {
         try session.addInput(input)
@@ -128,4 +131,20 @@ func session(_ input: CaptureDeviceInput, preset: SessionPreset, outputs: [any C
         for output in outputs { try session.addOutput(output) }
     }
     return session
+}
+
+/// The end of a recording; ``wait()`` returns as soon as the delegate is called (recordings
+/// here run seconds in real time, then libx264 flushes: a deadline only as a last resort).
+public final class RecordingWaiter: RecordingDelegate {
+    public let result = Mutex<(URL, Int, CaptureError?)?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
+    public init() {}
+    public func fileOutput(_ output: MovieFileOutput, didFinishRecordingTo url: URL, frames: Int, error: CaptureError?) {
+        result.withLock { $0 = (url, frames, error) }
+        finished.signal()
+    }
+    public func wait(timeout: Double = 60) -> (URL, Int, CaptureError?)? {
+        if result.withLock({ $0 }) == nil { _ = finished.wait(timeout: .now() + timeout) }
+        return result.withLock { $0 }
+    }
 }
