@@ -147,6 +147,31 @@ func session(
 // MARK: The cases
 
 /// vivid's default pattern: 75% colour bars, white to black, left to right; luma falls bar by bar.
+/// A session at `.low`, 30 fps, running with its first 3 frames in, its notifications watched,
+/// and the count of descriptors open before it started (for the leak check).
+func watchedSession() throws -> (CaptureSession, Collector, Notes, Int) {
+    let collector = Collector()
+    let (session, _, _) = try session(preset: .low, format: nil, fps: 30, collector: collector)
+    let notes = Notes(session)
+    let fds = openDescriptors()
+    try session.startRunning()
+    _ = collector.wait(30) { $0.frames.count >= 3 }
+    return (session, collector, notes, fds)
+}
+
+/// Captures at `.low`, 30 fps, queueing (no late drops), with vivid's `control` set to `value`
+/// (0 again after), until `frames` frames came or a minute passed.
+func capture(with control: String, _ value: Int, frames: Int) throws -> (Collector, VideoDataOutput) {
+    try setControl(control, value)
+    defer { try? setControl(control, 0) }
+    let collector = Collector()
+    let (session, output, _) = try session(preset: .low, format: nil, fps: 30, collector: collector, discardsLate: false)
+    try session.startRunning()
+    _ = collector.wait(60) { $0.frames.count >= frames }
+    session.stopRunning()
+    return (collector, output)
+}
+
 /// Every number from the first to the last reported exactly once, as frame or drop; when not,
 /// what was wrong, near where (the failure is read from a CI log, so it says enough to find it).
 func checkNumbering(_ collector: Collector, _ label: String) throws {
@@ -275,13 +300,7 @@ cases.append(
     (
         "percentage_of_dropped_buffers=50: captured = delivered + dropped, gaps are discontinuity",
         {
-            try setControl("percentage_of_dropped_buffers", 50)
-            defer { try? setControl("percentage_of_dropped_buffers", 0) }
-            let collector = Collector()
-            let (session, output, _) = try session(preset: .low, format: nil, fps: 30, collector: collector, discardsLate: false)
-            try session.startRunning()
-            _ = collector.wait(60) { $0.frames.count >= 40 }
-            session.stopRunning()
+            let (collector, output) = try capture(with: "percentage_of_dropped_buffers", 50, frames: 40)
             let c = output.counts
             try check(c.captured == c.delivered + c.droppedTotal && c.pending == 0, "unbalanced: \(c)")
             try check(c.dropped(.discontinuity) >= 10, "discontinuity drops: \(c.dropped(.discontinuity)) of \(c.captured)")
@@ -311,14 +330,8 @@ cases.append(
     (
         "wrap_sequence_number: no bogus drop at the 32-bit wrap",
         {
-            try setControl("wrap_sequence_number", 1)
-            defer { try? setControl("wrap_sequence_number", 0) }
-            let collector = Collector()
-            let (session, output, _) = try session(preset: .low, format: nil, fps: 30, collector: collector, discardsLate: false)
-            try session.startRunning()
             // vivid starts at 0xffffff80: 128 frames to the wrap, about 4 s at 30 fps.
-            _ = collector.wait(60) { $0.frames.count >= 150 }
-            session.stopRunning()
+            let (collector, output) = try capture(with: "wrap_sequence_number", 1, frames: 150)
             let sequences = collector.frames.map(\.sequenceNumber)
             try check(
                 sequences.contains { $0 >= 0xFFFF_FF80 && $0 < 0x1_0000_0000 } && sequences.contains { $0 > 0x1_0000_0000 },
@@ -363,12 +376,7 @@ cases.append(
     (
         "inject_fatal_streaming_error: a runtime-error notification and a clean stop",
         {
-            let collector = Collector()
-            let (session, _, _) = try session(preset: .low, format: nil, fps: 30, collector: collector)
-            let notes = Notes(session)
-            let fds = openDescriptors()
-            try session.startRunning()
-            _ = collector.wait(30) { $0.frames.count >= 3 }
+            let (session, collector, notes, fds) = try watchedSession()
             try setControl("inject_fatal_streaming_error")
             let note = notes.wait(10) { if case .runtimeError = $0 { true } else { false } }
             try check(note != nil, "no runtime error notification")
@@ -391,12 +399,7 @@ for (name, action) in [
         (
             "\(name): an interruption, capture stops within a second, nothing leaked",
             {
-                let collector = Collector()
-                let (session, _, _) = try session(preset: .low, format: nil, fps: 30, collector: collector)
-                let notes = Notes(session)
-                let fds = openDescriptors()
-                try session.startRunning()
-                _ = collector.wait(30) { $0.frames.count >= 3 }
+                let (session, collector, notes, fds) = try watchedSession()
                 let start = Date()
                 try action()
                 let note = notes.wait(10) { if case .wasInterrupted = $0 { true } else { false } }
