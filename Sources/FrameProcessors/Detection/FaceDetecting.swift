@@ -71,6 +71,17 @@ extension FaceDetecting {
     }
 }
 
+/// The model file a detector loads: `given`, else `name` along ModelCatalog's search path;
+/// checked readable here, since OpenCV prints its own error line for a missing file before it
+/// fails.
+func modelFile(_ given: URL?, named name: String) throws(FaceDetectorError) -> URL {
+    guard let url = given ?? ModelCatalog.url(forModel: name) else { throw .modelNotFound(name) }
+    guard FileManager.default.isReadableFile(atPath: url.path) else {
+        throw .modelLoadFailed(path: url.path, message: "no readable file there")
+    }
+    return url
+}
+
 /// Errors from face detection.
 public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
     /// No model file was found along the search path (see `ModelCatalog`).

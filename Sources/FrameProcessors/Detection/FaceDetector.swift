@@ -57,13 +57,7 @@ public final class FaceDetector: FaceDetecting {
     /// Loads the default model (see `ModelCatalog`) or the ONNX file at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
-        guard let url = modelURL ?? ModelCatalog.url(forModel: ModelCatalog.defaultFaceModel) else {
-            throw .modelNotFound(ModelCatalog.defaultFaceModel)
-        }
-        // OpenCV's ONNX importer prints its own error before throwing on a missing file; check first.
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw .modelLoadFailed(path: url.path, message: "no readable file there")
-        }
+        let url = try modelFile(modelURL, named: ModelCatalog.defaultFaceModel)
         // Load once now, so that a bad file fails here rather than at the first frame.
         var scratch = CenterFaceScratch(modelPath: url.path)
         try scratch.loadNetwork(width: 0, height: 0)

@@ -62,13 +62,7 @@ public final class HaarFaceDetector: FaceDetecting {
     /// Loads the default model (see `ModelCatalog`) or the cascade at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
-        guard let url = modelURL ?? ModelCatalog.url(forModel: ModelCatalog.haarFaceModel) else {
-            throw .modelNotFound(ModelCatalog.haarFaceModel)
-        }
-        // Checked here: OpenCV would print its own error line for a missing file before failing.
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw .modelLoadFailed(path: url.path, message: "no readable file there")
-        }
+        let url = try modelFile(modelURL, named: ModelCatalog.haarFaceModel)
         var message = [CChar](repeating: 0, count: 512)
         var raw: OpaquePointer? = nil
         let status = fkcv_cascade_create(url.path, &raw, &message, message.count)
