@@ -86,4 +86,29 @@ struct CustomSourceTests {
         #expect(output.counts.isBalanced && output.counts.delivered == 11)
         #expect(factory.made.withLock { $0 } == 1)
     }
+
+    @Test("a task that starts iterating after startRunning() gets every frame of a source read as fast as consumed; none go to nobody")
+    func lateIterationLosesNothing() async throws {
+        let format = CaptureDeviceFormat(
+            fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
+        let device = CaptureDevice(
+            uniqueID: "counting-late", localizedName: "Counting source", deviceType: .file, modelID: "test", formats: [format],
+            source: Counting(count: 10, corrupt: nil))
+        let output = VideoDataOutput() // no delegate: the task below is the only consumer
+        let session = try virtualSessionLike(device, output)
+        try session.startRunning()
+        // A program that does something else first: the source must wait for it, not deliver
+        // its first frames to nobody (the capture-only consumer of scripts/test-consumer lost
+        // its first frame so, once in CI).
+        try await Task.sleep(for: .milliseconds(300))
+        var numbers: [UInt64] = []
+        for try await frame in output.sampleBuffers { numbers.append(frame.sequenceNumber) }
+        session.stopRunning()
+        #expect(numbers == Array(0..<10))
+        #expect(output.counts.delivered == 10 && output.counts.isBalanced)
+    }
+
+    func virtualSessionLike(_ device: CaptureDevice, _ output: VideoDataOutput) throws -> CaptureSession {
+        try session(CaptureDeviceInput(device: device), preset: .high, outputs: [output])
+    }
 }

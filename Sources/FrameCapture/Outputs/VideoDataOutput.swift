@@ -89,6 +89,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             s.delegate = delegate
             if let queue { s.queue = queue }
         }
+        readiness.signal() // a source waiting for a consumer has one now
     }
 
     public var sampleBufferDelegate: (any VideoDataOutputSampleBufferDelegate)? { state.withLock { $0.delegate } }
@@ -139,8 +140,15 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     /// Whether the consumer can take a frame now (sources that wait for their consumer ask).
+    /// With no consumer at all yet — no delegate, no task iterating ``sampleBuffers`` — it is not:
+    /// a file read as fast as consumed waits for one instead of handing its first frames to
+    /// nobody (a task that starts iterating just after `startRunning()` gets every frame).
     package var isReadyForMoreFrames: Bool {
-        state.withLock { s in s.queuedFrames == 0 && (s.asyncMode ? s.waiter != nil : !s.draining) }
+        state.withLock { s in
+            guard s.queuedFrames == 0 else { return false }
+            if s.asyncMode { return s.waiter != nil }
+            return s.delegate != nil && !s.draining
+        }
     }
 
     package func receive(_ frame: SampleBuffer) {
