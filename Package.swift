@@ -109,7 +109,7 @@ let package = Package(
 
         // MARK: Tests
         // Runs inside the vivid VM (scripts/test-vivid): the real V4L2 path on a kernel driver.
-        .executableTarget(name: "FrameKitVividSuite", dependencies: ["FrameKit"], path: "Tests/VividSuite"),
+        .executableTarget(name: "FrameKitVividSuite", dependencies: ["FrameKit", "FrameTestSupport"], path: "Tests/VividSuite"),
         .target(
             name: "FrameTestSupport", dependencies: ["FrameKit"], path: "Tests/FrameTestSupport",
             exclude: ["Fixtures"]),

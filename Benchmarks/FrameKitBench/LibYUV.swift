@@ -17,6 +17,30 @@ enum LibYUV {
         }
     }
 
+    /// A libyuv call from one plane to one: (source, stride, output, stride, width, height).
+    typealias PlaneCall = @Sendable (UnsafePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32, Int32, Int32) -> Int32
+
+    /// A run of `call` from the source's first plane to the output's, at the source's size.
+    static func packed(_ call: @escaping PlaneCall) -> Run {
+        { s, d in
+            let p = plane(s, 0)
+            output(&d) { o, os in _ = call(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
+        }
+    }
+
+    /// A libyuv call from NV12's two planes to one: (luma, stride, chroma, stride, output, stride, width, height).
+    typealias NV12Call =
+        @Sendable (
+            UnsafePointer<UInt8>?, Int32, UnsafePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32, Int32, Int32
+        ) -> Int32
+
+    static func fromNV12(_ call: @escaping NV12Call) -> Run {
+        { s, d in
+            let (y, uv) = (plane(s, 0), plane(s, 1))
+            output(&d) { o, os in _ = call(y.0, y.1, uv.0, uv.1, o, os, Int32(s.width), Int32(s.height)) }
+        }
+    }
+
     /// The libyuv call for a benchmark case, or nil when libyuv has no such operation.
     static func run(for name: String) -> Run? {
         switch name {
@@ -25,41 +49,17 @@ enum LibYUV {
                 let y = plane(s, 0)
                 output(&d) { o, os in CopyPlane(y.0, y.1, o, os, Int32(s.width), Int32(s.height)) }
             }
-        case "yuyv-to-gray":
-            return { s, d in
-                let p = plane(s, 0)
-                output(&d) { o, os in _ = YUY2ToY(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
-        case "bgra-to-gray":
-            return { s, d in
-                let p = plane(s, 0)
-                output(&d) { o, os in _ = ARGBToJ400(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
-        case "rgb-to-gray":
-            return { s, d in
-                let p = plane(s, 0)
-                output(&d) { o, os in _ = RAWToJ400(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
-        case "nv12-to-bgra":
-            return { s, d in
-                let (y, uv) = (plane(s, 0), plane(s, 1))
-                output(&d) { o, os in _ = NV12ToARGB(y.0, y.1, uv.0, uv.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
-        case "nv12-to-rgb":
-            return { s, d in
-                let (y, uv) = (plane(s, 0), plane(s, 1))
-                output(&d) { o, os in _ = NV12ToRAW(y.0, y.1, uv.0, uv.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
+        case "yuyv-to-gray": return packed(YUY2ToY)
+        case "bgra-to-gray": return packed(ARGBToJ400)
+        case "rgb-to-gray": return packed(RAWToJ400)
+        case "nv12-to-bgra": return fromNV12(NV12ToARGB)
+        case "nv12-to-rgb": return fromNV12(NV12ToRAW)
         case "i420-to-rgb":
             return { s, d in
                 let (y, u, v) = (plane(s, 0), plane(s, 1), plane(s, 2))
                 output(&d) { o, os in _ = I420ToRAW(y.0, y.1, u.0, u.1, v.0, v.1, o, os, Int32(s.width), Int32(s.height)) }
             }
-        case "yuyv-to-bgra":
-            return { s, d in
-                let p = plane(s, 0)
-                output(&d) { o, os in _ = YUY2ToARGB(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
+        case "yuyv-to-bgra": return packed(YUY2ToARGB)
         case "rgb-to-i420":
             return { s, d in
                 let p = plane(s, 0)
@@ -94,11 +94,7 @@ enum LibYUV {
                 let p = plane(s, 0)
                 output(&d) { o, os in _ = RotatePlane(p.0, p.1, o, os, Int32(s.width), Int32(s.height), kRotate90) }
             }
-        case "mirror-bgra":
-            return { s, d in
-                let p = plane(s, 0)
-                output(&d) { o, os in _ = ARGBMirror(p.0, p.1, o, os, Int32(s.width), Int32(s.height)) }
-            }
+        case "mirror-bgra": return packed(ARGBMirror)
         default:
             return nil
         }

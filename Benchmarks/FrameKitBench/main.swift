@@ -250,20 +250,20 @@ do {
                 + pad("worst F1", 9)
                 + kinds.map { pad(String($0.prefix(13)), 14) }.joined())
         func row(_ r: Tuning.Row) -> String {
+            let o = r.settings
             let options =
-                pad(f(r.scoreThreshold, 1), 5) + pad("\(r.passInterval)", 4) + pad(f(r.minCorrelation, 1), 5)
-                + pad("\(r.maxMissedPasses)", 5) + pad(r.confirmationThreshold.map { f($0, 2) } ?? "-", 5)
-                + pad("\(r.establishedAfter)", 4)
+                pad(f(o.scoreThreshold, 1), 5) + pad("\(o.passInterval)", 4) + pad(f(o.minCorrelation, 1), 5)
+                + pad("\(o.maxMissedPasses)", 5) + pad(o.confirmationThreshold.map { f($0, 2) } ?? "-", 5)
+                + pad("\(o.establishedAfter)", 4)
             let figures = kinds.map { pad(f(r.recall[$0] ?? 0, 2) + "/" + f(r.precision[$0] ?? 0, 2), 14) }.joined()
             return options + pad(f(r.passesPerFrame, 2), 9) + pad(f(r.worstF1), 9) + figures
         }
         for r in rows.prefix(25) { print(row(r)) }
         // What confirmation buys: the best row of each threshold and establishing count.
         print("(the best row of each confirmation threshold and establishing count:)")
-        let best = Dictionary(grouping: rows) { "\($0.confirmationThreshold ?? -1) \($0.establishedAfter)" }.values.compactMap(\.first)
-        for r in best.sorted(by: {
-            ($0.confirmationThreshold ?? -1, $0.establishedAfter) < ($1.confirmationThreshold ?? -1, $1.establishedAfter)
-        }) {
+        func group(_ r: Tuning.Row) -> (Double, Int) { (r.settings.confirmationThreshold ?? -1, r.settings.establishedAfter) }
+        let best = Dictionary(grouping: rows) { "\(group($0))" }.values.compactMap(\.first)
+        for r in best.sorted(by: { group($0) < group($1) }) {
             print(row(r))
         }
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")

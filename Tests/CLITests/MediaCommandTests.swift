@@ -29,10 +29,9 @@ struct MediaCommandTests {
     )
     func streamInDiscovery() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = FreePort.next()
-        let server = try FFmpegTool.serveTCP(port: port, seconds: 5)
-        defer { server.terminate() }
-        let url = "tcp://127.0.0.1:\(port)"
+        let live = try FFmpegTool.liveStream(seconds: 5)
+        defer { live.stop() }
+        let url = live.url
         let run = try BinaryRunner.run("framekit", ["devices", "--json", "--stream", url, "--stream", "tcp://127.0.0.1:1"])
         #expect(run.status == 0, "\(run.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -77,13 +76,12 @@ struct MediaCommandTests {
     @Test("detect --input tcp://… reads a live stream in real time; a stream that cannot be reached is exit 75 naming it")
     func liveStream() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = FreePort.next()
-        let server = try FFmpegTool.serveTCP(port: port, seconds: 4)
-        defer { server.terminate() }
-        let run = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:\(port)", "--duration", "2"])
+        let stream = try FFmpegTool.liveStream(seconds: 4)
+        defer { stream.stop() }
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", stream.url, "--duration", "2"])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
-        #expect((summary["frames_captured"] as? Int ?? 0) >= 40 && summary["source"] as? String == "tcp://127.0.0.1:\(port)")
+        #expect((summary["frames_captured"] as? Int ?? 0) >= 40 && summary["source"] as? String == stream.url)
         // A stream that cannot be reached, and one that drops and does not come back, are
         // temporary failures (75): a scheduler may retry. A scheme that is not a stream's is a
         // usage error (64), named with the ones there are.
@@ -91,11 +89,9 @@ struct MediaCommandTests {
         #expect(missing.status == 75 && missing.stderr.contains("tcp://127.0.0.1:1"), "\(missing.stderr)")
         let scheme = try BinaryRunner.run("framekit", ["detect", "--input", "nosuch://host/x"])
         #expect(scheme.status == 64 && scheme.stderr.contains("rtsp://"), "\(scheme.status) \(scheme.stderr)")
-        let shortPort = FreePort.next()
-        let short = try FFmpegTool.serveTCP(port: shortPort, seconds: 1.5)
-        defer { short.terminate() }
-        let dropped = try BinaryRunner.run(
-            "framekit", ["detect", "--input", "tcp://127.0.0.1:\(shortPort)", "--reconnect", "1"], timeout: 60)
+        let short = try FFmpegTool.liveStream(seconds: 1.5)
+        defer { short.stop() }
+        let dropped = try BinaryRunner.run("framekit", ["detect", "--input", short.url, "--reconnect", "1"], timeout: 60)
         #expect(dropped.status == 75 && dropped.stderr.contains("reconnecting"), "\(dropped.status) \(dropped.stderr)")
         #expect((try dropped.jsonLines().last?["summary"]) != nil, "the summary is printed before the failure")
     }

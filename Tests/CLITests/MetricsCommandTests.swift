@@ -7,14 +7,27 @@ import Testing
 @Suite("--metrics: Prometheus text and a health check from the running binary")
 struct MetricsCommandTests {
     /// `framekit ARGS`, running; stopped with SIGINT by the caller.
-    func start(_ arguments: [String]) throws -> Process {
+    /// framekit running with its metrics on `port`.
+    struct Serving {
+        let port: Int
+        let process: Process
+        /// Ctrl-C, and the wait for the process to end.
+        func stop() {
+            process.interrupt()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Starts `framekit ARGUMENTS --metrics HOST:PORT` on a free port (no host: `--metrics PORT`).
+    func serving(_ arguments: [String], host: String? = "127.0.0.1") throws -> Serving {
+        let port = FreePort.next()
         let process = Process()
         process.executableURL = BinaryRunner.productsFolder.appendingPathComponent("framekit")
-        process.arguments = arguments
+        process.arguments = arguments + ["--metrics", host.map { "\($0):\(port)" } ?? "\(port)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        return process
+        return Serving(port: port, process: process)
     }
 
     /// GET `path` until the server answers (it starts with the process: on a machine busy with
@@ -49,12 +62,9 @@ struct MetricsCommandTests {
 
     @Test("detect --metrics: monotonic counters by source and reason, cumulative histograms, healthz 200, nothing else served")
     func detect() throws {
-        let port = FreePort.next()
-        let process = try start(["detect", "--device", "virtual", "--preset", "vga640x480", "--metrics", "127.0.0.1:\(port)"])
-        defer {
-            process.interrupt()
-            process.waitUntilExit()
-        }
+        let framekit = try serving(["detect", "--device", "virtual", "--preset", "vga640x480"])
+        defer { framekit.stop() }
+        let port = framekit.port
         _ = try metrics(port) {
             (value($0, "framekit_frames_captured_total{source=\"virtual\"}") ?? 0) > 0
                 && value($0, "framekit_detection_passes_total{source=\"virtual\"}") != nil
@@ -121,36 +131,27 @@ struct MetricsCommandTests {
     @Test("a stream's password never reaches /metrics: its source label is admin:***@ (docs/scale-out.md)")
     func metricsRedacted() throws {
         try #require(FFmpegTool.isInstalled)
-        let streamPort = FreePort.next()
-        let server = try FFmpegTool.serveTCP(port: streamPort, seconds: 8)
-        defer { server.terminate() }
-        let port = FreePort.next()
-        let process = try start([
-            "detect", "--input", "tcp://admin:s3cret@127.0.0.1:\(streamPort)", "--detector", "haar", "--metrics", "127.0.0.1:\(port)"
-        ])
-        defer {
-            process.interrupt()
-            process.waitUntilExit()
-        }
+        let stream = try FFmpegTool.liveStream(seconds: 8)
+        defer { stream.stop() }
+        let framekit = try serving(["detect", "--input", "tcp://admin:s3cret@127.0.0.1:\(stream.port)", "--detector", "haar"])
+        defer { framekit.stop() }
+        let port = framekit.port
         // Until the stream's series appear (the source is registered once it is open).
         let text = try metrics(port) { $0.contains("framekit_frames_captured_total{") }
-        #expect(text.contains("source=\"tcp://admin:***@127.0.0.1:\(streamPort)\""), "\(text.prefix(600))")
+        #expect(text.contains("source=\"tcp://admin:***@127.0.0.1:\(stream.port)\""), "\(text.prefix(600))")
         #expect(!text.contains("s3cret"))
     }
 
     @Test("healthz turns 503 when the source stalls (a stream gone and being reconnected)")
     func stalled() throws {
-        let streamPort = FreePort.next()
-        let server = try FFmpegTool.serveTCP(port: streamPort, seconds: 2)
-        defer { server.terminate() }
-        let port = FreePort.next()
-        let process = try start(["detect", "--input", "tcp://127.0.0.1:\(streamPort)", "--reconnect", "100", "--metrics", "\(port)"])
-        defer {
-            process.interrupt()
-            process.waitUntilExit()
-        }
+        try #require(FFmpegTool.isInstalled)
+        let stream = try FFmpegTool.liveStream(seconds: 2)
+        defer { stream.stop() }
+        let framekit = try serving(["detect", "--input", stream.url, "--reconnect", "100"], host: nil)
+        defer { framekit.stop() }
+        let port = framekit.port
         // Healthy while frames come (healthz is 200 in the start-up grace too: wait for frames).
-        let source = "framekit_frames_captured_total{source=\"tcp://127.0.0.1:\(streamPort)\"}"
+        let source = "framekit_frames_captured_total{source=\"\(stream.url)\"}"
         _ = try metrics(port) { (value($0, source) ?? 0) > 0 }
         #expect(try get(port, "/healthz").status == 200)
         // The stream ends after 2 s; 5 s without a frame is a stall.
@@ -161,7 +162,7 @@ struct MetricsCommandTests {
             if status != 503 { Thread.sleep(forTimeInterval: 0.25) }
         }
         #expect(status == 503)
-        #expect(try get(port, "/metrics").body.contains("framekit_last_frame_age_seconds{source=\"tcp://127.0.0.1:\(streamPort)\"}"))
+        #expect(try get(port, "/metrics").body.contains("framekit_last_frame_age_seconds{source=\"\(stream.url)\"}"))
     }
 
     @Test("preview --metrics serves beside the page; a bad address is a usage error")

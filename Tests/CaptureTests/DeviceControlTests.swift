@@ -96,11 +96,9 @@ struct DeviceControlTests {
 
     @Test("a control grabbed by the running stream is refused with EBUSY's meaning, a read-only one with EACCES's")
     func grabbed() throws {
-        let kernel = FakeKernel()
-        kernel.setScript((0..<200).map { .frame(sequence: $0) })
-        let camera = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
         let recorder = Recorder()
-        let (session, _) = try makeSession(camera, recorder: recorder)
+        let (session, _, kernel) = try scriptedSession((0..<200).map { .frame(sequence: $0) }, recorder: recorder)
+        let camera = session.inputs[0].device
         try session.startRunning()
         defer { session.stopRunning() }
         #expect(try camera.control(named: "sensor_mode").flags.contains(.grabbed))
@@ -127,11 +125,8 @@ struct DeviceControlTests {
 
     @Test("control changes by others and by the driver arrive as notifications while capture goes on")
     func events() throws {
-        let kernel = FakeKernel()
-        kernel.setScript((0..<400).map { .frame(sequence: $0) })
-        let camera = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
         let recorder = Recorder()
-        let (session, output) = try makeSession(camera, recorder: recorder)
+        let (session, output, kernel) = try scriptedSession((0..<400).map { .frame(sequence: $0) }, recorder: recorder)
         let log = NotificationLog(session)
         try session.startRunning()
         defer { session.stopRunning() }

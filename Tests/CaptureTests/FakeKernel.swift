@@ -522,3 +522,24 @@ final class FakeKernel: V4L2Kernel {
 private func copy(_ text: String, into buffer: UnsafeMutableRawBufferPointer) {
     for (i, byte) in text.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
 }
+
+/// A session (not started) on a camera whose kernel plays `script`, `recorder` its delegate.
+func scriptedSession(
+    _ script: [FakeKernel.Step], recorder: Recorder, discardsLate: Bool = true
+) throws -> (CaptureSession, VideoDataOutput, FakeKernel) {
+    let kernel = FakeKernel()
+    kernel.setScript(script)
+    let (session, output) = try makeSession(
+        try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder, discardsLate: discardsLate)
+    return (session, output, kernel)
+}
+
+/// Plays `script` through a session until its delegate has heard of `frames` frames (delivered
+/// or dropped), then stops it; nil if they did not all come within the wait.
+func play(_ script: [FakeKernel.Step], frames: Int, discardsLate: Bool = true) throws -> (Recorder, VideoDataOutput)? {
+    let recorder = Recorder()
+    let (session, output, _) = try scriptedSession(script, recorder: recorder, discardsLate: discardsLate)
+    try session.startRunning()
+    defer { session.stopRunning() }
+    return recorder.wait { $0.frames.count + $0.drops.count == frames } ? (recorder, output) : nil
+}

@@ -31,21 +31,9 @@ struct MultiCamTests {
         let small = a.formats.first { $0.size == FrameSize(width: 320, height: 180) }
         #expect(small != nil)
         try a.setActiveFormat(small)
-        let session = MultiCamSession()
-        let (inputA, inputB) = (try CaptureDeviceInput(device: a), try CaptureDeviceInput(device: b))
-        let (outputA, outputB) = (VideoDataOutput(), VideoDataOutput())
         let (recorderA, recorderB) = (Recorder(), Recorder())
-        outputA.setSampleBufferDelegate(recorderA)
-        outputB.setSampleBufferDelegate(recorderB)
-        try session.configure {
-            try session.setSessionPreset(.vga640x480)
-            try session.addInputWithNoConnections(inputA)
-            try session.addInputWithNoConnections(inputB)
-            try session.addOutputWithNoConnections(outputA)
-            try session.addOutputWithNoConnections(outputB)
-            try session.addConnection(from: inputA, to: outputA)
-            try session.addConnection(from: inputB, to: outputB)
-        }
+        let (session, inputs, outputs) = try makeMultiCamSession([a, b], delegates: [recorderA, recorderB])
+        let (inputA, inputB, outputA, outputB) = (inputs[0], inputs[1], outputs[0], outputs[1])
         let log = TaggedLog(session)
         try session.startRunning()
         #expect(session.isRunning && session.cameraSessions.count == 2)
@@ -108,19 +96,8 @@ struct MultiCamTests {
         kernel.setScript((0..<20).map { .frame(sequence: $0) } + [.fail(ENODEV)])
         let usb = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
         let virtual = CaptureDevice.makeVirtualCamera(uniqueID: "virtual-survivor")
-        let session = MultiCamSession()
-        let (usbInput, virtualInput) = (try CaptureDeviceInput(device: usb), try CaptureDeviceInput(device: virtual))
-        let (usbOutput, virtualOutput) = (VideoDataOutput(), VideoDataOutput())
-        let (usbRecorder, virtualRecorder) = (Recorder(), Recorder())
-        usbOutput.setSampleBufferDelegate(usbRecorder)
-        virtualOutput.setSampleBufferDelegate(virtualRecorder)
-        try session.configure {
-            try session.setSessionPreset(.vga640x480)
-            for input in [usbInput, virtualInput] { try session.addInputWithNoConnections(input) }
-            for output in [usbOutput, virtualOutput] { try session.addOutputWithNoConnections(output) }
-            try session.addConnection(from: usbInput, to: usbOutput)
-            try session.addConnection(from: virtualInput, to: virtualOutput)
-        }
+        let virtualRecorder = Recorder()
+        let (session, _, _) = try makeMultiCamSession([usb, virtual], delegates: [Recorder(), virtualRecorder])
         let log = TaggedLog(session)
         try session.startRunning()
         defer { session.stopRunning() }

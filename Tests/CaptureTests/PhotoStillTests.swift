@@ -24,6 +24,17 @@ struct PhotoStillTests {
         return (session, video, photo)
     }
 
+    /// As ``session(_:preset:recorder:)``, started, its first two frames in (the caller stops it).
+    func runningSession(_ device: CaptureDevice, preset: SessionPreset) throws -> (
+        CaptureSession, VideoDataOutput, PhotoOutput, Recorder
+    ) {
+        let recorder = Recorder()
+        let (session, video, photo) = try session(device, preset: preset, recorder: recorder)
+        try session.startRunning()
+        #expect(recorder.wait { $0.frames.count >= 2 })
+        return (session, video, photo, recorder)
+    }
+
     /// A still of the fake camera's 1280x720 taken while its video runs at 640x480 (S_FMT
     /// refused while buffers are allocated, as vb2 does; the driver numbering from 0 after each
     /// restart); the session stopped once 10 more frames came after it.
@@ -102,11 +113,8 @@ struct PhotoStillTests {
         kernel.setScript(Array(repeating: .counted, count: 3000))
         let camera = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
         #expect(camera.supportedFlashModes == [.off, .on])
-        let recorder = Recorder()
-        let (session, _, photoOutput) = try session(camera, preset: .vga640x480, recorder: recorder)
-        try session.startRunning()
+        let (session, _, photoOutput, _) = try runningSession(camera, preset: .vga640x480)
         defer { session.stopRunning() }
-        #expect(recorder.wait { $0.frames.count >= 2 })
         var settings = PhotoSettings()
         settings.flashMode = .on
         let waiter = PhotoWaiter()
@@ -134,11 +142,8 @@ struct PhotoStillTests {
     @Test("the virtual camera renders a full-size still while its video runs small; limits are checked")
     func virtualStill() throws {
         let camera = CaptureDevice.makeVirtualCamera(uniqueID: "virtual-still")
-        let recorder = Recorder()
-        let (session, video, photoOutput) = try session(camera, preset: .cif352x288, recorder: recorder)
-        try session.startRunning()
+        let (session, video, photoOutput, recorder) = try runningSession(camera, preset: .cif352x288)
         defer { session.stopRunning() }
-        #expect(recorder.wait { $0.frames.count >= 2 })
         var settings = PhotoSettings()
         settings.maxPhotoDimensions = FrameSize(width: 1920, height: 1080)
         // Asking for more than the output allows is refused, as AVFoundation does.

@@ -100,13 +100,7 @@ struct V4L2BackendTests {
 
     @Test("sequence gaps are discontinuity drops of exactly that many frames")
     func sequenceGaps() throws {
-        let kernel = FakeKernel()
-        kernel.setScript([0, 1, 2, 5, 6, 10].map { .frame(sequence: $0) })
-        let recorder = Recorder()
-        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder)
-        try session.startRunning()
-        #expect(recorder.wait { $0.frames.count + $0.drops.count == 11 })
-        session.stopRunning()
+        let (recorder, output) = try #require(try play([0, 1, 2, 5, 6, 10].map { .frame(sequence: $0) }, frames: 11))
         let counts = output.counts
         #expect(counts.captured == 11)
         #expect(counts.dropped(.discontinuity) == 5)
@@ -117,13 +111,8 @@ struct V4L2BackendTests {
 
     @Test("the 32-bit sequence wrap is not a loss")
     func sequenceWrap() throws {
-        let kernel = FakeKernel()
-        kernel.setScript([0xFFFF_FFFD, 0xFFFF_FFFE, 0xFFFF_FFFF, 0, 1, 2].map { .frame(sequence: $0) })
-        let recorder = Recorder()
-        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder)
-        try session.startRunning()
-        #expect(recorder.wait { $0.frames.count + $0.drops.count == 6 })
-        session.stopRunning()
+        let (recorder, output) = try #require(
+            try play([0xFFFF_FFFD, 0xFFFF_FFFE, 0xFFFF_FFFF, 0, 1, 2].map { .frame(sequence: $0) }, frames: 6))
         #expect(output.counts.captured == 6 && output.counts.dropped(.discontinuity) == 0)
         let numbers = (recorder.frames.map(\.sequenceNumber) + recorder.drops.map(\.sequenceNumber)).sorted()
         #expect(numbers == Array(0xFFFF_FFFD...0x1_0000_0002), "FrameKit's numbers run on past 2^32: \(numbers)")
@@ -132,14 +121,7 @@ struct V4L2BackendTests {
     @Test("a number the driver repeats or runs back (a restart) still gets a fresh one: each frame is reported once")
     func sequenceRepeatedOrBackwards() throws {
         // vivid under emulation on a busy machine has been seen to give two buffers one number.
-        let kernel = FakeKernel()
-        kernel.setScript([4, 5, 5, 6, 9, 2, 3].map { .frame(sequence: $0) })
-        let recorder = Recorder()
-        let (session, output) = try makeSession(
-            try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder, discardsLate: false)
-        try session.startRunning()
-        #expect(recorder.wait { $0.frames.count + $0.drops.count == 9 })
-        session.stopRunning()
+        let (recorder, output) = try #require(try play([4, 5, 5, 6, 9, 2, 3].map { .frame(sequence: $0) }, frames: 9, discardsLate: false))
         #expect(recorder.frames.map(\.sequenceNumber) == [4, 5, 6, 7, 10, 11, 12])
         #expect(recorder.drops.map(\.sequenceNumber) == [8, 9] && output.counts.dropped(.discontinuity) == 2)
         #expect(output.counts.captured == 9 && output.counts.isBalanced)
@@ -147,10 +129,9 @@ struct V4L2BackendTests {
 
     @Test("a buffer with V4L2_BUF_FLAG_ERROR is one corrupt drop and streaming goes on")
     func bufferError() throws {
-        let kernel = FakeKernel()
-        kernel.setScript([.frame(sequence: 0), .frame(sequence: 1, error: true), .frame(sequence: 2), .frame(sequence: 3)])
         let recorder = Recorder()
-        let (session, output) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder)
+        let (session, output, _) = try scriptedSession(
+            [.frame(sequence: 0), .frame(sequence: 1, error: true), .frame(sequence: 2), .frame(sequence: 3)], recorder: recorder)
         try session.startRunning()
         #expect(recorder.wait { $0.frames.count + $0.drops.count == 4 })
         #expect(session.isRunning)
@@ -162,10 +143,8 @@ struct V4L2BackendTests {
 
     @Test("EIO while streaming is a runtime-error notification and a clean stop")
     func fatalStreamingError() throws {
-        let kernel = FakeKernel()
-        kernel.setScript([.frame(sequence: 0), .fail(EIO)])
         let recorder = Recorder()
-        let (session, _) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder)
+        let (session, _, kernel) = try scriptedSession([.frame(sequence: 0), .fail(EIO)], recorder: recorder)
         let log = NotificationLog(session)
         try session.startRunning()
         let note = log.wait { if case .runtimeError = $0 { true } else { false } }
@@ -181,10 +160,8 @@ struct V4L2BackendTests {
 
     @Test("ENODEV (unplugged) is an interruption, and restarting with another input ends it")
     func unplugged() throws {
-        let kernel = FakeKernel()
-        kernel.setScript([.frame(sequence: 0), .fail(ENODEV)])
         let recorder = Recorder()
-        let (session, _) = try makeSession(try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel), recorder: recorder)
+        let (session, _, _) = try scriptedSession([.frame(sequence: 0), .fail(ENODEV)], recorder: recorder)
         let log = NotificationLog(session)
         try session.startRunning()
         let note = log.wait { if case .wasInterrupted = $0 { true } else { false } }

@@ -71,6 +71,12 @@ public enum FFmpegTool {
             ])
     }
 
+    /// As ``serveTCP(port:seconds:rate:)`` on a free port of its own.
+    public static func liveStream(seconds: Double) throws -> LiveStream {
+        let port = FreePort.next()
+        return LiveStream(port: port, server: try serveTCP(port: port, seconds: seconds))
+    }
+
     /// Starts Python's HTTP server on 127.0.0.1:PORT serving `folder` (files with their length,
     /// as any web server serves a recording); returns once it listens.
     public static func serveHTTP(folder: URL, port: Int) throws -> Process {
@@ -149,4 +155,14 @@ public enum FFmpegTool {
         }
         return process
     }
+}
+
+/// A live H.264 stream in MPEG-TS served on 127.0.0.1 (see ``FFmpegTool/liveStream(seconds:)``),
+/// as a network camera sends one.
+public struct LiveStream {
+    public let port: Int
+    public let server: Process
+    public var url: String { "tcp://127.0.0.1:\(port)" }
+    /// Ends the stream (a client sees it drop).
+    public func stop() { server.terminate() }
 }

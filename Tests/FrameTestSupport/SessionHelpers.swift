@@ -21,15 +21,18 @@ public final class Recorder: VideoDataOutputSampleBufferDelegate {
     public let delay: Double
     public let holdFirst: Int
     private let keepPixels: Bool
+    private let keepPixelsOfFirst: Int
 
     /// - Parameters:
     ///   - delay: seconds each didOutput takes
     ///   - holdFirst: keep this many delivered buffers alive (starving the source)
     ///   - keepPixels: keep copies of frames (the borrowed buffers go back at once)
-    public init(delay: Double = 0, holdFirst: Int = 0, keepPixels: Bool = false) {
+    ///   - keepPixelsOfFirst: keep copies of this many first frames only
+    public init(delay: Double = 0, holdFirst: Int = 0, keepPixels: Bool = false, keepPixelsOfFirst: Int = 0) {
         self.delay = delay
         self.holdFirst = holdFirst
         self.keepPixels = keepPixels
+        self.keepPixelsOfFirst = keepPixelsOfFirst
     }
 
     public func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
@@ -39,7 +42,7 @@ public final class Recorder: VideoDataOutputSampleBufferDelegate {
             r.inCallback = true
             if r.held.count < holdFirst { r.held.append(frame) }
             var kept = frame
-            if keepPixels {
+            if keepPixels || r.frames.count < keepPixelsOfFirst {
                 kept.pixelBuffer = frame.pixelBuffer.copy()
             } else {
                 kept.pixelBuffer = (try? PixelBuffer(width: 2, height: 2, format: .gray8)) ?? frame.pixelBuffer
@@ -105,6 +108,30 @@ public func makeSession(
         try session.addOutput(output)
     }
     return (session, output)
+}
+
+/// A multi-camera session (not started) at `preset`: each device connected to an output of its
+/// own, whose delegate is the delegate at the same index.
+public func makeMultiCamSession(
+    _ devices: [CaptureDevice], delegates: [any VideoDataOutputSampleBufferDelegate], preset: SessionPreset = .vga640x480
+) throws -> (MultiCamSession, [CaptureDeviceInput], [VideoDataOutput]) {
+    precondition(devices.count == delegates.count, "a delegate per device")
+    let session = MultiCamSession()
+    let inputs = try devices.map { try CaptureDeviceInput(device: $0) }
+    let outputs = delegates.map { delegate in
+        let output = VideoDataOutput()
+        output.setSampleBufferDelegate(delegate)
+        return output
+    }
+    try session.configure {
+        try session.setSessionPreset(preset)
+        for (input, output) in zip(inputs, outputs) {
+            try session.addInputWithNoConnections(input)
+            try session.addOutputWithNoConnections(output)
+            try session.addConnection(from: input, to: output)
+        }
+    }
+    return (session, inputs, outputs)
 }
 
 /// The CaptureError `body` throws (nil if it throws nothing or something else).

@@ -262,14 +262,12 @@ struct MediaSourceTests {
     @Test("a stream that does not come back: the reconnection gives up with streamUnavailable and the session stops")
     func liveGivesUp() throws {
         try #require(FFmpegTool.isInstalled)
-        let port = FreePort.next()
-        let server = try FFmpegTool.serveTCP(port: port, seconds: 1)
-        let device = try CaptureDevice.stream(
-            try #require(URL(string: "tcp://127.0.0.1:\(port)")), reconnect: .init(attempts: 2, initialDelay: 0.1))
+        let stream = try FFmpegTool.liveStream(seconds: 1)
+        let device = try CaptureDevice.stream(try #require(URL(string: stream.url)), reconnect: .init(attempts: 2, initialDelay: 0.1))
         let (session, output) = try makeSession(device, preset: .high, recorder: Recorder())
         let log = NotificationLog(session)
         try session.startRunning()
-        server.waitUntilExit()
+        stream.server.waitUntilExit()
         let failure = log.wait(timeout: 15) { if case .runtimeError(.streamUnavailable) = $0 { true } else { false } }
         #expect(failure != nil, "\(log.all)")
         #expect(log.wait(timeout: 5) { if case .didStopRunning = $0 { true } else { false } } != nil)

@@ -107,10 +107,7 @@ struct CNNFaceDetectorTests {
         let corrupt = folder.appendingPathComponent("corrupt.onnx")
         try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: corrupt)
         #expect(throws: FaceDetectorError.self) { try FaceDetector(modelURL: corrupt) }
-        let empty = folder.appendingPathComponent("empty.onnx")
-        try Data().write(to: empty)
-        #expect(throws: FaceDetectorError.self) { try FaceDetector(modelURL: empty) }
-        #expect(throws: FaceDetectorError.self) { try FaceDetector(modelURL: folder.appendingPathComponent("missing.onnx")) }
+        try expectRefused(emptyAndMissing: "onnx") { try FaceDetector(modelURL: $0) }
     }
 
     @Test("invalid options are thrown errors")
@@ -128,5 +125,16 @@ struct CNNFaceDetectorTests {
         let start = Date()
         for _ in 0..<5 { _ = try detector.detect(in: frame) }
         print("CenterFace 640x384 from 720p NV12: \(Date().timeIntervalSince(start) / 5 * 1000) ms per call")
+    }
+}
+
+/// Expects `load` to refuse an empty model file and a missing one (each with extension `ext`)
+/// with a FaceDetectorError.
+func expectRefused(emptyAndMissing ext: String, _ load: (URL) throws -> any FaceDetecting) throws {
+    let folder = Fixtures.temporaryFolder()
+    let empty = folder.appendingPathComponent("empty.\(ext)")
+    try Data().write(to: empty)
+    for url in [empty, folder.appendingPathComponent("missing.\(ext)")] {
+        #expect(throws: FaceDetectorError.self, "\(url.lastPathComponent)") { try load(url) }
     }
 }

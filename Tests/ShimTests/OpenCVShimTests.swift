@@ -53,10 +53,7 @@ struct OpenCVShimTests {
             #expect(path == corrupt.path)
             #expect(message.contains("OpenCV") || message.contains("Parsing"), "message: \(message)")
         }
-        let empty = folder.appendingPathComponent("empty.xml")
-        try Data().write(to: empty)
-        #expect(throws: FaceDetectorError.self) { try HaarFaceDetector(modelURL: empty) }
-        #expect(throws: FaceDetectorError.self) { try HaarFaceDetector(modelURL: folder.appendingPathComponent("missing.xml")) }
+        try expectRefused(emptyAndMissing: "xml") { try HaarFaceDetector(modelURL: $0) }
     }
 
     @Test("invalid options are thrown errors")

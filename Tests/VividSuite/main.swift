@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameTestSupport
 import Synchronization
 
 // FrameKit's suite against the kernel's vivid driver, run inside the test VM by
@@ -67,80 +68,13 @@ func checkNoDescriptorsLeaked(since count: Int) throws {
     try check(openDescriptors() <= count, "descriptors leaked: \(count) → \(openDescriptors())")
 }
 
-/// Records frames and drops; optionally slow.
-final class Collector: VideoDataOutputSampleBufferDelegate {
-    struct State {
-        var frames: [SampleBuffer] = []
-        var drops: [DroppedFrame] = []
-        var latencies: [Double] = []
-    }
-    let state = Mutex(State())
-    let delay: Double
-    let keep: Int
-    init(delay: Double = 0, keep: Int = 3) {
-        self.delay = delay
-        self.keep = keep
-    }
-    func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
-        let latency = Timestamp.now().seconds(since: frame.captureInstant)
-        state.withLock { s in
-            var f = frame
-            if s.frames.count < keep {
-                f.pixelBuffer = frame.pixelBuffer.copy()
-            } else {
-                f.pixelBuffer = (try? PixelBuffer(width: 2, height: 2, format: .gray8)) ?? frame.pixelBuffer
-            }
-            s.frames.append(f)
-            s.latencies.append(latency)
-        }
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-    }
-    func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
-        state.withLock { $0.drops.append(frame) }
-    }
-    var frames: [SampleBuffer] { state.withLock { $0.frames } }
-    var drops: [DroppedFrame] { state.withLock { $0.drops } }
-    var latencies: [Double] { state.withLock { $0.latencies } }
-    func wait(_ seconds: Double, until: (Collector) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if until(self) { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return until(self)
-    }
-}
-
-final class Notes: Sendable {
-    let log = Mutex<[SessionNotification]>([])
-    init(_ session: CaptureSession) { session.addObserver { n in self.add(n) } }
-    func add(_ n: SessionNotification) { log.withLock { $0.append(n) } }
-    func wait(_ seconds: Double, _ match: (SessionNotification) -> Bool) -> SessionNotification? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let hit = log.withLock({ $0.first(where: match) }) { return hit }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return nil
-    }
-}
-
 func session(
-    preset: SessionPreset, format: PixelFormat?, fps: Double? = nil, collector: Collector,
+    preset: SessionPreset, format: PixelFormat?, fps: Double? = nil, collector: Recorder,
     discardsLate: Bool = true
 ) throws -> (CaptureSession, VideoDataOutput, CaptureDevice) {
     let camera = try CaptureDevice.v4l2(path: device)
     if let fps { try camera.setActiveVideoMinFrameDuration(1 / fps) }
-    let session = CaptureSession()
-    let output = VideoDataOutput()
-    output.videoSettings = .init(pixelFormat: format)
-    output.alwaysDiscardsLateVideoFrames = discardsLate
-    output.setSampleBufferDelegate(collector)
-    try session.configure {
-        try session.addInput(CaptureDeviceInput(device: camera))
-        try session.setSessionPreset(preset)
-        try session.addOutput(output)
-    }
+    let (session, output) = try makeSession(camera, preset: preset, recorder: collector, format: format, discardsLate: discardsLate)
     return (session, output, camera)
 }
 
@@ -149,32 +83,32 @@ func session(
 /// vivid's default pattern: 75% colour bars, white to black, left to right; luma falls bar by bar.
 /// A session at `.low`, 30 fps, running with its first 3 frames in, its notifications watched,
 /// and the count of descriptors open before it started (for the leak check).
-func watchedSession() throws -> (CaptureSession, Collector, Notes, Int) {
-    let collector = Collector()
+func watchedSession() throws -> (CaptureSession, Recorder, NotificationLog, Int) {
+    let collector = Recorder(keepPixelsOfFirst: 3)
     let (session, _, _) = try session(preset: .low, format: nil, fps: 30, collector: collector)
-    let notes = Notes(session)
+    let notes = NotificationLog(session)
     let fds = openDescriptors()
     try session.startRunning()
-    _ = collector.wait(30) { $0.frames.count >= 3 }
+    _ = collector.wait(timeout: 30) { $0.frames.count >= 3 }
     return (session, collector, notes, fds)
 }
 
 /// Captures at `.low`, 30 fps, queueing (no late drops), with vivid's `control` set to `value`
 /// (0 again after), until `frames` frames came or a minute passed.
-func capture(with control: String, _ value: Int, frames: Int) throws -> (Collector, VideoDataOutput) {
+func capture(with control: String, _ value: Int, frames: Int) throws -> (Recorder, VideoDataOutput) {
     try setControl(control, value)
     defer { try? setControl(control, 0) }
-    let collector = Collector()
+    let collector = Recorder(keepPixelsOfFirst: 3)
     let (session, output, _) = try session(preset: .low, format: nil, fps: 30, collector: collector, discardsLate: false)
     try session.startRunning()
-    _ = collector.wait(60) { $0.frames.count >= frames }
+    _ = collector.wait(timeout: 60) { $0.frames.count >= frames }
     session.stopRunning()
     return (collector, output)
 }
 
 /// Every number from the first to the last reported exactly once, as frame or drop; when not,
 /// what was wrong, near where (the failure is read from a CI log, so it says enough to find it).
-func checkNumbering(_ collector: Collector, _ label: String) throws {
+func checkNumbering(_ collector: Recorder, _ label: String) throws {
     let events = collector.frames.map { ($0.sequenceNumber, "frame") } + collector.drops.map { ($0.sequenceNumber, "\($0.reason)") }
     let byNumber = Dictionary(grouping: events, by: \.0)
     let twice = byNumber.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }
@@ -247,13 +181,13 @@ for (w, h, preset) in [(320, 180, SessionPreset.low), (640, 480, .vga640x480), (
             (
                 "capture \(w)x\(h) \(format.shortName): pixels match vivid's colour bars",
                 {
-                    let collector = Collector()
+                    let collector = Recorder(keepPixelsOfFirst: 3)
                     let fps: Double? = w == 320 ? 30 : nil
                     let (session, output, _) = try session(preset: preset, format: format, fps: fps, collector: collector)
                     try session.startRunning()
                     // With a rate to check, enough frames to measure it past the start-up frames.
                     let needed = fps == nil ? 3 : 14
-                    let got = collector.wait(60) { $0.frames.count >= needed }
+                    let got = collector.wait(timeout: 60) { $0.frames.count >= needed }
                     session.stopRunning()
                     try check(got, "only \(collector.frames.count) frames")
                     let frame = collector.frames[2].pixelBuffer
@@ -283,10 +217,10 @@ cases.append(
         "frame rate set through the session (320x180 at 15 and 60 fps)",
         {
             for fps in [15.0, 60.0] {
-                let collector = Collector()
+                let collector = Recorder(keepPixelsOfFirst: 3)
                 let (session, _, _) = try session(preset: .low, format: nil, fps: fps, collector: collector)
                 try session.startRunning()
-                _ = collector.wait(30) { $0.frames.count >= 20 }
+                _ = collector.wait(timeout: 30) { $0.frames.count >= 20 }
                 session.stopRunning()
                 let t = collector.frames.map(\.presentationTime)
                 try check(t.count >= 10, "only \(t.count) frames at \(fps)")
@@ -313,13 +247,13 @@ cases.append(
     (
         "inject_v4l2_buf_flag_error: one corrupt drop, streaming goes on",
         {
-            let collector = Collector()
+            let collector = Recorder(keepPixelsOfFirst: 3)
             let (session, output, _) = try session(preset: .low, format: nil, fps: 30, collector: collector, discardsLate: false)
             try session.startRunning()
-            _ = collector.wait(30) { $0.frames.count >= 5 }
+            _ = collector.wait(timeout: 30) { $0.frames.count >= 5 }
             try setControl("inject_v4l2_buf_flag_error")
             let before = collector.frames.count
-            _ = collector.wait(30) { $0.frames.count >= before + 15 }
+            _ = collector.wait(timeout: 30) { $0.frames.count >= before + 15 }
             session.stopRunning()
             try check(output.counts.dropped(.corrupt) == 1, "corrupt drops: \(output.counts.dropped(.corrupt))")
             try check(collector.frames.count >= before + 15, "streaming stopped after the error")
@@ -354,7 +288,7 @@ for control in ["inject_vidioc_reqbufs_error", "inject_vidioc_streamon_error"] {
             "\(control): the start fails with a clear error, a second start succeeds",
             {
                 try setControl(control)
-                let collector = Collector()
+                let collector = Recorder(keepPixelsOfFirst: 3)
                 let (session, _, _) = try session(preset: .low, format: nil, fps: 30, collector: collector)
                 do {
                     try session.startRunning()
@@ -365,7 +299,7 @@ for control in ["inject_vidioc_reqbufs_error", "inject_vidioc_streamon_error"] {
                     try check(error.description.contains(name), "error does not name \(name): \(error)")
                 }
                 try session.startRunning()
-                let got = collector.wait(30) { $0.frames.count >= 3 }
+                let got = collector.wait(timeout: 30) { $0.frames.count >= 3 }
                 session.stopRunning()
                 try check(got, "second start delivered \(collector.frames.count) frames")
             }
@@ -378,9 +312,9 @@ cases.append(
         {
             let (session, collector, notes, fds) = try watchedSession()
             try setControl("inject_fatal_streaming_error")
-            let note = notes.wait(10) { if case .runtimeError = $0 { true } else { false } }
+            let note = notes.wait(timeout: 10) { if case .runtimeError = $0 { true } else { false } }
             try check(note != nil, "no runtime error notification")
-            try check(collector.wait(5) { _ in !session.isRunning }, "session still running")
+            try check(collector.wait(timeout: 5) { _ in !session.isRunning }, "session still running")
             session.stopRunning()
             try checkNoDescriptorsLeaked(since: fds)
         }
@@ -402,11 +336,11 @@ for (name, action) in [
                 let (session, collector, notes, fds) = try watchedSession()
                 let start = Date()
                 try action()
-                let note = notes.wait(10) { if case .wasInterrupted = $0 { true } else { false } }
-                let stopped = collector.wait(10) { _ in !session.isRunning }
+                let note = notes.wait(timeout: 10) { if case .wasInterrupted = $0 { true } else { false } }
+                let stopped = collector.wait(timeout: 10) { _ in !session.isRunning }
                 let elapsed = Date().timeIntervalSince(start)
                 session.stopRunning()
-                try check(note != nil, "no interruption notification (\(notes.log.withLock { $0 }))")
+                try check(note != nil, "no interruption notification (\(notes.all))")
                 try check(stopped && elapsed < 1.0 * timeScale, "stopped \(stopped) after \(elapsed) s")
                 try checkNoDescriptorsLeaked(since: fds)
             }
@@ -417,7 +351,7 @@ cases.append(
     (
         "a delegate slower than the frame rate: frameWasLate drops and bounded latency",
         {
-            let collector = Collector(delay: 0.1)
+            let collector = Recorder(delay: 0.1, keepPixelsOfFirst: 3)
             let (session, output, _) = try session(preset: .low, format: nil, fps: 30, collector: collector)
             try session.startRunning()
             Thread.sleep(forTimeInterval: 2 * timeScale)
@@ -464,9 +398,9 @@ func barLumas(_ buffer: PixelBuffer) throws -> [Int] {
 }
 
 /// The bars of a frame captured after now (frames in flight when a control changes may not show it yet).
-func barsAfterChange(_ collector: Collector) throws -> [Int] {
+func barsAfterChange(_ collector: Recorder) throws -> [Int] {
     let seen = collector.frames.count
-    try check(collector.wait(5 * timeScale) { $0.frames.count >= seen + 4 }, "no frames after the change")
+    try check(collector.wait(timeout: 5 * timeScale) { $0.frames.count >= seen + 4 }, "no frames after the change")
     return try barLumas(collector.frames.last!.pixelBuffer)
 }
 
@@ -484,7 +418,7 @@ cases.append(
             try check(controls.contains { $0.kind == .controlClass }, "no control classes")
             let pattern = try camera.control(named: "test_pattern")
             try check(pattern.kind == .menu && pattern.menu.contains { $0.name.contains("Colorbar") }, "test_pattern: \(pattern)")
-            let collector = Collector(keep: 400)
+            let collector = Recorder(keepPixelsOfFirst: 400)
             let (session, output, running) = try session(preset: .vga640x480, format: .yuyv, collector: collector)
             try session.startRunning()
             defer { session.stopRunning() }
@@ -514,20 +448,20 @@ cases.append(
     (
         "controls: a change by another program (v4l2-ctl) during capture arrives as a notification",
         {
-            let collector = Collector()
+            let collector = Recorder(keepPixelsOfFirst: 3)
             let (session, _, _) = try session(preset: .vga640x480, format: .yuyv, collector: collector)
-            let notes = Notes(session)
+            let notes = NotificationLog(session)
             try session.startRunning()
             defer { session.stopRunning() }
-            try check(collector.wait(5 * timeScale) { $0.frames.count >= 2 }, "no frames")
+            try check(collector.wait(timeout: 5 * timeScale) { $0.frames.count >= 2 }, "no frames")
             try setControl("brightness", 150)
-            let note = notes.wait(5 * timeScale) {
+            let note = notes.wait(timeout: 5 * timeScale) {
                 if case .deviceControlChanged(let c) = $0 { return c.key == "brightness" && c.value == 150 && c.valueChanged }
                 return false
             }
-            try check(note != nil, "no brightness event: \(notes.log.withLock { $0 })")
+            try check(note != nil, "no brightness event: \(notes.all)")
             let seen = collector.frames.count
-            try check(collector.wait(5 * timeScale) { $0.frames.count > seen + 2 }, "capture stopped after the event")
+            try check(collector.wait(timeout: 5 * timeScale) { $0.frames.count > seen + 2 }, "capture stopped after the event")
         }
     ))
 
@@ -570,24 +504,14 @@ cases.append(
             let second = "/dev/video1"
             try reloadVivid("n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0x0,0x0", nodes: [device, second])
             let cameras = [try CaptureDevice.v4l2(path: device), try CaptureDevice.v4l2(path: second)]
-            let session = MultiCamSession()
-            let inputs = try cameras.map { try CaptureDeviceInput(device: $0) }
-            let outputs = [VideoDataOutput(), VideoDataOutput()]
-            let collectors = [Collector(), Collector()]
-            try session.configure {
-                try session.setSessionPreset(.vga640x480)
-                try cameras[1].setActiveFormat(
-                    cameras[1].formats.first { $0.fourCC == "YUYV" && $0.size == FrameSize(width: 320, height: 180) })
-                for i in 0..<2 {
-                    outputs[i].setSampleBufferDelegate(collectors[i])
-                    try session.addInputWithNoConnections(inputs[i])
-                    try session.addOutputWithNoConnections(outputs[i])
-                    try session.addConnection(from: inputs[i], to: outputs[i])
-                }
-            }
+            try cameras[1].setActiveFormat(
+                cameras[1].formats.first { $0.fourCC == "YUYV" && $0.size == FrameSize(width: 320, height: 180) })
+            let collectors = [Recorder(keepPixelsOfFirst: 3), Recorder(keepPixelsOfFirst: 3)]
+            let (session, inputs, outputs) = try makeMultiCamSession(cameras, delegates: collectors)
             try session.startRunning()
             try check(
-                collectors.allSatisfy { c in c.wait(10 * timeScale) { $0.frames.count >= 30 } }, "both cameras did not deliver 30 frames")
+                collectors.allSatisfy { c in c.wait(timeout: 10 * timeScale) { $0.frames.count >= 30 } },
+                "both cameras did not deliver 30 frames")
             session.stopRunning()
             for i in 0..<2 {
                 let c = outputs[i].counts
@@ -621,7 +545,7 @@ cases.append(
                 "max photo size \(String(describing: camera.maxPhotoDimensions))")
             let session = CaptureSession()
             let video = VideoDataOutput()
-            let collector = Collector(keep: 600)
+            let collector = Recorder(keepPixelsOfFirst: 600)
             video.setSampleBufferDelegate(collector)
             let photos = PhotoOutput()
             photos.maxPhotoDimensions = FrameSize(width: 1920, height: 1080)
@@ -633,7 +557,7 @@ cases.append(
             try? camera.setActiveFormat(camera.formats.first { $0.fourCC == "YUYV" && $0.size == FrameSize(width: 640, height: 360) })
             try session.startRunning()
             defer { session.stopRunning() }
-            try check(collector.wait(5 * timeScale) { $0.frames.count >= 5 }, "no video")
+            try check(collector.wait(timeout: 5 * timeScale) { $0.frames.count >= 5 }, "no video")
             final class Taken: PhotoCaptureDelegate {
                 let result = Mutex<(Photo?, CaptureError?)?>(nil)
                 func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: CaptureError?) {
@@ -653,7 +577,7 @@ cases.append(
                 "photo \(photo.pixelBuffer.width)x\(photo.pixelBuffer.height)")
             try checkColourBars(photo.pixelBuffer)
             let before = collector.frames.count
-            try check(collector.wait(5 * timeScale) { $0.frames.count >= before + 10 }, "video did not resume")
+            try check(collector.wait(timeout: 5 * timeScale) { $0.frames.count >= before + 10 }, "video did not resume")
             let frame = collector.frames.last!.pixelBuffer
             try check(frame.width == 640 && frame.height == 360, "video came back at \(frame.width)x\(frame.height)")
             session.stopRunning()

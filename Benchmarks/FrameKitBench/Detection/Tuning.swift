@@ -9,7 +9,8 @@ import Synchronization
 /// suppression keeps the same strong boxes whatever weaker ones there are), so a combination
 /// costs only its tracking.
 enum Tuning {
-    struct Row: Codable {
+    /// One combination of the options tuned.
+    struct Settings: Hashable {
         var scoreThreshold: Double
         var passInterval: Int
         var minCorrelation: Double
@@ -18,6 +19,10 @@ enum Tuning {
         var confirmationThreshold: Double?
         /// Passes that must have reported a face before weaker boxes confirm it.
         var establishedAfter: Int
+    }
+
+    struct Row {
+        var settings: Settings
         var recall: [String: Double]
         var precision: [String: Double]
         /// Full passes per frame (the cost: the network is ~95% of the time).
@@ -61,16 +66,8 @@ enum Tuning {
         let missed = [0, 1]
         let confirmations: [Double?] = [nil, 0.05, 0.1, 0.15]
         let establishing = [1, 2, 3, 4]
-        struct Key: Hashable {
-            var t: Double
-            var i: Int
-            var c: Double
-            var m: Int
-            var k: Double?
-            var e: Int
-        }
-        var accuracy: [Key: [ClipKind: Accuracy]] = [:]
-        var passes: [Key: (calls: Int, frames: Int)] = [:]
+        var accuracy: [Settings: [ClipKind: Accuracy]] = [:]
+        var passes: [Settings: (calls: Int, frames: Int)] = [:]
         let network = try FaceDetector(options: .init(scoreThreshold: confirmations.compactMap { $0 }.min()!))
         for kind in ClipKind.allCases {
             for seed in corpus.seeds[.tune, default: []].prefix(seeds) {
@@ -84,19 +81,23 @@ enum Tuning {
                             missed.flatMap { m in
                                 // Without confirmation, establishing means nothing: one row.
                                 confirmations.flatMap { k in
-                                    (k == nil ? [1] : establishing).map { Key(t: t, i: i, c: c, m: m, k: k, e: $0) }
+                                    (k == nil ? [1] : establishing).map {
+                                        Settings(
+                                            scoreThreshold: t, passInterval: i, minCorrelation: c, maxMissedPasses: m,
+                                            confirmationThreshold: k, establishedAfter: $0)
+                                    }
                                 }
                             }
                         }
                     }
                 }
                 for key in grid {
-                    let cached = CachedDetector(passes: found, threshold: key.t)
-                    var options = FaceTracker.Options(schedule: .inline(interval: key.i))
-                    options.minCorrelation = key.c
-                    options.maxMissedPasses = key.m
-                    options.confirmationThreshold = key.k
-                    options.establishedAfter = key.e
+                    let cached = CachedDetector(passes: found, threshold: key.scoreThreshold)
+                    var options = FaceTracker.Options(schedule: .inline(interval: key.passInterval))
+                    options.minCorrelation = key.minCorrelation
+                    options.maxMissedPasses = key.maxMissedPasses
+                    options.confirmationThreshold = key.confirmationThreshold
+                    options.establishedAfter = key.establishedAfter
                     let tracker = try FaceTracker(detector: cached, options: options)
                     var a = Accuracy()
                     for (n, frame) in frames.enumerated() {
@@ -113,8 +114,7 @@ enum Tuning {
             let f1 = perKind.values.map { a in a.recall + a.precision == 0 ? 0 : 2 * a.recall * a.precision / (a.recall + a.precision) }
             let p = passes[key]!
             return Row(
-                scoreThreshold: key.t, passInterval: key.i, minCorrelation: key.c, maxMissedPasses: key.m,
-                confirmationThreshold: key.k, establishedAfter: key.e,
+                settings: key,
                 recall: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.recall) }),
                 precision: Dictionary(uniqueKeysWithValues: perKind.map { ($0.key.rawValue, $0.value.precision) }),
                 passesPerFrame: Double(p.calls) / Double(max(1, p.frames)), worstF1: f1.min() ?? 0)

@@ -31,8 +31,6 @@ struct FileSourceDescription: Sendable {
     }
 
     init(url: URL, realTime: Bool, frameRate: Double?) throws(CaptureError) {
-        self.url = url
-        self.realTime = realTime
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw .unreadableFile(path: url.path, reason: "no such file or folder")
@@ -56,16 +54,10 @@ struct FileSourceDescription: Sendable {
             }
             let images = names.filter { Self.imageExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
                 .sorted().map { url.appendingPathComponent($0) }
-            guard let first = images.first else {
+            guard !images.isEmpty else {
                 throw .unreadableFile(path: url.path, reason: "no JPEG, PNG, PGM or PPM images in the folder")
             }
-            let image = try Self.readImage(first)
-            kind = .images
-            size = FrameSize(width: image.width, height: image.height)
-            pixelFormat = image.format
-            self.frameRate = frameRate ?? 30
-            y4m = nil
-            imageFiles = images
+            try self.init(url: url, realTime: realTime, frameRate: frameRate, images: images)
             return
         }
         let head: [UInt8]
@@ -78,12 +70,9 @@ struct FileSourceDescription: Sendable {
         }
         if head.starts(with: Array("YUV4MPEG2".utf8)) {
             let header = try Y4MHeader(parsing: head, path: url.path)
-            kind = .y4m
-            size = FrameSize(width: header.width, height: header.height)
-            pixelFormat = header.pixelFormat
-            self.frameRate = frameRate ?? header.frameRate
-            y4m = header
-            imageFiles = []
+            try self.init(
+                url: url, realTime: realTime, kind: .y4m, size: header.size, pixelFormat: header.pixelFormat,
+                frameRate: frameRate ?? header.frameRate, y4m: header, imageFiles: [])
         } else if JPEG.hasSignature(head) {
             // One JPEG, or a stream of them (MJPEG): the first frame with a readable header
             // within the pixel budget gives the size (a damaged or forged first frame is then a
@@ -111,31 +100,41 @@ struct FileSourceDescription: Sendable {
             guard let header = found else {
                 throw .unreadableFile(path: url.path, reason: frames.count > 1 ? "\(problem) in its first \(frames.count) frames" : problem)
             }
-            if frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased()) {
-                kind = .mjpeg
-                imageFiles = []
-            } else {
-                kind = .images
-                imageFiles = [url]
-            }
-            size = FrameSize(width: header.width, height: header.height)
-            pixelFormat = header.isGrayscale ? .gray8 : .nv12FullRange
-            self.frameRate = frameRate ?? 30
-            y4m = nil
+            let stream = frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased())
+            try self.init(
+                url: url, realTime: realTime, kind: stream ? .mjpeg : .images, size: FrameSize(width: header.width, height: header.height),
+                pixelFormat: header.isGrayscale ? .gray8 : .nv12FullRange, frameRate: frameRate ?? 30, y4m: nil,
+                imageFiles: stream ? [] : [url])
         } else if PNM.hasSignature(head) {
-            let image = try Self.readImage(url)
-            kind = .images
-            size = FrameSize(width: image.width, height: image.height)
-            pixelFormat = image.format
-            self.frameRate = frameRate ?? 30
-            y4m = nil
-            imageFiles = [url]
+            try self.init(url: url, realTime: realTime, frameRate: frameRate, images: [url])
         } else {
             throw .unreadableFile(path: url.path, reason: Self.notOurs)
         }
-        guard self.frameRate > 0 && self.frameRate <= 1000 else {
-            throw .unreadableFile(path: url.path, reason: "frame rate \(self.frameRate) out of range")
+    }
+
+    /// Images, a frame each: the first gives the size and format.
+    private init(url: URL, realTime: Bool, frameRate: Double?, images: [URL]) throws(CaptureError) {
+        let image = try Self.readImage(images[0])
+        try self.init(
+            url: url, realTime: realTime, kind: .images, size: FrameSize(width: image.width, height: image.height),
+            pixelFormat: image.format, frameRate: frameRate ?? 30, y4m: nil, imageFiles: images)
+    }
+
+    private init(
+        url: URL, realTime: Bool, kind: Kind, size: FrameSize, pixelFormat: PixelFormat, frameRate: Double, y4m: Y4MHeader?,
+        imageFiles: [URL]
+    ) throws(CaptureError) {
+        guard frameRate > 0 && frameRate <= 1000 else {
+            throw .unreadableFile(path: url.path, reason: "frame rate \(frameRate) out of range")
         }
+        self.url = url
+        self.realTime = realTime
+        self.kind = kind
+        self.size = size
+        self.pixelFormat = pixelFormat
+        self.frameRate = frameRate
+        self.y4m = y4m
+        self.imageFiles = imageFiles
     }
 
     /// The image extensions FrameKit's own readers take in a folder.
@@ -175,66 +174,6 @@ struct FileSourceDescription: Sendable {
         do { return try PixelBuffer(contentsOf: url) } catch {
             throw .unreadableFile(path: url.path, reason: error.description)
         }
-    }
-}
-
-/// A YUV4MPEG2 stream header: `YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg`.
-struct Y4MHeader: Sendable {
-    var width: Int
-    var height: Int
-    var frameRate: Double
-    /// 4:2:0 streams are delivered as I420, 4:2:2 as YUYV, mono as GRAY8.
-    var pixelFormat: PixelFormat
-    /// Bytes of the stream header including its newline.
-    var headerLength: Int
-    /// Bytes of one frame's pixels as stored (planar).
-    var frameBytes: Int
-
-    init(parsing head: [UInt8], path: String) throws(CaptureError) {
-        guard let newline = head.firstIndex(of: 0x0A) else {
-            throw .unreadableFile(path: path, reason: "Y4M header has no end (or is longer than 4 KiB)")
-        }
-        let line = String(decoding: head[0..<newline], as: UTF8.self)
-        var w = 0
-        var h = 0
-        var rate = 0.0
-        var chroma = "420jpeg"
-        for token in line.split(separator: " ").dropFirst() {
-            let value = token.dropFirst()
-            switch token.first {
-            case "W": w = Int(value) ?? 0
-            case "H": h = Int(value) ?? 0
-            case "F":
-                let parts = value.split(separator: ":").compactMap { Double($0) }
-                if parts.count == 2, parts[1] > 0 { rate = parts[0] / parts[1] }
-            case "C": chroma = String(value)
-            case "I" where value != "p" && value != "?":
-                throw .unreadableFile(path: path, reason: "interlaced Y4M (I\(value)) is not supported")
-            default: break
-            }
-        }
-        guard w > 0, h > 0, w <= 16384, h <= 16384 else { throw .unreadableFile(path: path, reason: "Y4M header has no valid W/H") }
-        guard rate > 0 else { throw .unreadableFile(path: path, reason: "Y4M header has no valid frame rate (F)") }
-        switch chroma {
-        case "420", "420jpeg", "420paldv", "420mpeg2":
-            pixelFormat = .i420
-            frameBytes = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2)
-        case "422":
-            pixelFormat = .yuyv
-            frameBytes = w * h + 2 * ((w + 1) / 2) * h
-        case "mono":
-            pixelFormat = .gray8
-            frameBytes = w * h
-        default:
-            throw .unreadableFile(path: path, reason: "Y4M colour space C\(chroma) is not supported (420, 422 and mono are)")
-        }
-        guard w % pixelFormat.sizeAlignment.width == 0, h % pixelFormat.sizeAlignment.height == 0 else {
-            throw .unreadableFile(path: path, reason: "Y4M \(w)x\(h) is not a size \(pixelFormat) can hold (odd)")
-        }
-        width = w
-        height = h
-        frameRate = rate
-        headerLength = newline + 1
     }
 }
 

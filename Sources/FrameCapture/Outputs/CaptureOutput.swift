@@ -1,8 +1,23 @@
 import Dispatch
 import FrameCore
 
-/// Something a ``CaptureSession`` delivers frames to (as AVCaptureOutput).
-public protocol CaptureOutput: AnyObject, Sendable {}
+/// Something a ``CaptureSession`` delivers frames to (as AVCaptureOutput): ``VideoDataOutput``,
+/// ``PhotoOutput`` and FrameMedia's `MovieFileOutput`.
+///
+/// Closed to conformance outside FrameKit: its one requirement is a value only FrameKit's outputs
+/// can make, so every output a session is given is one it can drive (checked when the program is
+/// compiled, not refused when it runs). An output of your own is a ``VideoDataOutput`` and its
+/// delegate — `MovieFileOutput` is built that way.
+public protocol CaptureOutput: AnyObject, Sendable {
+    /// How a session drives this output (FrameKit's own; nothing to call).
+    var sessionEndpoint: CaptureOutputEndpoint { get }
+}
+
+/// What a session drives behind a ``CaptureOutput``: made by FrameKit's outputs only.
+public struct CaptureOutputEndpoint: Sendable {
+    package let sink: any FrameSink
+    package init(_ sink: any FrameSink) { self.sink = sink }
+}
 
 /// What the session needs of an output: FrameKit's own outputs conform (FrameMedia's movie
 /// output among them: `package`, not public, so that no output outside FrameKit claims to).

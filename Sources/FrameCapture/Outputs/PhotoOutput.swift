@@ -217,3 +217,7 @@ public final class PhotoOutput: CaptureOutput, FrameSink {
         return OutputFlush(after: queue)
     }
 }
+
+extension PhotoOutput {
+    public var sessionEndpoint: CaptureOutputEndpoint { CaptureOutputEndpoint(self) }
+}

@@ -352,3 +352,7 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             })
     }
 }
+
+extension VideoDataOutput {
+    public var sessionEndpoint: CaptureOutputEndpoint { CaptureOutputEndpoint(self) }
+}

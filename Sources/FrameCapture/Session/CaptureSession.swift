@@ -181,15 +181,13 @@ public final class CaptureSession: Sendable, TransactionalSession {
     }
 
     public func canAddOutput(_ output: any CaptureOutput) -> Bool {
-        guard output is any FrameSink else { return false }
-        return state.withLock { s in !s.configuration.current.outputs.contains { $0 === output } }
+        let sink = output.sessionEndpoint.sink
+        return state.withLock { s in !s.configuration.current.outputs.contains { $0 === sink } }
     }
 
     public func addOutput(_ output: any CaptureOutput) throws(CaptureError) {
-        guard let sink = output as? any FrameSink else {
-            throw .configuration("\(type(of: output)) is not an output this session can drive")
-        }
-        let key = ObjectIdentifier(output)
+        let sink = output.sessionEndpoint.sink
+        let key = ObjectIdentifier(sink)
         let me = ObjectIdentifier(self)
         let taken = Self.owners.withLock { owners -> Bool in
             if let owner = owners[key], owner != me { return true }
@@ -199,18 +197,19 @@ public final class CaptureSession: Sendable, TransactionalSession {
         guard !taken else { throw .configuration("that output belongs to another session; remove it there first") }
         do {
             try mutate { (c) throws(CaptureError) in
-                guard !c.outputs.contains(where: { $0 === output }) else { throw .configuration("that output is already in the session") }
+                guard !c.outputs.contains(where: { $0 === sink }) else { throw .configuration("that output is already in the session") }
                 c.outputs.append(sink)
             }
         } catch {
-            if !outputs.contains(where: { $0 === output }) { _ = Self.owners.withLock { $0.removeValue(forKey: key) } }
+            if !outputs.contains(where: { $0 === sink }) { _ = Self.owners.withLock { $0.removeValue(forKey: key) } }
             throw error
         }
     }
 
     public func removeOutput(_ output: any CaptureOutput) {
-        try? mutate { c in c.outputs.removeAll { $0 === output } }
-        let key = ObjectIdentifier(output)
+        let sink = output.sessionEndpoint.sink
+        try? mutate { c in c.outputs.removeAll { $0 === sink } }
+        let key = ObjectIdentifier(sink)
         let me = ObjectIdentifier(self)
         Self.owners.withLock { owners in if owners[key] == me { owners[key] = nil } }
     }

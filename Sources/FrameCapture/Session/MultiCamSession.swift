@@ -118,7 +118,6 @@ public final class MultiCamSession: Sendable, TransactionalSession {
     }
 
     public func addOutputWithNoConnections(_ output: any CaptureOutput) throws(CaptureError) {
-        guard output is any FrameSink else { throw .configuration("\(type(of: output)) is not an output this session can drive") }
         try mutate { (c) throws(CaptureError) in
             guard !c.outputs.contains(where: { $0 === output }) else { throw .configuration("that output is already in the session") }
             c.outputs.append(output)

@@ -8,8 +8,7 @@ import FrameCore
 /// flag the C side reads (`cffm_interrupt` is documented as callable from any thread).
 final class MediaInput: @unchecked Sendable {
     struct Info: Sendable {
-        var width: Int
-        var height: Int
+        var size: FrameSize
         var frameRate: Double
         var duration: Double
         var pixelFormat: PixelFormat
@@ -39,7 +38,7 @@ final class MediaInput: @unchecked Sendable {
         }
         handle = raw
         self.info = Info(
-            width: Int(info.width), height: Int(info.height), frameRate: info.frame_rate, duration: info.duration,
+            size: FrameSize(width: Int(info.width), height: Int(info.height)), frameRate: info.frame_rate, duration: info.duration,
             pixelFormat: Self.pixelFormat(info.layout), codec: Self.string(info.codec), container: Self.string(info.container))
     }
 

@@ -79,12 +79,12 @@ struct MediaSourceDescription: Sendable {
         }
         info = probe.info
         probed = ProbedInput(probe)
-        size = FrameSize(width: info.width & ~1, height: info.height & ~1)
+        size = FrameSize(width: info.size.width & ~1, height: info.size.height & ~1)
         // A forged or absurd header (a GIF claiming 11822x11822) is refused here, naming the
         // input, before any buffer of that size is made.
         guard size.width >= 2, size.height >= 2, size.width * size.height <= PixelBuffer.pixelBudget else {
             let reason =
-                "its video is \(info.width)x\(info.height): "
+                "its video is \(info.size.width)x\(info.size.height): "
                 + (size.width < 2 || size.height < 2 ? "too small" : "over the pixel budget (PixelBuffer.pixelBudget)")
             throw isLive
                 ? .streamUnavailable(url: redactingCredentials(location), reason: redactingCredentials(reason))

@@ -266,3 +266,7 @@ private final class FrameWriter: VideoDataOutputSampleBufferDelegate {
         owner?.write(frame)
     }
 }
+
+extension MovieFileOutput {
+    public var sessionEndpoint: CaptureOutputEndpoint { CaptureOutputEndpoint(self) }
+}

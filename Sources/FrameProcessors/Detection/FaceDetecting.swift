@@ -125,3 +125,30 @@ func checkFaceSizes(min: Int?, max: Int?) throws(FaceDetectorError) {
     if let max, max < 0 { throw .invalidOptions("maxFaceSize must be >= 0") }
     if let max, let min, max > 0, max < min { throw .invalidOptions("maxFaceSize is below minFaceSize") }
 }
+
+/// The part of `image` a detector looks at: `region` (nil: all of it) inside the image, its
+/// edges on the format's crop grid (Y'CbCr crops start and end on even pixels: chroma is shared
+/// by pixel pairs).
+func detectionArea(_ region: Rect?, in image: PixelBuffer) -> Rect {
+    var area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(width: image.width, height: image.height)
+    let align = image.format.sizeAlignment
+    area.x -= area.x % align.width
+    area.y -= area.y % align.height
+    area.width -= area.width % align.width
+    area.height -= area.height % align.height
+    return area
+}
+
+/// `body`'s result, its errors as a detector reports them: its own as they are, a pixel
+/// buffer's wrapped, anything else (the C++ shim's) as OpenCV's.
+func mappingDetectorErrors<T>(_ body: () throws -> T) throws(FaceDetectorError) -> T {
+    do {
+        return try body()
+    } catch let error as FaceDetectorError {
+        throw error
+    } catch let error as PixelBufferError {
+        throw .pixelBuffer(error)
+    } catch {
+        throw .openCV(message: "\(error)")
+    }
+}

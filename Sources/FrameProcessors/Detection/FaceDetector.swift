@@ -103,16 +103,9 @@ public final class FaceDetector: FaceDetecting {
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()
         return try state.withLock { (scratch) throws(FaceDetectorError) -> [Face] in
-            let full = Rect(x: 0, y: 0, width: image.width, height: image.height)
-            var area = (region ?? full).clamped(width: image.width, height: image.height)
-            // Y'CbCr crops start and end on even pixels (chroma is shared by pixel pairs).
-            let align = image.format.sizeAlignment
-            area.x -= area.x % align.width
-            area.y -= area.y % align.height
-            area.width -= area.width % align.width
-            area.height -= area.height % align.height
+            let area = detectionArea(region, in: image)
             guard area.width >= 16, area.height >= 16 else { return [] }
-            do {
+            return try mappingDetectorErrors {
                 let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize)
                 let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold))
                 // Network pixels → image pixels.
@@ -123,12 +116,6 @@ public final class FaceDetector: FaceDetecting {
                 let mapped = faces.map { $0.mapped(scaleX: sx, scaleY: sy, dx: Double(area.x), dy: Double(area.y)) }
                     .filter { max($0.bounds.width, $0.bounds.height) >= minSide && max($0.bounds.width, $0.bounds.height) <= maxSide }
                 return suppressOverlaps(mapped, threshold: call.overlapThreshold)
-            } catch let error as FaceDetectorError {
-                throw error
-            } catch let error as PixelBufferError {
-                throw .pixelBuffer(error)
-            } catch {
-                throw .openCV(message: "\(error)")
             }
         }
     }

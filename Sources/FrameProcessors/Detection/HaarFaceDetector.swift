@@ -89,14 +89,9 @@ public final class HaarFaceDetector: FaceDetecting {
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
         try call.validate()
         return try scratch.withLock { (box) throws(FaceDetectorError) -> [Face] in
-            do {
-                var area = (region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)).clamped(
-                    width: image.width, height: image.height)
-                // Y'CbCr crops start and end on even pixels (chroma is shared by pixel pairs).
-                let align = image.format.sizeAlignment
-                area.x -= area.x % align.width
-                area.width -= area.width % align.width
-                guard area.width >= 24, area.height >= 24 else { return [] }
+            let area = detectionArea(region, in: image)
+            guard area.width >= 24, area.height >= 24 else { return [] }
+            return try mappingDetectorErrors {
                 // Gray: the luma plane itself for NV12/I420/GRAY8 (no work); else only the region
                 // is converted, into a buffer kept between calls.
                 var detectOn: PixelBuffer
@@ -134,12 +129,6 @@ public final class HaarFaceDetector: FaceDetecting {
                             x: area.x + Int((Double(r.x) * sx).rounded()), y: area.y + Int((Double(r.y) * sy).rounded()),
                             width: Int((Double(r.width) * sx).rounded()), height: Int((Double(r.height) * sy).rounded())))
                 }
-            } catch let error as FaceDetectorError {
-                throw error
-            } catch let error as PixelBufferError {
-                throw .pixelBuffer(error)
-            } catch {
-                throw .openCV(message: "\(error)")
             }
         }
     }
