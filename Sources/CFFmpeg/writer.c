@@ -77,18 +77,6 @@ static void release_reserve(cffm_writer *w) {
     }
 }
 
-static enum AVPixelFormat input_format(cffm_input_layout layout) {
-    switch (layout) {
-    case CFFM_INPUT_I420: return AV_PIX_FMT_YUV420P;
-    case CFFM_INPUT_NV12: return AV_PIX_FMT_NV12;
-    case CFFM_INPUT_GRAY8: return AV_PIX_FMT_GRAY8;
-    case CFFM_INPUT_YUYV: return AV_PIX_FMT_YUYV422;
-    case CFFM_INPUT_BGRA: return AV_PIX_FMT_BGRA;
-    case CFFM_INPUT_RGB24: return AV_PIX_FMT_RGB24;
-    }
-    return AV_PIX_FMT_NONE;
-}
-
 void cffm_writer_free(cffm_writer *w) {
     if (!w) return;
     release_reserve(w);
@@ -180,12 +168,7 @@ cffm_status cffm_writer_open(const char *path, const char *format, const cffm_wr
     error = avcodec_open2(w->codec, encoder, &options);
     av_dict_free(&options);
     if (error < 0) { cffm_internal_describe(error, "cannot open libx264", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
-    avcodec_parameters_from_context(w->stream->codecpar, w->codec);
-    w->stream->time_base = w->codec->time_base;
-    w->frame->format = AV_PIX_FMT_YUV420P;
-    w->frame->width = s->width;
-    w->frame->height = s->height;
-    if (av_frame_get_buffer(w->frame, 32) < 0) { cffm_internal_say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
+    if (cffm_internal_connect_encoder(w->codec, w->stream, w->frame) < 0) { cffm_internal_say("out of memory", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
     error = avio_open(&w->format->pb, path, AVIO_FLAG_WRITE);
     if (error < 0) { cffm_internal_describe(error, "cannot open the file", message, message_size); cffm_writer_free(w); return CFFM_ERROR; }
     // Fragmented: a moov up front, then a fragment at each key frame and at least every quarter
@@ -268,7 +251,7 @@ cffm_status cffm_writer_write(cffm_writer *w, const uint8_t *const planes[3], co
                               int64_t pts, char *message, size_t message_size) {
     if (w->finished) { cffm_internal_say("the recording is finished", message, message_size); return CFFM_ERROR; }
     if (av_frame_make_writable(w->frame) < 0) { cffm_internal_say("out of memory", message, message_size); return CFFM_ERROR; }
-    enum AVPixelFormat source = input_format(layout);
+    enum AVPixelFormat source = cffm_internal_input_format(layout);
     w->sws = sws_getCachedContext(w->sws, w->codec->width, w->codec->height, source, w->codec->width, w->codec->height,
                                   AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
     if (!w->sws) { cffm_internal_say("no conversion from this pixel layout", message, message_size); return CFFM_ERROR; }

@@ -1,16 +1,21 @@
 import FrameCapture
 import FrameCore
 import FrameImageIO
+import FrameMedia
 import FrameStats
 import Synchronization
 
 /// Feeds a ``PreviewServer`` from a `VideoDataOutput`: each delivered frame (annotated by the
-/// output's processors, if it has an annotation stage) is encoded as JPEG and published, and the
-/// figures behind `/stats.json` are kept current.
+/// output's processors, if it has an annotation stage: the boxes are in the pictures, so on
+/// the frames they belong to) is encoded once for each kind of stream someone watches — H.264
+/// (one encoder for every viewer) and JPEG — and published, and the figures behind
+/// `/stats.json` are kept current.
 public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     public let server: PreviewServer
     public let stats = StatsRecorder()
     private let quality: Int
+    private let videoBitrate: Int?
+    private let video = Mutex(VideoEncoding())
     private let encoder = Mutex<JPEG.Encoder?>(nil)
     private let faces = Atomic<Int>(0)
     private let lastPublished = Mutex(Timestamp(nanoseconds: 0))
@@ -19,25 +24,30 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     /// - Parameters:
     ///   - server: where the frames and the figures are published.
     ///   - quality: JPEG quality, 1…100.
+    ///   - videoBitrate: the H.264 stream's cap in bits a second (nil: ``defaultVideoBitrate(for:)``).
     ///   - fixesAllocatorThreshold: fix glibc's mmap threshold at 64 KiB for the process, unless
     ///     `MALLOC_MMAP_THRESHOLD_` sets one (a feed's per-frame JPEGs fragmented glibc's heap
     ///     under its default, adaptive threshold: the preview grew ~12 MB a minute with no
     ///     client; flat over an hour with it fixed). Process-wide; false leaves the allocator
     ///     as the program set it.
-    public init(server: PreviewServer, quality: Int = 75, fixesAllocatorThreshold: Bool = true) {
+    public init(server: PreviewServer, quality: Int = 75, videoBitrate: Int? = nil, fixesAllocatorThreshold: Bool = true) {
         self.server = server
         self.quality = quality
+        self.videoBitrate = videoBitrate
         if fixesAllocatorThreshold { GlibcMalloc.fixMmapThreshold() }
     }
 
     public func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
         stats.recordResult(of: frame)
         faces.store(frame.faces.count, ordering: .relaxed)
-        let jpeg: [UInt8]? = encoder.withLock { box in
-            if box == nil { box = try? JPEG.Encoder() }
-            return try? box?.encode(frame.pixelBuffer, quality: quality)
+        if server.hasVideoViewers { encodeVideo(frame) }
+        if server.hasMJPEGViewers {
+            let jpeg: [UInt8]? = encoder.withLock { box in
+                if box == nil { box = try? JPEG.Encoder() }
+                return try? box?.encode(frame.pixelBuffer, quality: quality)
+            }
+            if let jpeg { server.publish(jpeg: jpeg) }
         }
-        if let jpeg { server.publish(jpeg: jpeg) }
         // The stats are re-rendered at most twice a second.
         let now = Timestamp.now()
         let due = lastPublished.withLock { last -> Bool in
@@ -50,6 +60,41 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
 
     public func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
         stats.recordDrop(frame)
+    }
+
+    /// The H.264 stream's default cap: 0.07 bits a pixel a frame at 30 frames a second (720p:
+    /// 1.9 Mbit/s; 480p: 0.65), with a floor of 200 kbit/s.
+    public static func defaultVideoBitrate(for size: FrameSize) -> Int {
+        max(200_000, Int(Double(size.width * size.height) * 30 * 0.07))
+    }
+
+    /// The encoder of the H.264 stream, made for the frames' size (again when it changes).
+    private struct VideoEncoding {
+        var encoder: LiveVideoEncoder?
+        /// A size the encoder refused: not tried again frame after frame.
+        var refused: FrameSize?
+    }
+
+    private func encodeVideo(_ frame: SampleBuffer) {
+        let size = FrameSize(width: frame.pixelBuffer.width, height: frame.pixelBuffer.height)
+        video.withLock { v in
+            if v.encoder?.size != size && v.refused != size {
+                v.encoder = nil
+                do {
+                    let encoder = try LiveVideoEncoder(
+                        size: size, frameRate: 30, bitrate: videoBitrate ?? Self.defaultVideoBitrate(for: size))
+                    server.publish(videoHeader: encoder.initSegment, codec: encoder.codec)
+                    v.encoder = encoder
+                } catch {
+                    v.refused = size
+                }
+            }
+            guard let encoder = v.encoder else { return }
+            let key = server.takeKeyFrameRequest()
+            if let fragment = try? encoder.encode(frame.pixelBuffer, time: frame.presentationTime, forceKey: key) {
+                server.publish(videoFragment: fragment.bytes, isKey: fragment.isKey)
+            }
+        }
     }
 
     /// Where `/stats.json`'s `pool_peak_bytes` comes from: the session's buffer pool

@@ -1,6 +1,8 @@
 import FrameStats
 
-/// The preview's page: the live video, the live figures (polled from `/stats.json` once a
+/// The preview's page: the live video — H.264 through Media Source Extensions where the browser
+/// has them and H.264 (the stream's own codec string decides), else the MJPEG stream; `/?mjpeg`
+/// asks for MJPEG — the live figures (polled from `/stats.json` once a
 /// second), with several cameras a button per camera (a same-origin POST to `/switch/N`) and,
 /// when the controls are offered, an input per settable control (built from `/controls.json`;
 /// a change is a POST to `/control/KEY/VALUE`). Self-contained: nothing fetched from elsewhere.
@@ -18,11 +20,11 @@ enum PreviewPage {
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
-            <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img{max-width:100%;display:block;background:#000}
+            <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img,video{max-width:100%;display:block;background:#000}
             #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}
             fieldset label{display:inline-block;margin:.2em 1em .2em 0}</style></head>
             <body><h1>\(escape(title))</h1>\(buttons)\(panel)
-            <img id="video" src="/stream.mjpeg" alt="live video">
+            <video id="live" muted autoplay playsinline></video><img id="video" alt="live video" hidden>
             <div id="stats">waiting for stats…</div>
             <script>
             async function refresh() {
@@ -31,10 +33,56 @@ enum PreviewPage {
               catch (e) {}
             }
             setInterval(refresh, 1000); refresh();
+            \(videoScript)
             \(script)
             </script></body></html>
             """
     }
+
+    /// Plays `/stream.mp4` through a MediaSource, kept near its newest frame (a tab in the
+    /// background or a stall lets the buffer fall behind: it jumps to the live edge, and the
+    /// played part is removed), or falls back to the MJPEG stream in the <img>.
+    static let videoScript = #"""
+        function showMJPEG() {
+          const img = document.getElementById('video');
+          document.getElementById('live').hidden = true;
+          img.hidden = false;
+          img.src = '/stream.mjpeg';
+        }
+        async function playH264() {
+          const video = document.getElementById('live');
+          if (!window.MediaSource || new URLSearchParams(location.search).has('mjpeg')) return false;
+          let response;
+          try { response = await fetch('/stream.mp4', {cache: 'no-store'}); } catch (e) { return false; }
+          const type = response.headers.get('Content-Type') || '';
+          if (!response.ok || !MediaSource.isTypeSupported(type)) { try { await response.body.cancel(); } catch (e) {} return false; }
+          const source = new MediaSource();
+          video.src = URL.createObjectURL(source);
+          await new Promise(resolve => source.addEventListener('sourceopen', resolve, {once: true}));
+          const buffer = source.addSourceBuffer(type);
+          const queue = [];
+          const pump = () => { if (!buffer.updating && queue.length) buffer.appendBuffer(queue.shift()); };
+          buffer.addEventListener('updateend', () => {
+            const b = buffer.buffered;
+            if (b.length) {
+              const end = b.end(b.length - 1);
+              if (video.currentTime < b.start(0) || end - video.currentTime > 0.5) video.currentTime = Math.max(b.start(0), end - 0.05);
+              if (video.currentTime - b.start(0) > 10 && !buffer.updating) { buffer.remove(b.start(0), video.currentTime - 5); return; }
+            }
+            pump();
+          });
+          video.play().catch(() => {});
+          const reader = response.body.getReader();
+          for (;;) {
+            const {value, done} = await reader.read();
+            if (done) break;
+            queue.push(value);
+            pump();
+          }
+          return true;
+        }
+        playH264().then(ok => { if (!ok) showMJPEG(); }, showMJPEG);
+        """#
 
     /// Builds the controls panel from `/controls.json` and POSTs each change.
     static let controlsScript = #"""

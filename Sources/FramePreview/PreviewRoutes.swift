@@ -11,6 +11,8 @@ struct PreviewRoutes {
         case bytes([UInt8])
         /// The MJPEG stream, after its header (`head`: the header only).
         case stream(head: Bool)
+        /// The H.264 stream (fragmented MP4), after its header.
+        case videoStream(head: Bool)
     }
 
     /// What the page's controls panel calls: the list as JSON, and a setter answering with
@@ -93,6 +95,8 @@ struct PreviewRoutes {
             return .bytes(HTTPResponse.make(200, "OK", "application/json", Array(((controls?.list() ?? "[]") + "\n").utf8), head: head))
         case "/stream.mjpeg":
             return .stream(head: head)
+        case "/stream.mp4":
+            return .videoStream(head: head)
         default:
             return Self.notFound(head: head)
         }

@@ -11,7 +11,11 @@ import Glibc
 /// server on POSIX sockets serving
 /// - `/` — a page with the live video (faces boxed), live stats and, with several devices,
 ///   buttons to switch between them;
-/// - `/stream.mjpeg` — the video as `multipart/x-mixed-replace` JPEG frames;
+/// - `/stream.mp4` — the video as H.264 in fragmented MP4, for Media Source Extensions: one
+///   encode (``PreviewFeed``'s) shared by every viewer, a viewer starting at a key frame (one is
+///   made when it joins) and one that falls behind skipping to the next, never queued for;
+/// - `/stream.mjpeg` — the video as `multipart/x-mixed-replace` JPEG frames (the page's
+///   fallback where a browser has no MSE or no H.264);
 /// - `/stats.json` — the current figures.
 ///
 /// Safe defaults (docs/outputs.md): binds 127.0.0.1; GET and HEAD for the pages, POST (with a
@@ -76,6 +80,10 @@ public final class PreviewServer: Sendable {
     private let newFrame = NSCondition()
     private let statsJSON = Mutex("{}")
     private let clients = Atomic<Int>(0) // streams
+    private let mjpegViewers = Atomic<Int>(0)
+    private let videoViewers = Atomic<Int>(0)
+    private let keyFrameWanted = Atomic<Bool>(false)
+    private let video = VideoFragmentRing()
     private let running = Atomic<Bool>(false)
     private let listener = Atomic<Int32>(-1)
     private let boundPort = Atomic<Int>(0)
@@ -130,6 +138,31 @@ public final class PreviewServer: Sendable {
             f.jpeg = jpeg
             f.generation &+= 1
         }
+        newFrame.broadcast()
+        newFrame.unlock()
+    }
+
+    /// Whether a client watches the MJPEG stream (no JPEG need be made for nobody).
+    public var hasMJPEGViewers: Bool { mjpegViewers.load(ordering: .relaxed) > 0 }
+    /// Whether a client watches the H.264 stream.
+    public var hasVideoViewers: Bool { videoViewers.load(ordering: .relaxed) > 0 }
+
+    /// Whether a viewer joined since the last call: the next frame should be a key frame.
+    package func takeKeyFrameRequest() -> Bool { keyFrameWanted.exchange(false, ordering: .relaxed) }
+
+    /// Starts a new H.264 stream (the first, or one at a new size): its init segment and codec
+    /// string. Viewers are sent it, then its fragments from a key frame.
+    package func publish(videoHeader header: [UInt8], codec: String) {
+        newFrame.lock()
+        video.publish(header: header, codec: codec)
+        newFrame.broadcast()
+        newFrame.unlock()
+    }
+
+    /// One frame of the H.264 stream (a fragment: moof + mdat). Never blocks on viewers.
+    package func publish(videoFragment fragment: [UInt8], isKey: Bool) {
+        newFrame.lock()
+        video.publish(fragment: fragment, isKey: isKey)
         newFrame.broadcast()
         newFrame.unlock()
     }
@@ -391,15 +424,20 @@ public final class PreviewServer: Sendable {
         switch routes.reply(to: outcome, peerIsLoopback: { Self.peerIsLoopback(fd) }) {
         case nil: return
         case .bytes(let response): _ = send(fd, response)
-        case .stream(let head):
-            guard clients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
-                clients.subtract(1, ordering: .relaxed)
-                _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
-                return
-            }
-            stream(fd, head: head)
-            clients.subtract(1, ordering: .relaxed)
+        case .stream(let head): withinClientLimit(fd, head: head) { stream(fd, head: head) }
+        case .videoStream(let head): withinClientLimit(fd, head: head) { videoStream(fd, head: head) }
         }
+    }
+
+    /// Runs a stream if there is room for one more (``Configuration/maxClients``), else answers 503.
+    private func withinClientLimit(_ fd: Int32, head: Bool, _ stream: () -> Void) {
+        guard clients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
+            clients.subtract(1, ordering: .relaxed)
+            _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
+            return
+        }
+        stream()
+        clients.subtract(1, ordering: .relaxed)
     }
 
     /// Whether the connection comes from 127.0.0.0/8.
@@ -419,6 +457,8 @@ public final class PreviewServer: Sendable {
             "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\n"
             + "Connection: close\r\n\r\n"
         guard send(fd, Array(header.utf8)), !head else { return }
+        mjpegViewers.add(1, ordering: .relaxed)
+        defer { mjpegViewers.subtract(1, ordering: .relaxed) }
         var sent: UInt64 = 0
         while running.load(ordering: .relaxed) {
             // Wait for a frame newer than the last one this client got.
@@ -432,11 +472,50 @@ public final class PreviewServer: Sendable {
             }
             newFrame.unlock()
             if closed { return } // the slot is freed now, not at the next failed send
-            guard running.load(ordering: .relaxed), !frame.jpeg.isEmpty else { continue }
             sent = frame.generation
+            guard running.load(ordering: .relaxed), !frame.jpeg.isEmpty else { continue }
             let part =
                 Array("--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n\r\n".utf8) + frame.jpeg + [13, 10]
             if !send(fd, part) { return } // gone, or slower than the send timeout
+        }
+    }
+
+    /// The H.264 stream: its init segment, then its fragments from a key frame, as
+    /// ``VideoFragmentRing`` hands them out. The codec string (known once the feed has made the
+    /// stream, moments after the first viewer asks) goes in `Content-Type`, for the page's
+    /// `MediaSource.isTypeSupported` and `addSourceBuffer`.
+    private func videoStream(_ fd: Int32, head: Bool) {
+        videoViewers.add(1, ordering: .relaxed)
+        defer { videoViewers.subtract(1, ordering: .relaxed) }
+        keyFrameWanted.store(true, ordering: .relaxed)
+        let deadline = Date().addingTimeInterval(5)
+        var codec = video.codec
+        while codec == nil && Date() < deadline && running.load(ordering: .relaxed) {
+            if Self.peerClosed(fd) { return }
+            Thread.sleep(forTimeInterval: 0.02)
+            codec = video.codec
+        }
+        guard let codec else {
+            _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("no video yet\n".utf8), head: head))
+            return
+        }
+        let header =
+            "HTTP/1.1 200 OK\r\nContent-Type: video/mp4; codecs=\"\(codec)\"\r\nCache-Control: no-store\r\n"
+            + "Connection: close\r\n\r\n"
+        guard send(fd, Array(header.utf8)), !head else { return }
+        var cursor = VideoFragmentRing.Cursor()
+        while running.load(ordering: .relaxed) {
+            newFrame.lock()
+            var next = video.next(for: &cursor)
+            var closed = false
+            while next == nil && running.load(ordering: .relaxed) && !closed {
+                _ = newFrame.wait(until: Date().addingTimeInterval(0.1))
+                next = video.next(for: &cursor)
+                closed = Self.peerClosed(fd)
+            }
+            newFrame.unlock()
+            if closed { return }
+            if let next, !send(fd, next) { return } // gone, or slower than the send timeout
         }
     }
 

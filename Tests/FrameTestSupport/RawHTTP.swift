@@ -62,6 +62,22 @@ public final class RawHTTP {
         return out
     }
 
+    /// Reads whatever arrives for `seconds` (a stream that does not end), or until the peer closes.
+    public func read(for seconds: Double) -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 50) >= 0 else { break }
+            guard p.revents != 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
+            if n == 0 { break }
+            if n > 0 { out += buffer[0..<n] }
+        }
+        return out
+    }
+
     /// One request on a fresh connection: status code, header text and body.
     public static func request(
         port: Int, _ method: String, _ path: String, headers: String = "Host: 127.0.0.1\r\n", address: String = "127.0.0.1"

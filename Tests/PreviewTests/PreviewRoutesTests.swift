@@ -33,12 +33,15 @@ struct PreviewRoutesTests {
         #expect(
             body(routes.reply(to: request("GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), peerIsLoopback: loopback))
                 == "{\"frames\": 3}\n")
+        let streams: [(String, PreviewRoutes.Reply)] = [
+            ("GET /stream.mjpeg", .stream(head: false)), ("HEAD /stream.mjpeg", .stream(head: true)),
+            ("GET /stream.mp4", .videoStream(head: false)), ("HEAD /stream.mp4", .videoStream(head: true))
+        ]
+        for (line, reply) in streams {
+            #expect(routes.reply(to: request(line + " HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback) == reply, "\(line)")
+        }
         #expect(
-            routes.reply(to: request("GET /stream.mjpeg HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback)
-                == .stream(head: false))
-        #expect(
-            routes.reply(to: request("HEAD /stream.mjpeg HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback)
-                == .stream(head: true))
+            status(routes.reply(to: request("POST /stream.mp4 HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback)) == 405)
         #expect(
             status(routes.reply(to: request("GET /../etc/passwd HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback)) == 404)
         #expect(status(routes.reply(to: request("DELETE / HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback)) == 405)

@@ -37,7 +37,8 @@ struct PreviewTests {
         server.publish(statsJSON: "{\"fps\": 30}")
         let page = try RawHTTP.request(port: server.port, "GET", "/")
         #expect(page.status == 200 && page.headers.contains("text/html"))
-        #expect(String(decoding: page.body, as: UTF8.self).contains("src=\"/stream.mjpeg\""))
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("fetch('/stream.mp4'") && html.contains("img.src = '/stream.mjpeg'"))
         let head = try RawHTTP.request(port: server.port, "HEAD", "/")
         #expect(head.status == 200 && head.body.isEmpty && head.headers.contains("Content-Length: \(page.body.count)"))
         let stats = try RawHTTP.request(port: server.port, "GET", "/stats.json")
@@ -98,6 +99,52 @@ struct PreviewTests {
         }
     }
 
+    @Test(
+        "/stream.mp4: H.264 in fragmented MP4 from one encoder for every viewer — a viewer that joins late starts at a key frame, both decode cleanly, and the bytes are a small fraction of MJPEG's"
+    )
+    func h264Stream() throws {
+        try #require(FFmpegTool.isInstalled)
+        let server = try server()
+        defer { server.stop() }
+        let feed = PreviewFeed(server: server, fixesAllocatorThreshold: false)
+        let (session, _) = try makeSession(.virtualCamera, preset: .vga640x480, recorder: feed)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(!server.hasVideoViewers && !server.hasMJPEGViewers)
+        let first = try RawHTTP(port: server.port)
+        first.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        var early = first.read(for: 1.5)
+        #expect(server.hasVideoViewers && !server.hasMJPEGViewers)
+        let second = try RawHTTP(port: server.port)
+        second.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let late = second.read(for: 2)
+        early += first.read(for: 0.1)
+        let mjpeg = try RawHTTP(port: server.port)
+        mjpeg.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let jpegBytes = mjpeg.read(for: 2)
+        let folder = Fixtures.temporaryFolder()
+        for (name, raw) in [("early", early), ("late", late)] {
+            let (status, headers, body) = RawHTTP.split(raw)
+            #expect(status == 200 && headers.contains("Content-Type: video/mp4; codecs=\"avc1."), "\(headers)")
+            // ftyp first (the init segment), then fragments.
+            #expect(body.count > 8 && Array(body[4..<8]) == Array("ftyp".utf8))
+            let file = folder.appendingPathComponent("\(name).mp4")
+            try Data(body).write(to: file)
+            let probe = try FFmpegTool.probe(file)
+            // Every frame decodes: the late viewer's first fragment is a key frame (a stream that
+            // began at a P-frame gives the decoder's errors and fewer frames).
+            #expect(probe.codec == "h264" && probe.width == 640 && probe.height == 480 && probe.errors.isEmpty, "\(name): \(probe)")
+            #expect(probe.frames >= (name == "late" ? 25 : 20), "\(name): \(probe)")
+        }
+        // Two seconds each: H.264 at the default cap against JPEG at quality 75.
+        let h264PerSecond = Double(late.count) / 2
+        let jpegPerSecond = Double(jpegBytes.count) / 2
+        #expect(jpegPerSecond > 0 && h264PerSecond * 4 < jpegPerSecond, "H.264 \(h264PerSecond) B/s, MJPEG \(jpegPerSecond) B/s")
+        first.close()
+        second.close()
+        #expect(eventually(timeout: 10) { !server.hasVideoViewers }, "the closed viewers were still counted")
+    }
+
     @Test("a bounded number of streams: the next one gets 503, while pages and stats are still served")
     func clientLimit() throws {
         let server = try server(maxClients: 2)
@@ -118,17 +165,22 @@ struct PreviewTests {
         #expect(eventually(timeout: 10) { server.connectedClients == 1 }, "the closed viewer's slot was not freed")
     }
 
-    @Test("a client that stops reading never stalls publishing, and is dropped")
-    func slowClient() throws {
+    @Test(
+        "a client that stops reading never stalls publishing, and is dropped (either stream)", arguments: ["/stream.mjpeg", "/stream.mp4"])
+    func slowClient(stream: String) throws {
         let server = try server(sendTimeout: 0.5)
         defer { server.stop() }
         let big = [UInt8](repeating: 0xAB, count: 2_000_000)
-        server.publish(jpeg: big)
+        func publish() {
+            if stream == "/stream.mjpeg" { server.publish(jpeg: big) } else { server.publish(videoFragment: big, isKey: true) }
+        }
+        server.publish(videoHeader: [0, 0, 0, 8] + Array("ftyp".utf8), codec: "avc1.64001F")
+        publish()
         let stalled = try RawHTTP(port: server.port)
-        stalled.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") // and never reads
+        stalled.send("GET \(stream) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") // and never reads
         let start = Date()
         for _ in 0..<200 {
-            server.publish(jpeg: big)
+            publish()
             Thread.sleep(forTimeInterval: 0.01)
         }
         #expect(Date().timeIntervalSince(start) < 4, "publishing was held up by the client")

@@ -160,6 +160,42 @@ int64_t cffm_writer_frames_written(const cffm_writer *writer);
 /// Frees the writer (closing the file if `cffm_writer_finish` was not called).
 void cffm_writer_free(cffm_writer *writer);
 
+// MARK: Live (H.264 in fragmented MP4, in memory, for a browser's Media Source Extensions)
+
+typedef struct cffm_live cffm_live;
+
+typedef struct {
+    int32_t width;
+    int32_t height;
+    double frame_rate;
+    /// The most bits a second the stream may take (a cap over one second: quality is CRF 23
+    /// below it).
+    int32_t bitrate;
+    /// Frames between key frames (0: one a second).
+    int32_t keyframe_interval;
+} cffm_live_settings;
+
+/// A low-latency encoder (libx264 veryfast, zerolatency: no B-frames, no look-ahead, one
+/// thread) and a fragmented-MP4 muxer writing into memory: an init segment, then one fragment a
+/// frame.
+cffm_status cffm_live_open(const cffm_live_settings *settings, cffm_live **out, char *message, size_t message_size);
+
+/// The init segment (ftyp, moov with the stream's avcC): what a viewer appends first.
+const uint8_t *cffm_live_init_segment(const cffm_live *live, size_t *size);
+
+/// The stream's RFC 6381 codec string ("avc1.64001F"), for MediaSource.addSourceBuffer.
+const char *cffm_live_codec(const cffm_live *live);
+
+/// Encodes one frame presented at `pts` (1/CFFM_WRITER_TIMESCALE s, increasing); `force_key`
+/// makes it a key frame (a viewer joined). `*fragment` (valid until the next call) is the
+/// fragment it completed (moof + mdat), `*size` 0 if none; `*key` whether it starts with a key
+/// frame (where a viewer may start).
+cffm_status cffm_live_encode(cffm_live *live, const uint8_t *const planes[3], const int32_t strides[3], cffm_input_layout layout,
+                             int64_t pts, int32_t force_key, const uint8_t **fragment, size_t *size, int32_t *key, char *message,
+                             size_t message_size);
+
+void cffm_live_close(cffm_live *live);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,7 +33,7 @@ final class MediaInput: @unchecked Sendable {
         let status = cffm_open(
             location, format, options, Int32(threads), timeout, Int64(PixelBuffer.pixelBudget), &raw, &info, &message, message.count)
         guard status == CFFM_OK, let raw else {
-            let text = Self.text(message)
+            let text = String(cffmMessage: message)
             throw status == CFFM_INTERRUPTED ? .interrupted(text) : .failed(text)
         }
         handle = raw
@@ -90,15 +90,15 @@ final class MediaInput: @unchecked Sendable {
         switch cffm_next(handle, &frame, &message, message.count) {
         case CFFM_OK: return .frame(DecodedFrame(raw: frame))
         case CFFM_END: return .end
-        case CFFM_CORRUPT: return .corrupt(Self.text(message))
-        case CFFM_INTERRUPTED: return .interrupted(Self.text(message))
-        default: return .failed(Self.text(message))
+        case CFFM_CORRUPT: return .corrupt(String(cffmMessage: message))
+        case CFFM_INTERRUPTED: return .interrupted(String(cffmMessage: message))
+        default: return .failed(String(cffmMessage: message))
         }
     }
 
     func seek(to seconds: Double) throws(Failure) {
         var message = [CChar](repeating: 0, count: 512)
-        guard cffm_seek(handle, seconds, &message, message.count) == CFFM_OK else { throw .failed(Self.text(message)) }
+        guard cffm_seek(handle, seconds, &message, message.count) == CFFM_OK else { throw .failed(String(cffmMessage: message)) }
     }
 
     /// Makes a blocking read return soon (any thread).
@@ -114,10 +114,6 @@ final class MediaInput: @unchecked Sendable {
 
     /// Whether the linked libavformat speaks `scheme` ("rtsp", "srt"…).
     static func hasProtocol(_ scheme: String) -> Bool { cffm_has_protocol(scheme) != 0 }
-
-    private static func text(_ message: [CChar]) -> String {
-        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 
     private static func string<T>(_ tuple: T) -> String {
         withUnsafeBytes(of: tuple) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }

@@ -94,7 +94,7 @@ package final class MJPEGMovieWriter: MovieWriter {
         var message = [CChar](repeating: 0, count: 512)
         var raw: OpaquePointer?
         guard cffm_writer_open_mjpeg(path, Int32(width), Int32(height), frameRate, &raw, &message, message.count) == CFFM_OK, let raw
-        else { throw H264MovieWriter.Failure(description: H264MovieWriter.text(message)) }
+        else { throw H264MovieWriter.Failure(description: String(cffmMessage: message)) }
         writer = raw
         self.frameRate = frameRate
     }
@@ -124,7 +124,7 @@ package final class MJPEGMovieWriter: MovieWriter {
         let status = jpeg.withUnsafeBufferPointer {
             cffm_writer_write_packet(writer, $0.baseAddress, Int32($0.count), slot, &message, message.count)
         }
-        guard status == CFFM_OK else { throw H264MovieWriter.Failure(description: H264MovieWriter.text(message)) }
+        guard status == CFFM_OK else { throw H264MovieWriter.Failure(description: String(cffmMessage: message)) }
         frameCount += 1
         return true
     }
@@ -133,7 +133,7 @@ package final class MJPEGMovieWriter: MovieWriter {
         guard let writer else { return }
         var message = [CChar](repeating: 0, count: 512)
         guard cffm_writer_finish(writer, &message, message.count) == CFFM_OK else {
-            throw H264MovieWriter.Failure(description: H264MovieWriter.text(message))
+            throw H264MovieWriter.Failure(description: String(cffmMessage: message))
         }
     }
 }
@@ -168,10 +168,6 @@ final class H264MovieWriter: MovieWriter {
         let description: String
     }
 
-    static func text(_ message: [CChar]) -> String {
-        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     func prepare(width: Int, height: Int, frameRate: Double) throws {
         guard writer == nil else { return }
         var message = [CChar](repeating: 0, count: 512)
@@ -182,7 +178,7 @@ final class H264MovieWriter: MovieWriter {
                 keyframe_interval: Int32(max(1, (settings.keyframeInterval * frameRate).rounded())))
             return cffm_writer_open(path, container.rawValue, &s, &raw, &message, message.count)
         }
-        guard status == CFFM_OK, let raw else { throw Failure(description: Self.text(message)) }
+        guard status == CFFM_OK, let raw else { throw Failure(description: String(cffmMessage: message)) }
         writer = raw
     }
 
@@ -199,27 +195,10 @@ final class H264MovieWriter: MovieWriter {
         // The frame's own time; a timestamp that does not increase (a source's clock stepping
         // back) is moved just after the last one.
         let pts = max(lastPTS + 1, Int64(saturating: (time * Double(CFFM_WRITER_TIMESCALE)).rounded()))
-        let layout: cffm_input_layout
-        switch frame.format {
-        case .i420: layout = CFFM_INPUT_I420
-        case .nv12VideoRange, .nv12FullRange: layout = CFFM_INPUT_NV12
-        case .gray8: layout = CFFM_INPUT_GRAY8
-        case .yuyv: layout = CFFM_INPUT_YUYV
-        case .bgra32: layout = CFFM_INPUT_BGRA
-        case .rgb24: layout = CFFM_INPUT_RGB24
+        let status = frame.withEncoderInput { planes, strides, layout in
+            cffm_writer_write(writer, planes, strides, layout, pts, &message, message.count)
         }
-        let status = frame.withUnsafeBytes(ofPlane: 0) { p0, plane0 in
-            frame.withUnsafeBytes(ofPlane: 1) { p1, plane1 in
-                frame.withUnsafeBytes(ofPlane: 2) { p2, plane2 in
-                    let planes: [UnsafePointer<UInt8>?] = [p0, p1, p2].map {
-                        $0.isEmpty ? nil : $0.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    }
-                    let strides = [Int32(plane0.bytesPerRow), Int32(plane1.bytesPerRow), Int32(plane2.bytesPerRow)]
-                    return cffm_writer_write(writer, planes, strides, layout, pts, &message, message.count)
-                }
-            }
-        }
-        guard status == CFFM_OK else { throw Failure(description: Self.text(message)) }
+        guard status == CFFM_OK else { throw Failure(description: String(cffmMessage: message)) }
         lastPTS = pts
         return cffm_writer_at_limit(writer) == 0
     }
@@ -227,6 +206,8 @@ final class H264MovieWriter: MovieWriter {
     func close() throws {
         guard let writer else { return }
         var message = [CChar](repeating: 0, count: 512)
-        guard cffm_writer_finish(writer, &message, message.count) == CFFM_OK else { throw Failure(description: Self.text(message)) }
+        guard cffm_writer_finish(writer, &message, message.count) == CFFM_OK else {
+            throw Failure(description: String(cffmMessage: message))
+        }
     }
 }

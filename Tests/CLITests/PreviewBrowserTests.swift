@@ -1,0 +1,71 @@
+import Foundation
+import FrameKit
+import FrameTestSupport
+import Testing
+
+/// The preview page in a real headless Chromium, driven over the DevTools protocol
+/// (Fixtures/chromium_probe.py): what a person opening the page gets.
+@Suite("framekit preview in a real browser")
+struct PreviewBrowserTests {
+    static let chromium = "/usr/bin/chromium"
+
+    /// What the page's video and picture elements report, polled every 0.25 s.
+    static let probe = """
+        (() => {
+          const v = document.getElementById('live'), img = document.getElementById('video');
+          const q = v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality() : {};
+          const b = v.buffered;
+          return {time: v.currentTime, decoded: q.totalVideoFrames || 0, dropped: q.droppedVideoFrames || 0,
+                  videoShown: !v.hidden, width: v.videoWidth, height: v.videoHeight,
+                  behind: b.length ? b.end(b.length - 1) - v.currentTime : null, error: v.error ? v.error.message : null,
+                  imageShown: !img.hidden, imageWidth: img.naturalWidth, imageSource: img.src};
+        })()
+        """
+
+    /// Runs `framekit preview` on the virtual camera at `preset`, opens `path` of it in Chromium
+    /// for `seconds`, and gives the page's reports, in order.
+    func watch(_ path: String, preset: String, seconds: Double) throws -> [[String: Any]] {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.chromium), "Debian's chromium is needed (scripts/bootstrap installs it)")
+        let preview = try RunningPreview.start(["preview", "--port", "0", "--duration", "300", "--device", "virtual", "--preset", preset])
+        defer { preview.stop() }
+        let port = preview.port
+        let run = try BinaryRunner.runTool(
+            "/usr/bin/python3",
+            [Fixtures.folder.appendingPathComponent("chromium_probe.py").path, "http://127.0.0.1:\(port)\(path)", "\(seconds)", Self.probe],
+            timeout: seconds + 120)
+        #expect(run.status == 0, "chromium_probe: \(run.stderr.suffix(500))")
+        return run.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    @Test(
+        "the page plays H.264 through Media Source Extensions: the video element advances, its frames decoded, within a second of live"
+    )
+    func h264Plays() throws {
+        let reports = try watch("/", preset: "hd1280x720", seconds: 8)
+        let playing = reports.filter { ($0["time"] as? Double ?? 0) > 0 }
+        let first = try #require(playing.first, "the video never played: \(reports.last ?? [:])")
+        let last = try #require(playing.last)
+        #expect(last["videoShown"] as? Bool == true && last["imageShown"] as? Bool == false, "\(last)")
+        #expect(last["width"] as? Int == 1280 && last["height"] as? Int == 720, "\(last)")
+        #expect(last["error"] is NSNull, "\(last)")
+        // It plays on: currentTime and the decoded frames advance while the page is watched.
+        let advanced = (last["time"] as? Double ?? 0) - (first["time"] as? Double ?? 0)
+        let decoded = (last["decoded"] as? Int ?? 0) - (first["decoded"] as? Int ?? 0)
+        let span = Double(playing.count - 1) * 0.25
+        #expect(advanced > span * 0.5 && decoded > Int(span * 10), "\(advanced) s played, \(decoded) frames decoded in ~\(span) s: \(last)")
+        // Near the newest frame: the page keeps at most half a second buffered ahead.
+        #expect((last["behind"] as? Double ?? 99) < 1, "\(last)")
+    }
+
+    @Test("/?mjpeg (and a browser without MSE or H.264) gets the MJPEG stream in the picture instead")
+    func mjpegFallback() throws {
+        let reports = try watch("/?mjpeg", preset: "vga640x480", seconds: 4)
+        let last = try #require(reports.last)
+        #expect(last["imageShown"] as? Bool == true && last["videoShown"] as? Bool == false, "\(last)")
+        #expect(last["imageWidth"] as? Int == 640 && (last["imageSource"] as? String ?? "").hasSuffix("/stream.mjpeg"), "\(last)")
+        #expect(last["decoded"] as? Int == 0, "the H.264 stream was played as well: \(last)")
+    }
+}
