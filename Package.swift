@@ -117,7 +117,7 @@ let package = Package(
             name: "ShimTests",
             dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
-        .testTarget(name: "MediaTests", dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference"]),
+        .testTarget(name: "MediaTests", dependencies: ["FrameKit", "FrameMedia", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "PreviewTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport"]),
         .testTarget(
             name: "ProcessorTests",

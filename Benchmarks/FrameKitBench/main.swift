@@ -17,6 +17,8 @@ struct Report: Codable {
     var decode: [DecodeResult]?
     /// Only with `--suite soak`.
     var soak: [SoakResult]?
+    /// Absent from baselines made before #33.
+    var preview: [PreviewResult]?
 }
 
 /// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
@@ -26,7 +28,7 @@ enum BenchOptions {
     static let suite = Option.text(
         "suite", "a,b,...",
         help:
-            "Suites to run: filters, capture, decode, detection, tune, soak (default filters,capture,decode,detection; soak: memory over --minutes)."
+            "Suites to run: filters, capture, decode, detection, preview, tune, soak (default filters,capture,decode,detection,preview; soak: memory over --minutes)."
     )
     static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
     static let split = Option.choice(
@@ -75,7 +77,7 @@ do { options = try ParsedOptions(arguments, specs: BenchOptions.specs, command: 
     exit(64)
 }
 let quick = options[BenchOptions.quick]
-let suites = Set((options[BenchOptions.suite] ?? "filters,capture,decode,detection").split(separator: ",").map(String.init))
+let suites = Set((options[BenchOptions.suite] ?? "filters,capture,decode,detection,preview").split(separator: ",").map(String.init))
 let tolerance = options[BenchOptions.tolerance] ?? 0.75
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let fixtures = root.appendingPathComponent("Tests/FrameTestSupport/Fixtures")
@@ -153,6 +155,27 @@ do {
                 pad(r.size, 12) + pad("\(r.frames)", 8) + pad("\(r.threads)", 9) + pad(f(r.framekit_fps, 1), 14)
                     + pad(f(r.ffmpeg_fps, 1), 12)
                     + f(r.ratio_ffmpeg, 2) + "x")
+        }
+    }
+    if suites.contains("preview") {
+        log("preview: framekit preview (virtual camera, 720p) in headless Chromium, H.264 and MJPEG, idle and beside 2 busy loops")
+        let rows = try PreviewSuite.run(seconds: quick ? 8 : 15)
+        report.preview = rows
+        print(
+            "\n" + pad("preview", 9) + pad("viewers", 9) + pad("busy", 6) + pad("bytes/s", 11) + pad("p50 ms", 8) + pad("p95 ms", 8)
+                + "cpu %")
+        for r in rows {
+            print(
+                pad(r.stream, 9) + pad("\(r.viewers)", 9) + pad("\(r.busy_loops)", 6) + pad(f(r.bytes_per_s, 0), 11)
+                    + pad(r.latency_p50_ms.map { f($0, 0) } ?? "-", 8) + pad(r.latency_p95_ms.map { f($0, 0) } ?? "-", 8)
+                    + f(r.cpu_percent_of_core, 1))
+        }
+        for busy in [0, 2] {
+            if let h = rows.first(where: { $0.stream == "h264" && $0.viewers == 1 && $0.busy_loops == busy && $0.latency_p50_ms != nil }),
+                let m = rows.first(where: { $0.stream == "mjpeg" && $0.busy_loops == busy }), h.bytes_per_s > 0
+            {
+                print("(\(busy) busy loops: H.264 takes 1/\(f(m.bytes_per_s / h.bytes_per_s, 1)) of MJPEG's bytes)")
+            }
         }
     }
     if suites.contains("detection") {
@@ -317,6 +340,24 @@ do {
                 regressions.append(
                     "\(r.split) \(r.kind) \(r.detector): recall \(f(r.recall)) precision \(f(r.precision)) vs baseline \(f(b.recall)) / \(f(b.precision))"
                 )
+            }
+        }
+        // The preview: H.264's share of MJPEG's bytes in the same run, and the H.264 page's p95.
+        for busy in [0, 2] {
+            func pair(_ rows: [PreviewResult]?) -> (h264: PreviewResult, mjpeg: PreviewResult)? {
+                guard let rows, let h = rows.first(where: { $0.stream == "h264" && $0.latency_p50_ms != nil && $0.busy_loops == busy }),
+                    let m = rows.first(where: { $0.stream == "mjpeg" && $0.busy_loops == busy }), h.bytes_per_s > 0
+                else { return nil }
+                return (h, m)
+            }
+            guard let now = pair(report.preview), let then = pair(baseline.preview) else { continue }
+            let ratio = now.mjpeg.bytes_per_s / now.h264.bytes_per_s
+            let baseRatio = then.mjpeg.bytes_per_s / then.h264.bytes_per_s
+            if ratio < baseRatio / (1 + tolerance) {
+                regressions.append("preview (\(busy) busy): H.264 takes 1/\(f(ratio, 1)) of MJPEG's bytes vs baseline 1/\(f(baseRatio, 1))")
+            }
+            if let p95 = now.h264.latency_p95_ms, let base = then.h264.latency_p95_ms, p95 > base * (1 + tolerance) {
+                regressions.append("preview (\(busy) busy): H.264 capture to screen p95 \(f(p95, 0)) ms vs baseline \(f(base, 0)) ms")
             }
         }
         for r in report.decode ?? [] {

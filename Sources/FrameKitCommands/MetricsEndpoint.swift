@@ -14,6 +14,7 @@ final class MetricsEndpoint: Sendable {
 
     private let server: PreviewServer
     private let sources = Mutex<[MetricsSource]>([])
+    private let extra = Mutex<[@Sendable () -> [String]]>([])
     private let started = Timestamp.now()
 
     private init(server: PreviewServer) { self.server = server }
@@ -33,7 +34,10 @@ final class MetricsEndpoint: Sendable {
         configuration.checksHost = false
         let endpoint = MetricsEndpoint(server: PreviewServer(configuration: configuration))
         endpoint.server.offerMetrics(
-            text: { [weak endpoint] in PrometheusText.render(endpoint?.sources.withLock { $0 } ?? []) },
+            text: { [weak endpoint] in
+                let lines = endpoint?.extra.withLock { $0 }.flatMap { $0() } ?? []
+                return PrometheusText.render(endpoint?.sources.withLock { $0 } ?? []) + lines.map { $0 + "\n" }.joined()
+            },
             healthy: { [weak endpoint] in
                 guard let endpoint else { return false }
                 return PrometheusText.isHealthy(endpoint.sources.withLock { $0 }, started: endpoint.started)
@@ -44,6 +48,8 @@ final class MetricsEndpoint: Sendable {
     }
 
     func add(_ source: MetricsSource) { sources.withLock { $0.append(source) } }
+    /// More families (whole lines, `# HELP`/`# TYPE` included) after the sources'.
+    func addLines(_ lines: @escaping @Sendable () -> [String]) { extra.withLock { $0.append(lines) } }
     func remove(_ name: String) { sources.withLock { $0.removeAll { $0.name == name } } }
     func stop() { server.stop() }
 }

@@ -104,6 +104,17 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     func publishStats(_ output: VideoDataOutput) {
         let peak = poolPeak.withLock { $0 }?()
         let s = stats.snapshot(preset: "", width: 0, height: 0, source: "", counts: output.counts, poolPeakBytes: peak)
-        server.publish(statsJSON: StatsJSON.live(s, faces: faces.load(ordering: .relaxed), clients: server.connectedClients).text)
+        var json = StatsJSON.live(s, faces: faces.load(ordering: .relaxed), clients: server.connectedClients)
+        if case .object(let fields) = json {
+            let viewers = server.viewers.map { v in
+                JSON.object([
+                    ("id", .int(v.id)), ("stream", .string(v.stream.rawValue)), ("seconds", .number(v.seconds, decimals: 1)),
+                    ("bytes_sent", .int(v.bytesSent)), ("bytes_per_s", .number(v.bytesPerSecond, decimals: 0)),
+                    ("skipped_frames", .int(v.skippedFrames))
+                ])
+            }
+            json = .object(fields + [("viewers", .array(viewers))])
+        }
+        server.publish(statsJSON: json.text)
     }
 }

@@ -34,6 +34,7 @@ enum PreviewPage {
             }
             setInterval(refresh, 1000); refresh();
             \(videoScript)
+            \(latencyScript)
             \(script)
             </script></body></html>
             """
@@ -66,7 +67,11 @@ enum PreviewPage {
             const b = buffer.buffered;
             if (b.length) {
               const end = b.end(b.length - 1);
-              if (video.currentTime < b.start(0) || end - video.currentTime > 0.5) video.currentTime = Math.max(b.start(0), end - 0.05);
+              const lag = end - video.currentTime;
+              if (video.currentTime < b.start(0) || lag > 0.5) video.currentTime = Math.max(b.start(0), end - 0.03);
+              // Chromium keeps a few frames buffered ahead: played a little fast, the picture
+              // stays within about 0.15 s of the newest frame without a jump.
+              else video.playbackRate = lag > 0.15 ? 1.1 : lag < 0.08 ? 1 : video.playbackRate;
               if (video.currentTime - b.start(0) > 10 && !buffer.updating) { buffer.remove(b.start(0), video.currentTime - 5); return; }
             }
             pump();
@@ -82,6 +87,52 @@ enum PreviewPage {
           return true;
         }
         playH264().then(ok => { if (!ok) showMJPEG(); }, showMJPEG);
+        if (new URLSearchParams(location.search).has('latency')) measureLatency();
+        """#
+
+    /// With `?latency`, on frames stamped by `CaptureTimeStamp` (`--stamp-capture-time`): each
+    /// shown frame's capture time read back from the picture (a canvas copy of its top strip)
+    /// against the clock when it is shown — the video's frames as they are presented
+    /// (`requestVideoFrameCallback`), the MJPEG picture's at each repaint — into
+    /// `window.framekitLatency.samples` (milliseconds), for a test or a person to read.
+    static let latencyScript = #"""
+        const latency = {samples: [], last: null};
+        window.framekitLatency = latency;
+        function readStamp(source, width, height) {
+          const side = Math.max(2, Math.floor(width / 40) & ~1);
+          if (!width || height < side) return null;
+          const canvas = readStamp.canvas || (readStamp.canvas = document.createElement('canvas'));
+          canvas.width = side * 40; canvas.height = side;
+          const context = canvas.getContext('2d', {willReadFrequently: true});
+          context.drawImage(source, 0, 0, side * 40, side, 0, 0, side * 40, side);
+          const pixels = context.getImageData(0, 0, side * 40, side).data;
+          let value = 0, check = 0;
+          for (let i = 0; i < 40; i++) {
+            const o = ((side >> 1) * side * 40 + i * side + (side >> 1)) * 4;
+            const bit = pixels[o] * 0.299 + pixels[o + 1] * 0.587 + pixels[o + 2] * 0.114 > 128 ? 1 : 0;
+            if (i < 32) value = value * 2 + bit; else check = check * 2 + bit;
+          }
+          const sum = (Math.floor(value / 16777216) + (Math.floor(value / 65536) & 255) + (Math.floor(value / 256) & 255) + (value & 255)) & 255;
+          return sum === check ? value : null;
+        }
+        function record(stamp) {
+          if (stamp === null || stamp === latency.last) return;
+          latency.last = stamp;
+          const age = ((Date.now() % 4294967296) - stamp + 4294967296) % 4294967296;
+          if (age < 60000) latency.samples.push(age);
+        }
+        function measureLatency() {
+          const video = document.getElementById('live'), img = document.getElementById('video');
+          if (video.requestVideoFrameCallback) {
+            const tick = () => { if (!video.hidden) record(readStamp(video, video.videoWidth, video.videoHeight)); video.requestVideoFrameCallback(tick); };
+            video.requestVideoFrameCallback(tick);
+          }
+          const paint = () => {
+            if (!img.hidden && img.complete && img.naturalWidth) record(readStamp(img, img.naturalWidth, img.naturalHeight));
+            requestAnimationFrame(paint);
+          };
+          requestAnimationFrame(paint);
+        }
         """#
 
     /// Builds the controls panel from `/controls.json` and POSTs each change.

@@ -80,8 +80,7 @@ public final class PreviewServer: Sendable {
     private let newFrame = NSCondition()
     private let statsJSON = Mutex("{}")
     private let clients = Atomic<Int>(0) // streams
-    private let mjpegViewers = Atomic<Int>(0)
-    private let videoViewers = Atomic<Int>(0)
+    private let viewerList = PreviewViewers()
     private let keyFrameWanted = Atomic<Bool>(false)
     private let video = VideoFragmentRing()
     private let running = Atomic<Bool>(false)
@@ -143,9 +142,11 @@ public final class PreviewServer: Sendable {
     }
 
     /// Whether a client watches the MJPEG stream (no JPEG need be made for nobody).
-    public var hasMJPEGViewers: Bool { mjpegViewers.load(ordering: .relaxed) > 0 }
+    public var hasMJPEGViewers: Bool { viewerList.count(of: .mjpeg) > 0 }
     /// Whether a client watches the H.264 stream.
-    public var hasVideoViewers: Bool { videoViewers.load(ordering: .relaxed) > 0 }
+    public var hasVideoViewers: Bool { viewerList.count(of: .h264) > 0 }
+    /// The clients watching a stream now, with what each was sent and skipped.
+    public var viewers: [PreviewViewer] { viewerList.all }
 
     /// Whether a viewer joined since the last call: the next frame should be a key frame.
     package func takeKeyFrameRequest() -> Bool { keyFrameWanted.exchange(false, ordering: .relaxed) }
@@ -457,9 +458,10 @@ public final class PreviewServer: Sendable {
             "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\n"
             + "Connection: close\r\n\r\n"
         guard send(fd, Array(header.utf8)), !head else { return }
-        mjpegViewers.add(1, ordering: .relaxed)
-        defer { mjpegViewers.subtract(1, ordering: .relaxed) }
+        let viewer = viewerList.arrive(.mjpeg)
+        defer { viewerList.leave(viewer) }
         var sent: UInt64 = 0
+        var skipped = 0
         while running.load(ordering: .relaxed) {
             // Wait for a frame newer than the last one this client got.
             newFrame.lock()
@@ -472,11 +474,13 @@ public final class PreviewServer: Sendable {
             }
             newFrame.unlock()
             if closed { return } // the slot is freed now, not at the next failed send
+            if sent > 0 && frame.generation > sent + 1 { skipped += Int(frame.generation - sent - 1) }
             sent = frame.generation
             guard running.load(ordering: .relaxed), !frame.jpeg.isEmpty else { continue }
             let part =
                 Array("--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n\r\n".utf8) + frame.jpeg + [13, 10]
             if !send(fd, part) { return } // gone, or slower than the send timeout
+            viewerList.sent(part.count, skipped: skipped, by: viewer)
         }
     }
 
@@ -485,8 +489,8 @@ public final class PreviewServer: Sendable {
     /// stream, moments after the first viewer asks) goes in `Content-Type`, for the page's
     /// `MediaSource.isTypeSupported` and `addSourceBuffer`.
     private func videoStream(_ fd: Int32, head: Bool) {
-        videoViewers.add(1, ordering: .relaxed)
-        defer { videoViewers.subtract(1, ordering: .relaxed) }
+        let viewer = viewerList.arrive(.h264)
+        defer { viewerList.leave(viewer) }
         keyFrameWanted.store(true, ordering: .relaxed)
         let deadline = Date().addingTimeInterval(5)
         var codec = video.codec
@@ -515,7 +519,9 @@ public final class PreviewServer: Sendable {
             }
             newFrame.unlock()
             if closed { return }
-            if let next, !send(fd, next) { return } // gone, or slower than the send timeout
+            guard let next else { continue }
+            if !send(fd, next) { return } // gone, or slower than the send timeout
+            viewerList.sent(next.count, skipped: cursor.skipped, by: viewer)
         }
     }
 

@@ -176,7 +176,16 @@ struct MetricsCommandTests {
         let metrics = try get(port, "/metrics")
         #expect(metrics.status == 200 && (value(metrics.body, delivered) ?? 0) > 0)
         #expect(try RawHTTP.request(port: preview.port, "GET", "/").status == 200)
+        // Each viewer of a stream: what it was sent, its rate, what it skipped.
+        let viewer = try RawHTTP(port: preview.port)
+        viewer.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = viewer.read(for: 1)
+        let sent = "framekit_preview_viewer_sent_bytes_total{stream=\"mjpeg\",viewer=\"1\"}"
+        let text = try self.metrics(port) { (value($0, sent) ?? 0) > 0 }
+        #expect(text.contains("# TYPE framekit_preview_viewer_skipped_frames_total counter"), "\(text.suffix(800))")
+        #expect((value(text, "framekit_preview_viewer_bytes_per_second{stream=\"mjpeg\",viewer=\"1\"}") ?? 0) > 0)
         let bad = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--frames", "1", "--metrics", "host:port:x"])
         #expect(bad.status == 64)
+        #expect(try BinaryRunner.run("framekit", ["preview", "--bitrate", "10"]).status == 64) // below 100 kbit/s
     }
 }

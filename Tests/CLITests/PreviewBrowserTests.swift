@@ -5,7 +5,7 @@ import Testing
 
 /// The preview page in a real headless Chromium, driven over the DevTools protocol
 /// (Fixtures/chromium_probe.py): what a person opening the page gets.
-@Suite("framekit preview in a real browser")
+@Suite("framekit preview in a real browser", .serialized)
 struct PreviewBrowserTests {
     static let chromium = "/usr/bin/chromium"
 
@@ -22,17 +22,29 @@ struct PreviewBrowserTests {
         })()
         """
 
-    /// Runs `framekit preview` on the virtual camera at `preset`, opens `path` of it in Chromium
-    /// for `seconds`, and gives the page's reports, in order.
-    func watch(_ path: String, preset: String, seconds: Double) throws -> [[String: Any]] {
+    /// The page's capture-to-screen samples (`/?latency`): their count and percentiles.
+    static let latencyProbe = """
+        (() => {
+          const s = (window.framekitLatency || {samples: []}).samples.slice().sort((a, b) => a - b);
+          const q = p => s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null;
+          return {samples: s.length, p50: q(0.5), p95: q(0.95), max: s.length ? s[s.length - 1] : null};
+        })()
+        """
+
+    /// Runs `framekit preview` on the virtual camera at `preset` (with `extra` options), opens
+    /// `path` of it in Chromium for `seconds`, and gives the page's reports (`probe`'s), in order.
+    func watch(
+        _ path: String, preset: String, seconds: Double, extra: [String] = [], probe: String = Self.probe
+    ) throws -> [[String: Any]] {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.chromium), "Debian's chromium is needed (scripts/bootstrap installs it)")
-        let preview = try RunningPreview.start(["preview", "--port", "0", "--duration", "300", "--device", "virtual", "--preset", preset])
+        let preview = try RunningPreview.start(
+            ["preview", "--port", "0", "--duration", "300", "--device", "virtual", "--preset", preset] + extra)
         defer { preview.stop() }
         let port = preview.port
         let run = try BinaryRunner.runTool(
             "/usr/bin/python3",
-            [Fixtures.folder.appendingPathComponent("chromium_probe.py").path, "http://127.0.0.1:\(port)\(path)", "\(seconds)", Self.probe],
+            [Fixtures.folder.appendingPathComponent("chromium_probe.py").path, "http://127.0.0.1:\(port)\(path)", "\(seconds)", probe],
             timeout: seconds + 120)
         #expect(run.status == 0, "chromium_probe: \(run.stderr.suffix(500))")
         return run.stdout.split(separator: "\n").compactMap {
@@ -67,5 +79,23 @@ struct PreviewBrowserTests {
         #expect(last["imageShown"] as? Bool == true && last["videoShown"] as? Bool == false, "\(last)")
         #expect(last["imageWidth"] as? Int == 640 && (last["imageSource"] as? String ?? "").hasSuffix("/stream.mjpeg"), "\(last)")
         #expect(last["decoded"] as? Int == 0, "the H.264 stream was played as well: \(last)")
+    }
+
+    @Test(
+        "capture to screen, measured in the browser: frames stamped with their capture time (--stamp-capture-time) read back from the shown picture, H.264 and MJPEG (printed)",
+        arguments: ["/?latency", "/?latency&mjpeg"])
+    func captureToScreen(path: String) throws {
+        let reports = try watch(path, preset: "hd1280x720", seconds: 8, extra: ["--stamp-capture-time"], probe: Self.latencyProbe)
+        let last = try #require(reports.last)
+        let samples = last["samples"] as? Int ?? 0
+        let p50 = last["p50"] as? Int ?? -1
+        let p95 = last["p95"] as? Int ?? -1
+        print(
+            "capture to screen (\(path.contains("mjpeg") ? "MJPEG" : "H.264"), 720p, Chromium): \(samples) frames, p50 \(p50) ms, p95 \(p95) ms"
+        )
+        // Read back on most frames (a stamp that does not check is skipped, never believed), and
+        // ages a camera pipeline can have: the figures themselves are the bench's to judge.
+        #expect(samples >= 40, "\(last)")
+        #expect(p50 > 0 && p95 >= p50 && p95 < 5000, "\(last)")
     }
 }

@@ -140,6 +140,15 @@ struct PreviewTests {
         let h264PerSecond = Double(late.count) / 2
         let jpegPerSecond = Double(jpegBytes.count) / 2
         #expect(jpegPerSecond > 0 && h264PerSecond * 4 < jpegPerSecond, "H.264 \(h264PerSecond) B/s, MJPEG \(jpegPerSecond) B/s")
+        // Each viewer with what it was sent, in /stats.json too (the feed publishes it).
+        let viewers = server.viewers
+        #expect(viewers.filter { $0.stream == .h264 }.count == 2 && viewers.filter { $0.stream == .mjpeg }.count == 1, "\(viewers)")
+        #expect(viewers.allSatisfy { $0.bytesSent > 0 && $0.bytesPerSecond > 0 }, "\(viewers)")
+        let stats = try RawHTTP.request(port: server.port, "GET", "/stats.json")
+        let listed = ((try JSONSerialization.jsonObject(with: Data(stats.body))) as? [String: Any])?["viewers"] as? [[String: Any]]
+        #expect(
+            Set(listed?.compactMap { $0["stream"] as? String } ?? []) == ["h264", "mjpeg"], "\(String(decoding: stats.body, as: UTF8.self))"
+        )
         first.close()
         second.close()
         #expect(eventually(timeout: 10) { !server.hasVideoViewers }, "the closed viewers were still counted")

@@ -1,0 +1,42 @@
+import Foundation
+import FrameKit
+import Testing
+
+@Suite("Capture times stamped into the picture (CaptureTimeStamp)")
+struct CaptureTimeStampTests {
+    @Test(
+        "a value stamped reads back in every pixel format, and after JPEG at the preview's quality; a picture with no stamp reads as none",
+        arguments: [PixelFormat.nv12VideoRange, .nv12FullRange, .i420, .yuyv, .bgra32, .rgb24, .gray8])
+    func roundTrip(format: PixelFormat) throws {
+        for value: UInt32 in [0, 1, 0xDEAD_BEEF, .max, 1_733_212_345] {
+            var picture = try PixelBuffer(width: 1280, height: 720, format: format)
+            // A busy background (a ramp), as a camera's picture would be under the code.
+            picture.withUnsafeMutableBytes(ofPlane: 0) { bytes, _ in
+                for i in 0..<bytes.count { bytes[i] = UInt8(truncatingIfNeeded: i &* 7) }
+            }
+            #expect(CaptureTimeStamp.read(from: picture) == nil || value == 0, "a ramp read as a stamp")
+            CaptureTimeStamp.stamp(value, on: &picture)
+            #expect(CaptureTimeStamp.read(from: picture) == value, "\(format) \(value)")
+            let jpeg = try JPEG.decode(try JPEG.encode(picture, quality: 75), to: .rgb24)
+            #expect(CaptureTimeStamp.read(from: jpeg) == value, "\(format) \(value) after JPEG")
+        }
+    }
+
+    @Test("the stage stamps the frame's own capture instant in wall-clock milliseconds")
+    func stage() throws {
+        let captured = Timestamp.now()
+        let wall = Date().timeIntervalSince1970 * 1000
+        Thread.sleep(forTimeInterval: 0.2) // the stage runs later than the capture
+        var frame = SampleBuffer(
+            pixelBuffer: try PixelBuffer(width: 640, height: 480, format: .nv12VideoRange), presentationTime: 0, sequenceNumber: 0,
+            captureInstant: captured)
+        try CaptureTimeStamp().process(&frame)
+        let stamped = try #require(CaptureTimeStamp.read(from: frame.pixelBuffer))
+        let expected = UInt32(truncatingIfNeeded: Int64(wall.rounded()))
+        #expect(abs(Int64(stamped) - Int64(expected)) < 50, "stamped \(stamped), captured at \(expected)")
+        // Too narrow for the code (40 blocks of at least 2 px): left alone.
+        var narrow = try PixelBuffer(width: 64, height: 64, format: .gray8)
+        CaptureTimeStamp.stamp(7, on: &narrow)
+        #expect(CaptureTimeStamp.read(from: narrow) == nil)
+    }
+}
