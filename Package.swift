@@ -93,7 +93,8 @@ let package = Package(
             name: "FrameProcessors",
             dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "COpenCVShim"]),
         .target(name: "FrameStats", dependencies: ["FrameCore"]),
-        .target(name: "FramePreview", dependencies: ["FrameCore", "FrameImageIO", "FrameCapture", "FrameMedia", "FrameStats"]),
+        .target(
+            name: "FramePreview", dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameCapture", "FrameMedia", "FrameStats"]),
         .target(
             name: "FrameKit",
             dependencies: [

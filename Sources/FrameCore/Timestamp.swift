@@ -30,6 +30,15 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             : -Double(earlier.nanoseconds - nanoseconds) / 1e9
     }
 
+    /// The wall-clock time this instant was, in milliseconds since 1970: now's wall clock less
+    /// the instant's age (the monotonic clock has no epoch of its own).
+    public var wallClockMilliseconds: Int64 {
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let nowMilliseconds = Double(wall.tv_sec) * 1000 + Double(wall.tv_nsec) / 1e6
+        return Int64((nowMilliseconds - Timestamp.now().seconds(since: self) * 1000).rounded())
+    }
+
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }
 
     /// Saturates at the clock's start and end (a timestamp jump in a file can ask for either).

@@ -65,7 +65,9 @@ enum PreviewCommand: Command {
             try detector.prepare(width: size.width, height: size.height)
             let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
             let stamp: [any Processor] = options[stampCaptureTime] ? [CaptureTimeStamp()] : []
-            output.processors = ProcessorChain([FaceTrackingProcessor(tracker: tracker), AnnotationStage()] + stamp)
+            // No AnnotationStage: the feed boxes the faces itself — into the MJPEG pictures, and
+            // beside the H.264 stream for the page to draw over the frame shown.
+            output.processors = ProcessorChain([FaceTrackingProcessor(tracker: tracker)] + stamp)
         } catch { throw RuntimeFailure(error) }
         output.setSampleBufferDelegate(feed)
         do {

@@ -2,6 +2,7 @@ import FrameCapture
 import FrameCore
 import FrameImageIO
 import FrameMedia
+import FramePixels
 import FrameStats
 import Synchronization
 
@@ -15,6 +16,7 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     public let stats = StatsRecorder()
     private let quality: Int
     private let videoBitrate: Int?
+    private let drawsFaces: Bool
     private let video = Mutex(VideoEncoding())
     private let encoder = Mutex<JPEG.Encoder?>(nil)
     private let faces = Atomic<Int>(0)
@@ -25,15 +27,22 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     ///   - server: where the frames and the figures are published.
     ///   - quality: JPEG quality, 1…100.
     ///   - videoBitrate: the H.264 stream's cap in bits a second (nil: ``defaultVideoBitrate(for:)``).
+    ///   - drawsFaces: box each frame's faces: drawn into the MJPEG pictures, and for the H.264
+    ///     stream sent beside it (`/faces.json`) for the page to draw over the frame shown —
+    ///     the video itself left clean. False for a program that draws them into the frames
+    ///     itself (an `AnnotationStage` in the output's chain).
     ///   - fixesAllocatorThreshold: fix glibc's mmap threshold at 64 KiB for the process, unless
     ///     `MALLOC_MMAP_THRESHOLD_` sets one (a feed's per-frame JPEGs fragmented glibc's heap
     ///     under its default, adaptive threshold: the preview grew ~12 MB a minute with no
     ///     client; flat over an hour with it fixed). Process-wide; false leaves the allocator
     ///     as the program set it.
-    public init(server: PreviewServer, quality: Int = 75, videoBitrate: Int? = nil, fixesAllocatorThreshold: Bool = true) {
+    public init(
+        server: PreviewServer, quality: Int = 75, videoBitrate: Int? = nil, drawsFaces: Bool = true, fixesAllocatorThreshold: Bool = true
+    ) {
         self.server = server
         self.quality = quality
         self.videoBitrate = videoBitrate
+        self.drawsFaces = drawsFaces
         if fixesAllocatorThreshold { GlibcMalloc.fixMmapThreshold() }
     }
 
@@ -42,9 +51,11 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
         faces.store(frame.faces.count, ordering: .relaxed)
         if server.hasVideoViewers { encodeVideo(frame) }
         if server.hasMJPEGViewers {
+            var picture = frame.pixelBuffer
+            if drawsFaces { Annotation.drawBoxes(frame.faces.map(\.bounds), on: &picture) }
             let jpeg: [UInt8]? = encoder.withLock { box in
                 if box == nil { box = try? JPEG.Encoder() }
-                return try? box?.encode(frame.pixelBuffer, quality: quality)
+                return try? box?.encode(picture, quality: quality)
             }
             if let jpeg { server.publish(jpeg: jpeg) }
         }
@@ -73,6 +84,8 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
         var encoder: LiveVideoEncoder?
         /// A size the encoder refused: not tried again frame after frame.
         var refused: FrameSize?
+        /// The presentation time of the stream's first frame: its timeline starts there.
+        var origin = 0.0
     }
 
     private func encodeVideo(_ frame: SampleBuffer) {
@@ -85,13 +98,18 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
                         size: size, frameRate: 30, bitrate: videoBitrate ?? Self.defaultVideoBitrate(for: size))
                     server.publish(videoHeader: encoder.initSegment, codec: encoder.codec)
                     v.encoder = encoder
+                    v.origin = frame.presentationTime
                 } catch {
                     v.refused = size
                 }
             }
             guard let encoder = v.encoder else { return }
             let key = server.takeKeyFrameRequest()
-            if let fragment = try? encoder.encode(frame.pixelBuffer, time: frame.presentationTime, forceKey: key) {
+            if let fragment = try? encoder.encode(frame.pixelBuffer, time: frame.presentationTime - v.origin, forceKey: key) {
+                // The faces first: the page has them by the time it shows the frame.
+                server.publish(
+                    videoFaces: drawsFaces ? frame.faces.map(\.bounds) : [], at: fragment.time,
+                    capture: UInt32(truncatingIfNeeded: frame.captureInstant.wallClockMilliseconds))
                 server.publish(videoFragment: fragment.bytes, isKey: fragment.isKey)
             }
         }

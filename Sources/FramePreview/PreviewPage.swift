@@ -20,11 +20,13 @@ enum PreviewPage {
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
-            <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img,video{max-width:100%;display:block;background:#000}
+            <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img,video{max-width:100%;display:block;background:#000}#frame{position:relative;display:inline-block}
+            #overlay{position:absolute;left:0;top:0;width:100%;height:100%;pointer-events:none}
             #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}
             fieldset label{display:inline-block;margin:.2em 1em .2em 0}</style></head>
             <body><h1>\(escape(title))</h1>\(buttons)\(panel)
-            <video id="live" muted autoplay playsinline></video><img id="video" alt="live video" hidden>
+            <div id="frame"><video id="live" muted autoplay playsinline></video><canvas id="overlay"></canvas></div>
+            <img id="video" alt="live video" hidden>
             <div id="stats">waiting for stats…</div>
             <script>
             async function refresh() {
@@ -46,6 +48,7 @@ enum PreviewPage {
     static let videoScript = #"""
         function showMJPEG() {
           const img = document.getElementById('video');
+          document.getElementById('frame').hidden = true;
           document.getElementById('live').hidden = true;
           img.hidden = false;
           img.src = '/stream.mjpeg';
@@ -77,6 +80,11 @@ enum PreviewPage {
             pump();
           });
           video.play().catch(() => {});
+          if (video.requestVideoFrameCallback) {
+            const shown = (now, frame) => { showingFrame(video, frame.mediaTime); video.requestVideoFrameCallback(shown); };
+            video.requestVideoFrameCallback(shown);
+          }
+          followFaces();
           const reader = response.body.getReader();
           for (;;) {
             const {value, done} = await reader.read();
@@ -86,18 +94,63 @@ enum PreviewPage {
           }
           return true;
         }
+        // The faces of the stream's frames by their time (/faces.ndjson), drawn over the frame with
+        // that time as it is shown: boxes on the frame they were found in. With ?latency, the
+        // frame's stamp is checked against the capture time its faces came with.
+        const faces = {entries: new Map(), after: null, shown: 0, matched: 0, boxes: 0, checked: 0, agreed: 0};
+        window.framekitFaces = faces;
+        async function followFaces() {
+          try {
+            const reader = (await fetch('/faces.ndjson', {cache: 'no-store'})).body.getReader();
+            const decoder = new TextDecoder();
+            let text = '';
+            for (;;) {
+              const {value, done} = await reader.read();
+              if (done) break;
+              text += decoder.decode(value, {stream: true});
+              let newline;
+              while ((newline = text.indexOf('\n')) >= 0) {
+                const f = JSON.parse(text.slice(0, newline));
+                text = text.slice(newline + 1);
+                if (faces.after !== null && f.t <= faces.after - 1) faces.entries.clear(); // a new stream: its timeline restarted
+                faces.entries.set(Math.round(f.t * 1000), f);
+                faces.after = f.t;
+              }
+              if (faces.entries.size > 600) {
+                const keys = [...faces.entries.keys()].sort((a, b) => a - b);
+                for (const k of keys.slice(0, keys.length - 300)) faces.entries.delete(k);
+              }
+            }
+          } catch (e) {}
+        }
+        function showingFrame(video, mediaTime) {
+          const canvas = document.getElementById('overlay');
+          if (canvas.width !== video.videoWidth || canvas.height !== video.videoHeight) { canvas.width = video.videoWidth; canvas.height = video.videoHeight; }
+          const context = canvas.getContext('2d');
+          context.clearRect(0, 0, canvas.width, canvas.height);
+          faces.shown++;
+          const key = Math.round(mediaTime * 1000);
+          const entry = faces.entries.get(key) || faces.entries.get(key - 1) || faces.entries.get(key + 1);
+          const stamp = window.framekitLatency ? readStamp(video, video.videoWidth, video.videoHeight) : null;
+          if (stamp !== null) record(stamp);
+          if (!entry) return;
+          faces.matched++;
+          if (stamp !== null) { faces.checked++; if (Math.abs(entry.c - stamp) <= 2) faces.agreed++; }
+          context.strokeStyle = '#0f0';
+          context.lineWidth = Math.max(2, Math.round(canvas.width / 320));
+          for (const [x, y, w, h] of entry.faces) { context.strokeRect(x, y, w, h); faces.boxes++; }
+        }
         playH264().then(ok => { if (!ok) showMJPEG(); }, showMJPEG);
-        if (new URLSearchParams(location.search).has('latency')) measureLatency();
         """#
 
     /// With `?latency`, on frames stamped by `CaptureTimeStamp` (`--stamp-capture-time`): each
     /// shown frame's capture time read back from the picture (a canvas copy of its top strip)
     /// against the clock when it is shown — the video's frames as they are presented
     /// (`requestVideoFrameCallback`), the MJPEG picture's at each repaint — into
-    /// `window.framekitLatency.samples` (milliseconds), for a test or a person to read.
+    /// `window.framekitLatency.samples` (milliseconds; `times`, when each was taken), for a test
+    /// or a person to read.
     static let latencyScript = #"""
-        const latency = {samples: [], last: null};
-        window.framekitLatency = latency;
+        const latency = {samples: [], times: [], last: null};
         function readStamp(source, width, height) {
           const side = Math.max(2, Math.floor(width / 40) & ~1);
           if (!width || height < side) return null;
@@ -119,20 +172,19 @@ enum PreviewPage {
           if (stamp === null || stamp === latency.last) return;
           latency.last = stamp;
           const age = ((Date.now() % 4294967296) - stamp + 4294967296) % 4294967296;
-          if (age < 60000) latency.samples.push(age);
+          if (age < 60000) { latency.samples.push(age); latency.times.push(performance.now()); }
         }
         function measureLatency() {
-          const video = document.getElementById('live'), img = document.getElementById('video');
-          if (video.requestVideoFrameCallback) {
-            const tick = () => { if (!video.hidden) record(readStamp(video, video.videoWidth, video.videoHeight)); video.requestVideoFrameCallback(tick); };
-            video.requestVideoFrameCallback(tick);
-          }
+          // The video's frames are read as they are shown (showingFrame); the picture's here.
+          window.framekitLatency = latency;
+          const img = document.getElementById('video');
           const paint = () => {
             if (!img.hidden && img.complete && img.naturalWidth) record(readStamp(img, img.naturalWidth, img.naturalHeight));
             requestAnimationFrame(paint);
           };
           requestAnimationFrame(paint);
         }
+        if (new URLSearchParams(location.search).has('latency')) measureLatency();
         """#
 
     /// Builds the controls panel from `/controls.json` and POSTs each change.

@@ -13,6 +13,8 @@ struct PreviewRoutes {
         case stream(head: Bool)
         /// The H.264 stream (fragmented MP4), after its header.
         case videoStream(head: Bool)
+        /// The H.264 stream's faces, a JSON line a frame as the frames come, after its header.
+        case facesStream(head: Bool)
     }
 
     /// What the page's controls panel calls: the list as JSON, and a setter answering with
@@ -30,6 +32,8 @@ struct PreviewRoutes {
     var metrics: MetricsRoutes?
     /// What `/stats.json` serves.
     var statsJSON: () -> String = { "{}" }
+    /// What `/faces.json?after=T` serves (T: nil when absent or not a number).
+    var facesJSON: (Double?) -> String = { _ in "{\"frames\": []}" }
 
     /// The answer to `outcome` (nil: nothing to send yet). `peerIsLoopback` is asked only for a
     /// request that changes a control.
@@ -91,12 +95,20 @@ struct PreviewRoutes {
             return .bytes(HTTPResponse.make(200, "OK", "text/html; charset=utf-8", Array(page.utf8), head: head))
         case "/stats.json":
             return .bytes(HTTPResponse.make(200, "OK", "application/json", Array((statsJSON() + "\n").utf8), head: head))
+        case "/faces.json":
+            let query = request.target.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+            let after = query.split(separator: "&").first { $0.hasPrefix("after=") }.flatMap { Double($0.dropFirst("after=".count)) }
+            return .bytes(
+                HTTPResponse.make(
+                    200, "OK", "application/json", Array((facesJSON(after.flatMap { $0.isFinite ? $0 : nil }) + "\n").utf8), head: head))
         case "/controls.json" where controls != nil:
             return .bytes(HTTPResponse.make(200, "OK", "application/json", Array(((controls?.list() ?? "[]") + "\n").utf8), head: head))
         case "/stream.mjpeg":
             return .stream(head: head)
         case "/stream.mp4":
             return .videoStream(head: head)
+        case "/faces.ndjson":
+            return .facesStream(head: head)
         default:
             return Self.notFound(head: head)
         }

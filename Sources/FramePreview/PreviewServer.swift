@@ -16,6 +16,9 @@ import Glibc
 ///   made when it joins) and one that falls behind skipping to the next, never queued for;
 /// - `/stream.mjpeg` — the video as `multipart/x-mixed-replace` JPEG frames (the page's
 ///   fallback where a browser has no MSE or no H.264);
+/// - `/faces.ndjson` — the faces of the H.264 stream's frames as they come (a JSON line a
+///   frame: its time on the stream's timeline, its capture time, its boxes), which the page
+///   draws over the frame they were found in; `/faces.json?after=T`, the same polled;
 /// - `/stats.json` — the current figures.
 ///
 /// Safe defaults (docs/outputs.md): binds 127.0.0.1; GET and HEAD for the pages, POST (with a
@@ -83,6 +86,8 @@ public final class PreviewServer: Sendable {
     private let viewerList = PreviewViewers()
     private let keyFrameWanted = Atomic<Bool>(false)
     private let video = VideoFragmentRing()
+    private let faceTimeline = VideoFaceTimeline()
+    private let facesClients = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let listener = Atomic<Int32>(-1)
     private let boundPort = Atomic<Int>(0)
@@ -155,7 +160,18 @@ public final class PreviewServer: Sendable {
     /// string. Viewers are sent it, then its fragments from a key frame.
     package func publish(videoHeader header: [UInt8], codec: String) {
         newFrame.lock()
+        faceTimeline.reset()
         video.publish(header: header, codec: codec)
+        newFrame.broadcast()
+        newFrame.unlock()
+    }
+
+    /// The faces of the H.264 stream's frame at `time` on its timeline (published before the
+    /// frame's fragment), captured at `capture` (wall-clock milliseconds modulo 2³²): what
+    /// `/faces.json` gives the page to draw over that frame.
+    package func publish(videoFaces faces: [Rect], at time: Double, capture: UInt32) {
+        newFrame.lock()
+        faceTimeline.publish(VideoFaceTimeline.Entry(time: time, capture: capture, faces: faces))
         newFrame.broadcast()
         newFrame.unlock()
     }
@@ -420,13 +436,24 @@ public final class PreviewServer: Sendable {
     private func respond(_ fd: Int32, _ outcome: HTTPRequest.Outcome) {
         let routes = PreviewRoutes(
             configuration: configuration, devices: devices.withLock { $0 }, switcher: switcher.withLock { $0 },
-            controls: controlHandlers.withLock { $0 }, metrics: metricsRoutes.withLock { $0 }, statsJSON: { self.statsJSON.withLock { $0 } }
+            controls: controlHandlers.withLock { $0 }, metrics: metricsRoutes.withLock { $0 },
+            statsJSON: { self.statsJSON.withLock { $0 } },
+            facesJSON: { self.faceTimeline.json(after: $0) }
         )
         switch routes.reply(to: outcome, peerIsLoopback: { Self.peerIsLoopback(fd) }) {
         case nil: return
         case .bytes(let response): _ = send(fd, response)
         case .stream(let head): withinClientLimit(fd, head: head) { stream(fd, head: head) }
         case .videoStream(let head): withinClientLimit(fd, head: head) { videoStream(fd, head: head) }
+        case .facesStream(let head):
+            // Beside a video stream, so limited as many of them may be, on a count of its own.
+            guard facesClients.add(1, ordering: .relaxed).newValue <= configuration.maxClients else {
+                facesClients.subtract(1, ordering: .relaxed)
+                _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("too many streams\n".utf8), head: head))
+                return
+            }
+            facesStream(fd, head: head)
+            facesClients.subtract(1, ordering: .relaxed)
         }
     }
 
@@ -522,6 +549,30 @@ public final class PreviewServer: Sendable {
             guard let next else { continue }
             if !send(fd, next) { return } // gone, or slower than the send timeout
             viewerList.sent(next.count, skipped: cursor.skipped, by: viewer)
+        }
+    }
+
+    /// The H.264 stream's faces as they come, a JSON line a frame (``VideoFaceTimeline/json(_:)``),
+    /// from the newest frame's on: what the page draws over each frame as it is shown.
+    private func facesStream(_ fd: Int32, head: Bool) {
+        let header = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
+        guard send(fd, Array(header.utf8)), !head else { return }
+        var after = faceTimeline.newest.map { $0 - 1e-6 }
+        while running.load(ordering: .relaxed) {
+            newFrame.lock()
+            var due = faceTimeline.entries(after: after)
+            var closed = false
+            while due.isEmpty && running.load(ordering: .relaxed) && !closed {
+                _ = newFrame.wait(until: Date().addingTimeInterval(0.1))
+                due = faceTimeline.entries(after: after)
+                closed = Self.peerClosed(fd)
+            }
+            newFrame.unlock()
+            if closed { return }
+            guard let last = due.last else { continue }
+            after = last.time
+            let lines = due.map { VideoFaceTimeline.json($0).text + "\n" }.joined()
+            if !send(fd, Array(lines.utf8)) { return } // gone, or slower than the send timeout
         }
     }
 

@@ -18,16 +18,19 @@ struct PreviewBrowserTests {
           return {time: v.currentTime, decoded: q.totalVideoFrames || 0, dropped: q.droppedVideoFrames || 0,
                   videoShown: !v.hidden, width: v.videoWidth, height: v.videoHeight,
                   behind: b.length ? b.end(b.length - 1) - v.currentTime : null, error: v.error ? v.error.message : null,
-                  imageShown: !img.hidden, imageWidth: img.naturalWidth, imageSource: img.src};
+                  imageShown: !img.hidden, imageWidth: img.naturalWidth, imageSource: img.src,
+                  facesShown: window.framekitFaces.shown, facesMatched: window.framekitFaces.matched, boxes: window.framekitFaces.boxes};
         })()
         """
 
     /// The page's capture-to-screen samples (`/?latency`): their count and percentiles.
     static let latencyProbe = """
         (() => {
-          const s = (window.framekitLatency || {samples: []}).samples.slice().sort((a, b) => a - b);
+          const l = window.framekitLatency || {samples: [], times: []};
+          const s = l.samples.filter((_, i) => l.times[i] - l.times[0] > 2000).sort((a, b) => a - b); // after start-up
           const q = p => s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null;
-          return {samples: s.length, p50: q(0.5), p95: q(0.95), max: s.length ? s[s.length - 1] : null};
+          return {samples: s.length, p50: q(0.5), p95: q(0.95), max: s.length ? s[s.length - 1] : null,
+                  checked: window.framekitFaces.checked, agreed: window.framekitFaces.agreed};
         })()
         """
 
@@ -70,6 +73,11 @@ struct PreviewBrowserTests {
         #expect(advanced > span * 0.5 && decoded > Int(span * 10), "\(advanced) s played, \(decoded) frames decoded in ~\(span) s: \(last)")
         // Near the newest frame: the page keeps at most half a second buffered ahead.
         #expect((last["behind"] as? Double ?? 99) < 1, "\(last)")
+        // The faces came beside the stream for the frames shown, and boxes were drawn over them
+        // (the virtual camera's face, found by the tracker).
+        let shown = last["facesShown"] as? Int ?? 0
+        #expect(shown > 0 && Double(last["facesMatched"] as? Int ?? 0) >= 0.8 * Double(shown), "\(last)")
+        #expect((last["boxes"] as? Int ?? 0) > 0, "\(last)")
     }
 
     @Test("/?mjpeg (and a browser without MSE or H.264) gets the MJPEG stream in the picture instead")
@@ -97,5 +105,11 @@ struct PreviewBrowserTests {
         // ages a camera pipeline can have: the figures themselves are the bench's to judge.
         #expect(samples >= 40, "\(last)")
         #expect(p50 > 0 && p95 >= p50 && p95 < 5000, "\(last)")
+        if !path.contains("mjpeg") {
+            // Boxes on the frame they were found in: for each shown frame whose stamp was read,
+            // the faces drawn over it came with that frame's own capture time.
+            let checked = last["checked"] as? Int ?? 0
+            #expect(checked >= 40 && last["agreed"] as? Int == checked, "\(last)")
+        }
     }
 }

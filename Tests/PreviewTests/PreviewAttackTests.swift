@@ -139,7 +139,7 @@ struct PreviewAttackTests {
             "attacker.example", "attacker.example:\(server.port)", "127.0.0.1.attacker.example", "", "[::1]evil.com",
             "[::1].evil.com", "[localhost]", "[::1]:80x", "[::1"
         ] {
-            for stream in ["/stream.mjpeg", "/stream.mp4"] {
+            for stream in ["/stream.mjpeg", "/stream.mp4", "/faces.ndjson", "/faces.json"] {
                 #expect(
                     try RawHTTP.request(port: server.port, "GET", stream, headers: "Host: \(host)\r\n").status == 421, "\(host) \(stream)")
             }

@@ -33,9 +33,22 @@ struct PreviewRoutesTests {
         #expect(
             body(routes.reply(to: request("GET /stats.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), peerIsLoopback: loopback))
                 == "{\"frames\": 3}\n")
+        // /faces.json?after=T: T parsed as a number, or none.
+        let asked = Mutex<[Double?]>([])
+        var faceRoutes = routes
+        faceRoutes.facesJSON = { after in
+            asked.withLock { $0.append(after) }
+            return "{\"frames\": []}"
+        }
+        for target in ["/faces.json?after=1.5", "/faces.json", "/faces.json?after=nope", "/faces.json?x=1&after=2"] {
+            #expect(
+                status(faceRoutes.reply(to: request("GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback)) == 200)
+        }
+        #expect(asked.withLock { $0 } == [1.5, nil, nil, 2])
         let streams: [(String, PreviewRoutes.Reply)] = [
             ("GET /stream.mjpeg", .stream(head: false)), ("HEAD /stream.mjpeg", .stream(head: true)),
-            ("GET /stream.mp4", .videoStream(head: false)), ("HEAD /stream.mp4", .videoStream(head: true))
+            ("GET /stream.mp4", .videoStream(head: false)), ("HEAD /stream.mp4", .videoStream(head: true)),
+            ("GET /faces.ndjson", .facesStream(head: false))
         ]
         for (line, reply) in streams {
             #expect(routes.reply(to: request(line + " HTTP/1.1\r\nHost: localhost\r\n\r\n"), peerIsLoopback: loopback) == reply, "\(line)")

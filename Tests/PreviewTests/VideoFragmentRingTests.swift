@@ -1,3 +1,5 @@
+import Foundation
+import FrameKit
 import Testing
 
 @testable import FramePreview
@@ -77,5 +79,33 @@ struct VideoFragmentRingTests {
         #expect(drain(ring, &cursor) == [[0xFE]])
         ring.publish(fragment: [1], isKey: true)
         #expect(drain(ring, &cursor) == [[1]])
+    }
+}
+
+@Suite("The faces beside the H.264 stream, by frame time (VideoFaceTimeline, no sockets)")
+struct VideoFaceTimelineTests {
+    func decode(_ text: String) throws -> [(t: Double, c: Int, faces: [[Int]])] {
+        let object = try #require((try JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any])
+        let frames = try #require(object["frames"] as? [[String: Any]])
+        return frames.map { ($0["t"] as? Double ?? -1, $0["c"] as? Int ?? -1, $0["faces"] as? [[Int]] ?? []) }
+    }
+
+    @Test(
+        "the frames after a time, oldest first, each with its capture time and boxes; a client behind a restarted timeline gets it all; old entries go"
+    )
+    func after() throws {
+        let timeline = VideoFaceTimeline(capacity: 5)
+        for i in 0..<8 {
+            timeline.publish(
+                .init(time: Double(i) / 30, capture: UInt32(1000 + i), faces: i == 7 ? [Rect(x: 1, y: 2, width: 3, height: 4)] : []))
+        }
+        #expect(try decode(timeline.json(after: nil)).map(\.c) == [1003, 1004, 1005, 1006, 1007])
+        let later = try decode(timeline.json(after: 5.0 / 30 + 0.0001))
+        #expect(later.map(\.c) == [1006, 1007] && later.last?.faces == [[1, 2, 3, 4]])
+        #expect(abs((later.first?.t ?? 0) - 6.0 / 30) < 1e-6)
+        // A page that still asks after the old stream's times gets the new stream whole.
+        timeline.reset()
+        timeline.publish(.init(time: 0, capture: 1, faces: []))
+        #expect(try decode(timeline.json(after: 7.0 / 30)).map(\.c) == [1])
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import FrameCore
 import FramePixels
 
@@ -18,11 +17,7 @@ public struct CaptureTimeStamp: Processor {
     public static func blockSide(width: Int) -> Int { max(2, (width / blocks) & ~1) }
 
     public func process(_ frame: inout SampleBuffer) throws {
-        // The capture instant is on the monotonic clock: its wall-clock time is now's, less
-        // the frame's age.
-        let age = Timestamp.now().seconds(since: frame.captureInstant)
-        let milliseconds = ((Date().timeIntervalSince1970 - age) * 1000).rounded()
-        Self.stamp(UInt32(truncatingIfNeeded: Int64(milliseconds)), on: &frame.pixelBuffer)
+        Self.stamp(UInt32(truncatingIfNeeded: frame.captureInstant.wallClockMilliseconds), on: &frame.pixelBuffer)
     }
 
     /// Writes `value`'s code along the top edge of `buffer`.
