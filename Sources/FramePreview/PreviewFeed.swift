@@ -84,8 +84,6 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
         var encoder: LiveVideoEncoder?
         /// A size the encoder refused: not tried again frame after frame.
         var refused: FrameSize?
-        /// The presentation time of the stream's first frame: its timeline starts there.
-        var origin = 0.0
     }
 
     private func encodeVideo(_ frame: SampleBuffer) {
@@ -98,14 +96,13 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
                         size: size, frameRate: 30, bitrate: videoBitrate ?? Self.defaultVideoBitrate(for: size))
                     server.publish(videoHeader: encoder.initSegment, codec: encoder.codec)
                     v.encoder = encoder
-                    v.origin = frame.presentationTime
                 } catch {
                     v.refused = size
                 }
             }
             guard let encoder = v.encoder else { return }
             let key = server.takeKeyFrameRequest()
-            if let fragment = try? encoder.encode(frame.pixelBuffer, time: frame.presentationTime - v.origin, forceKey: key) {
+            if let fragment = try? encoder.encode(frame.pixelBuffer, forceKey: key) {
                 // The faces first: the page has them by the time it shows the frame.
                 server.publish(
                     videoFaces: drawsFaces ? frame.faces.map(\.bounds) : [], at: fragment.time,

@@ -50,7 +50,7 @@ struct LiveVideoEncoderTests {
         var bytes = encoder.initSegment
         var keyFrames: [Int] = []
         for (i, frame) in sources.enumerated() {
-            let fragment = try #require(try encoder.encode(frame, time: Double(i) / 30, forceKey: keys.contains(i)))
+            let fragment = try #require(try encoder.encode(frame, forceKey: keys.contains(i)))
             if fragment.isKey { keyFrames.append(i) }
             bytes += fragment.bytes
         }
@@ -93,11 +93,37 @@ struct LiveVideoEncoderTests {
         #expect(own > neighbour + 3, "frame 50: \(own) dB against itself, \(neighbour) against frame 45")
     }
 
+    @Test(
+        "the stream's timeline advances a frame duration a frame (no gap for a browser to drop frames at), and each fragment's time is the one in the file"
+    )
+    func timeline() throws {
+        try #require(FFmpegTool.isInstalled)
+        let sources = try Self.frames("photo", count: 12)
+        let encoder = try LiveVideoEncoder(size: FrameSize(width: 640, height: 480), frameRate: 30, bitrate: 1_000_000)
+        var stream = encoder.initSegment
+        var reported: [Double] = []
+        for (i, frame) in sources.enumerated() {
+            let fragment = try #require(try encoder.encode(frame, forceKey: i == 7))
+            reported.append(fragment.time)
+            stream += fragment.bytes
+        }
+        let file = Fixtures.temporaryFolder().appendingPathComponent("stream.mp4")
+        try Data(stream).write(to: file)
+        let probe = try BinaryRunner.runTool(
+            "/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "csv=p=0", file.path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr.prefix(300))")
+        let inFile = probe.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(inFile.count == sources.count, "\(inFile)")
+        for (i, (time, said)) in zip(inFile, reported).enumerated() {
+            #expect(abs(time - Double(i) / 30) < 0.001 && abs(said - time) < 0.001, "frame \(i): \(time) s in the file, \(said) reported")
+        }
+    }
+
     @Test("a frame of another size is refused with a message, not encoded")
     func wrongSize() throws {
         let encoder = try LiveVideoEncoder(size: FrameSize(width: 640, height: 480), frameRate: 30, bitrate: 1_000_000)
         let small = try PixelBuffer(width: 320, height: 240, format: .nv12VideoRange)
-        #expect(throws: LiveVideoEncoder.Failure.self) { try encoder.encode(small, time: 0, forceKey: false) }
+        #expect(throws: LiveVideoEncoder.Failure.self) { try encoder.encode(small, forceKey: false) }
         #expect(throws: LiveVideoEncoder.Failure.self) {
             try LiveVideoEncoder(size: FrameSize(width: 641, height: 480), frameRate: 30, bitrate: 1_000_000)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import FrameKit
 import FrameTestSupport
+import Synchronization
 import Testing
 
 @Suite("The preview server over loopback")
@@ -99,59 +100,117 @@ struct PreviewTests {
         }
     }
 
+    /// The virtual camera at VGA feeding a `PreviewFeed` on a fresh server (through a
+    /// ``FeedRelay``) while `body` runs.
+    func withFeed(stalling: Bool = false, _ body: (PreviewServer, FeedRelay) throws -> Void) throws {
+        try #require(FFmpegTool.isInstalled)
+        let server = try server()
+        defer { server.stop() }
+        let feed = FeedRelay(PreviewFeed(server: server, fixesAllocatorThreshold: false), stalls: stalling)
+        let (session, _) = try makeSession(.virtualCamera, preset: .vga640x480, recorder: feed)
+        try session.startRunning()
+        defer { session.stopRunning() }
+        try body(server, feed)
+    }
+
     @Test(
         "/stream.mp4: H.264 in fragmented MP4 from one encoder for every viewer — a viewer that joins late starts at a key frame, both decode cleanly, and the bytes are a small fraction of MJPEG's"
     )
     func h264Stream() throws {
-        try #require(FFmpegTool.isInstalled)
-        let server = try server()
-        defer { server.stop() }
-        let feed = PreviewFeed(server: server, fixesAllocatorThreshold: false)
-        let (session, _) = try makeSession(.virtualCamera, preset: .vga640x480, recorder: feed)
-        try session.startRunning()
-        defer { session.stopRunning() }
-        #expect(!server.hasVideoViewers && !server.hasMJPEGViewers)
-        let first = try RawHTTP(port: server.port)
-        first.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        var early = first.read(for: 1.5)
-        #expect(server.hasVideoViewers && !server.hasMJPEGViewers)
-        let second = try RawHTTP(port: server.port)
-        second.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        let late = second.read(for: 2)
-        early += first.read(for: 0.1)
-        let mjpeg = try RawHTTP(port: server.port)
-        mjpeg.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        let jpegBytes = mjpeg.read(for: 2)
-        let folder = Fixtures.temporaryFolder()
-        for (name, raw) in [("early", early), ("late", late)] {
-            let (status, headers, body) = RawHTTP.split(raw)
-            #expect(status == 200 && headers.contains("Content-Type: video/mp4; codecs=\"avc1."), "\(headers)")
-            // ftyp first (the init segment), then fragments.
-            #expect(body.count > 8 && Array(body[4..<8]) == Array("ftyp".utf8))
-            let file = folder.appendingPathComponent("\(name).mp4")
-            try Data(body).write(to: file)
-            let probe = try FFmpegTool.probe(file)
-            // Every frame decodes: the late viewer's first fragment is a key frame (a stream that
-            // began at a P-frame gives the decoder's errors and fewer frames).
-            #expect(probe.codec == "h264" && probe.width == 640 && probe.height == 480 && probe.errors.isEmpty, "\(name): \(probe)")
-            #expect(probe.frames >= (name == "late" ? 25 : 20), "\(name): \(probe)")
+        try withFeed { server, _ in
+            #expect(!server.hasVideoViewers && !server.hasMJPEGViewers)
+            let first = try RawHTTP(port: server.port)
+            first.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            var early = first.read(for: 1.5)
+            #expect(server.hasVideoViewers && !server.hasMJPEGViewers)
+            let second = try RawHTTP(port: server.port)
+            second.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let late = second.read(for: 2)
+            early += first.read(for: 0.1)
+            let mjpeg = try RawHTTP(port: server.port)
+            mjpeg.send("GET /stream.mjpeg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let jpegBytes = mjpeg.read(for: 2)
+            let folder = Fixtures.temporaryFolder()
+            for (name, raw) in [("early", early), ("late", late)] {
+                let (status, headers, body) = RawHTTP.split(raw)
+                #expect(status == 200 && headers.contains("Content-Type: video/mp4; codecs=\"avc1."), "\(headers)")
+                // ftyp first (the init segment), then fragments.
+                #expect(body.count > 8 && Array(body[4..<8]) == Array("ftyp".utf8))
+                let file = folder.appendingPathComponent("\(name).mp4")
+                try Data(body).write(to: file)
+                let probe = try FFmpegTool.probe(file)
+                // Every frame decodes: the late viewer's first fragment is a key frame (a stream that
+                // began at a P-frame gives the decoder's errors and fewer frames).
+                #expect(probe.codec == "h264" && probe.width == 640 && probe.height == 480 && probe.errors.isEmpty, "\(name): \(probe)")
+                #expect(probe.frames >= (name == "late" ? 25 : 20), "\(name): \(probe)")
+            }
+            // Two seconds each: H.264 at the default cap against JPEG at quality 75.
+            let h264PerSecond = Double(late.count) / 2
+            let jpegPerSecond = Double(jpegBytes.count) / 2
+            #expect(jpegPerSecond > 0 && h264PerSecond * 4 < jpegPerSecond, "H.264 \(h264PerSecond) B/s, MJPEG \(jpegPerSecond) B/s")
+            // Each viewer with what it was sent, in /stats.json too (the feed publishes it).
+            let viewers = server.viewers
+            #expect(viewers.filter { $0.stream == .h264 }.count == 2 && viewers.filter { $0.stream == .mjpeg }.count == 1, "\(viewers)")
+            #expect(viewers.allSatisfy { $0.bytesSent > 0 && $0.bytesPerSecond > 0 }, "\(viewers)")
+            let stats = try RawHTTP.request(port: server.port, "GET", "/stats.json")
+            let listed = ((try JSONSerialization.jsonObject(with: Data(stats.body))) as? [String: Any])?["viewers"] as? [[String: Any]]
+            #expect(
+                Set(listed?.compactMap { $0["stream"] as? String } ?? []) == ["h264", "mjpeg"],
+                "\(String(decoding: stats.body, as: UTF8.self))"
+            )
+            first.close()
+            second.close()
+            #expect(eventually(timeout: 10) { !server.hasVideoViewers }, "the closed viewers were still counted")
         }
-        // Two seconds each: H.264 at the default cap against JPEG at quality 75.
-        let h264PerSecond = Double(late.count) / 2
-        let jpegPerSecond = Double(jpegBytes.count) / 2
-        #expect(jpegPerSecond > 0 && h264PerSecond * 4 < jpegPerSecond, "H.264 \(h264PerSecond) B/s, MJPEG \(jpegPerSecond) B/s")
-        // Each viewer with what it was sent, in /stats.json too (the feed publishes it).
-        let viewers = server.viewers
-        #expect(viewers.filter { $0.stream == .h264 }.count == 2 && viewers.filter { $0.stream == .mjpeg }.count == 1, "\(viewers)")
-        #expect(viewers.allSatisfy { $0.bytesSent > 0 && $0.bytesPerSecond > 0 }, "\(viewers)")
-        let stats = try RawHTTP.request(port: server.port, "GET", "/stats.json")
-        let listed = ((try JSONSerialization.jsonObject(with: Data(stats.body))) as? [String: Any])?["viewers"] as? [[String: Any]]
-        #expect(
-            Set(listed?.compactMap { $0["stream"] as? String } ?? []) == ["h264", "mjpeg"], "\(String(decoding: stats.body, as: UTF8.self))"
-        )
-        first.close()
-        second.close()
-        #expect(eventually(timeout: 10) { !server.hasVideoViewers }, "the closed viewers were still counted")
+    }
+
+    /// A `PreviewFeed` behind a delegate that counts drops and, when `stalls`, stalls on every
+    /// third frame: the session drops late frames (newest wins), so the frames that reach the
+    /// feed have gaps in their times.
+    final class FeedRelay: VideoDataOutputSampleBufferDelegate {
+        let feed: PreviewFeed
+        let stalls: Bool
+        let delivered = Atomic<Int>(0)
+        let dropped = Atomic<Int>(0)
+        init(_ feed: PreviewFeed, stalls: Bool) { (self.feed, self.stalls) = (feed, stalls) }
+        func captureOutput(_ output: VideoDataOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+            if stalls && delivered.add(1, ordering: .relaxed).newValue % 3 == 0 { Thread.sleep(forTimeInterval: 0.09) }
+            feed.captureOutput(output, didOutput: sampleBuffer, from: connection)
+        }
+        func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+            dropped.add(1, ordering: .relaxed)
+            feed.captureOutput(output, didDrop: frame, from: connection)
+        }
+    }
+
+    @Test(
+        "the faces beside the H.264 stream are at its frames' own times, frames dropped on the way or not (each frame of the stream has its entry in /faces.json)"
+    )
+    func facesOnTheStreamsTimeline() throws {
+        try withFeed(stalling: true) { server, feed in
+            let viewer = try RawHTTP(port: server.port)
+            viewer.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let raw = viewer.read(for: 2.5)
+            viewer.close()
+            let listed = try RawHTTP.request(port: server.port, "GET", "/faces.json")
+            let frames =
+                ((try JSONSerialization.jsonObject(with: Data(listed.body))) as? [String: Any])?["frames"] as? [[String: Any]] ?? []
+            let faceTimes = frames.compactMap { $0["t"] as? Double }
+            #expect(feed.dropped.load(ordering: .relaxed) > 5, "no frames were dropped: nothing to check")
+            let file = Fixtures.temporaryFolder().appendingPathComponent("stream.mp4")
+            try Data(RawHTTP.split(raw).body).write(to: file)
+            let probe = try BinaryRunner.runTool(
+                "/usr/bin/ffprobe",
+                ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "csv=p=0", file.path])
+            let streamTimes = probe.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            #expect(probe.status == 0 && streamTimes.count >= 20, "\(streamTimes.count) frames: \(probe.stderr.prefix(300))")
+            // /faces.json keeps the last 150 frames: the 2.5 s watched are all in it.
+            let unmatched = streamTimes.filter { time in !faceTimes.contains { abs($0 - time) < 0.001 } }
+            #expect(
+                unmatched.isEmpty,
+                "frames of the stream with no faces entry at their time: \(unmatched.prefix(10)) of \(streamTimes.count); entries \(faceTimes.suffix(10))"
+            )
+        }
     }
 
     @Test("a bounded number of streams: the next one gets 503, while pages and stats are still served")

@@ -5,6 +5,14 @@ import FrameCore
 /// H.264 in fragmented MP4 for a browser's Media Source Extensions: an init segment, then a
 /// fragment a frame (libx264 at low-latency settings, a key frame a second and whenever a viewer
 /// joins). One encoder serves every viewer of a stream. Not thread-safe: one caller at a time.
+///
+/// The stream's timeline advances one frame duration a frame, whatever the frames' capture times:
+/// Media Source Extensions treat a step of more than two frame durations as a discontinuity and
+/// drop every frame up to the next key frame, and libavformat's fragments move a frame after a
+/// gap back to the end of the last one anyway. Each frame's time on that timeline is
+/// ``Fragment/time``: what the page's faces are matched by. (A player shows the frames as they
+/// arrive; when the camera drops some the stream's clock runs behind the wall clock, which the
+/// page follows by the buffered edge, not by time.)
 package final class LiveVideoEncoder {
     /// One frame's fragment (moof + mdat).
     package struct Fragment: Sendable {
@@ -25,7 +33,9 @@ package final class LiveVideoEncoder {
     /// The RFC 6381 codec string ("avc1.64001F") for `MediaSource.addSourceBuffer`.
     package let codec: String
     private let handle: OpaquePointer
-    private var lastPTS: Int64 = -1
+    /// One frame's duration in 1/`CFFM_WRITER_TIMESCALE` s, as the shim writes it.
+    private let frameTicks: Int64
+    private var frames: Int64 = 0
 
     /// - Parameters:
     ///   - bitrate: the most bits a second the stream may take (CRF 23 below it).
@@ -40,6 +50,7 @@ package final class LiveVideoEncoder {
         }
         handle = raw
         self.size = size
+        frameTicks = Int64((Double(CFFM_WRITER_TIMESCALE) / frameRate).rounded())
         var count = 0
         let bytes = cffm_live_init_segment(raw, &count)!
         initSegment = Array(UnsafeBufferPointer(start: bytes, count: count))
@@ -48,14 +59,13 @@ package final class LiveVideoEncoder {
 
     deinit { cffm_live_close(handle) }
 
-    /// Encodes `frame` (of the encoder's size) presented at `time` seconds; a key frame if
-    /// `forceKey`. Nil while the encoder holds the frame back (it does not at these settings).
-    package func encode(_ frame: PixelBuffer, time: Double, forceKey: Bool) throws(Failure) -> Fragment? {
+    /// Encodes `frame` (of the encoder's size), the stream's next; a key frame if `forceKey`.
+    /// Nil while the encoder holds the frame back (it does not at these settings).
+    package func encode(_ frame: PixelBuffer, forceKey: Bool) throws(Failure) -> Fragment? {
         guard frame.width == size.width, frame.height == size.height else {
             throw Failure(description: "a \(frame.width)x\(frame.height) frame for a \(size) stream")
         }
-        // A time that does not increase (a source's clock stepping back) goes just after the last.
-        let pts = max(lastPTS + 1, Int64(saturating: (time * Double(CFFM_WRITER_TIMESCALE)).rounded()))
+        let pts = frames * frameTicks
         var message = [CChar](repeating: 0, count: 512)
         var bytes: UnsafePointer<UInt8>?
         var count = 0
@@ -64,7 +74,7 @@ package final class LiveVideoEncoder {
             cffm_live_encode(handle, planes, strides, layout, pts, forceKey ? 1 : 0, &bytes, &count, &key, &message, message.count)
         }
         guard status == CFFM_OK else { throw Failure(description: String(cffmMessage: message)) }
-        lastPTS = pts
+        frames += 1
         guard let bytes, count > 0 else { return nil }
         return Fragment(
             bytes: Array(UnsafeBufferPointer(start: bytes, count: count)), isKey: key != 0,
