@@ -30,7 +30,7 @@ struct PreviewBrowserTests {
           const s = l.samples.filter((_, i) => l.times[i] - l.times[0] > 2000).sort((a, b) => a - b); // after start-up
           const q = p => s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null;
           return {samples: s.length, p50: q(0.5), p95: q(0.95), max: s.length ? s[s.length - 1] : null,
-                  checked: window.framekitFaces.checked, agreed: window.framekitFaces.agreed};
+                  shown: window.framekitFaces.shown, checked: window.framekitFaces.checked, agreed: window.framekitFaces.agreed};
         })()
         """
 
@@ -101,15 +101,18 @@ struct PreviewBrowserTests {
         print(
             "capture to screen (\(path.contains("mjpeg") ? "MJPEG" : "H.264"), 720p, Chromium): \(samples) frames, p50 \(p50) ms, p95 \(p95) ms"
         )
-        // Read back on most frames (a stamp that does not check is skipped, never believed), and
-        // ages a camera pipeline can have: the figures themselves are the bench's to judge.
-        #expect(samples >= 40, "\(last)")
+        // Enough frames read back to have percentiles (a loaded machine shows ~10 a second; a
+        // stamp that does not check is skipped, never believed), and ages a camera pipeline can
+        // have: the figures themselves are the bench's to judge.
+        #expect(samples >= 20, "\(last)")
         #expect(p50 > 0 && p95 >= p50 && p95 < 5000, "\(last)")
         if !path.contains("mjpeg") {
-            // Boxes on the frame they were found in: for each shown frame whose stamp was read,
-            // the faces drawn over it came with that frame's own capture time.
+            // Boxes on the frame they were found in: nearly every shown frame's stamp was read
+            // and its faces found by its time, and those faces came with that frame's own
+            // capture time.
+            let shown = last["shown"] as? Int ?? 0
             let checked = last["checked"] as? Int ?? 0
-            #expect(checked >= 40 && last["agreed"] as? Int == checked, "\(last)")
+            #expect(shown >= 20 && Double(checked) >= 0.9 * Double(shown) && last["agreed"] as? Int == checked, "\(last)")
         }
     }
 }
