@@ -8,7 +8,7 @@ enum PreviewCommand: Command {
     static let stopsOnInterrupt = true
     static let abstract = "Serve a live preview (video with face boxes, live stats) over HTTP."
     static let usage =
-        "framekit preview [--port 8080] [--host 127.0.0.1] [--allow-host NAME,...] [--duration S] [--device PATH|ID|virtual] [--preset NAME]"
+        "framekit preview [--port 8080] [--host 127.0.0.1] [--allow-host NAME,...] [--duration S] [--device PATH|ID|virtual] [--preset NAME] [--max-clients 4] [--bitrate BITS/S] [--control NAME=VALUE]... [--stamp-capture-time] [--metrics HOST:PORT]"
     static let port = Option.integer("port", "PORT", 0...65535, help: "TCP port (default 8080; 0 picks a free one).")
     static let host = Option.text("host", "ADDRESS", help: "IPv4 address to bind (default 127.0.0.1: this machine only).")
     static let duration = Option.number("duration", "SECONDS", 0.1...1e7, help: "Stop after this long (default: until Ctrl-C).")

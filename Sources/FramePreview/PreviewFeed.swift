@@ -28,7 +28,7 @@ public final class PreviewFeed: VideoDataOutputSampleBufferDelegate {
     ///   - quality: JPEG quality, 1…100.
     ///   - videoBitrate: the H.264 stream's cap in bits a second (nil: ``defaultVideoBitrate(for:)``).
     ///   - drawsFaces: box each frame's faces: drawn into the MJPEG pictures, and for the H.264
-    ///     stream sent beside it (`/faces.json`) for the page to draw over the frame shown —
+    ///     stream sent beside it (`/faces.ndjson`, `/faces.json`) for the page to draw over the frame shown —
     ///     the video itself left clean. False for a program that draws them into the frames
     ///     itself (an `AnnotationStage` in the output's chain).
     ///   - fixesAllocatorThreshold: fix glibc's mmap threshold at 64 KiB for the process, unless

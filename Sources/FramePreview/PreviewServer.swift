@@ -22,9 +22,9 @@ import Glibc
 /// - `/stats.json` — the current figures.
 ///
 /// Safe defaults (docs/outputs.md): binds 127.0.0.1; GET and HEAD for the pages, POST (with a
-/// same-origin check) for the one state change; nothing outside the fixed routes (404, path
+/// same-origin check) for the state changes; nothing outside the fixed routes (404, path
 /// tricks included); the `Host` header must name this server (the bound address, `localhost`,
-/// or a name in ``Configuration/allowedHosts``: DNS rebinding gets 421); a request head must
+/// `127.0.0.1`, `[::1]`, or a name in ``Configuration/allowedHosts``: DNS rebinding gets 421); a request head must
 /// arrive whole within ``Configuration/requestTimeout`` (408) and within size limits (414,
 /// 431); at most ``Configuration/maxClients`` streams and, separately,
 /// ``Configuration/maxPendingRequests`` connections still sending their request, read by one
@@ -379,10 +379,7 @@ public final class PreviewServer: Sendable {
                     report("framekit preview: accepting clients again")
                     outOfDescriptors = false
                 }
-                var timeout = timeval(
-                    tv_sec: Int(configuration.sendTimeout),
-                    tv_usec: Int((configuration.sendTimeout.truncatingRemainder(dividingBy: 1)) * 1e6))
-                setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                Self.setSendTimeout(client, configuration.sendTimeout)
                 var newcomer = Waiting(
                     fd: client, peer: Self.host(of: address), accepted: now, deadline: now.addingTimeInterval(configuration.requestTimeout))
                 // A prompt client's request is usually in the socket before it is accepted:
@@ -482,7 +479,7 @@ public final class PreviewServer: Sendable {
     /// The request head, read whole within ``Configuration/requestTimeout``.
     private func stream(_ fd: Int32, head: Bool) {
         let header =
-            "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
             + "Connection: close\r\n\r\n"
         guard send(fd, Array(header.utf8)), !head else { return }
         let viewer = viewerList.arrive(.mjpeg)
@@ -531,7 +528,7 @@ public final class PreviewServer: Sendable {
             return
         }
         let header =
-            "HTTP/1.1 200 OK\r\nContent-Type: video/mp4; codecs=\"\(codec)\"\r\nCache-Control: no-store\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Type: video/mp4; codecs=\"\(codec)\"\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
             + "Connection: close\r\n\r\n"
         guard send(fd, Array(header.utf8)), !head else { return }
         var cursor = VideoFragmentRing.Cursor()
@@ -555,7 +552,8 @@ public final class PreviewServer: Sendable {
     /// The H.264 stream's faces as they come, a JSON line a frame (``VideoFaceTimeline/json(_:)``),
     /// from the newest frame's on: what the page draws over each frame as it is shown.
     private func facesStream(_ fd: Int32, head: Bool) {
-        let header = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
+        let header =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
         guard send(fd, Array(header.utf8)), !head else { return }
         var after = faceTimeline.newest.map { $0 - 1e-6 }
         while running.load(ordering: .relaxed) {
@@ -587,8 +585,18 @@ public final class PreviewServer: Sendable {
         return recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) == 0
     }
 
-    /// Sends everything, or reports failure (closed, or the send timeout passed).
-    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    /// Sends everything within ``Configuration/sendTimeout`` in all, or reports failure (closed,
+    /// or too slow). The deadline is the whole buffer's, not each `send`'s: a client that takes
+    /// a few bytes now and then (a slow-loris reader) would otherwise hold one frame, its thread
+    /// and a client slot for ever. `SO_SNDTIMEO` bounds each call; after a partial write it is
+    /// cut to the time left, and put back for the next buffer.
+    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool { Self.send(fd, bytes, within: configuration.sendTimeout) }
+
+    /// ``send(_:_:)`` with the timeout given: `timeout` must be `fd`'s `SO_SNDTIMEO` already.
+    package static func send(_ fd: Int32, _ bytes: [UInt8], within timeout: Double) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        var shortened = false
+        defer { if shortened { setSendTimeout(fd, timeout) } }
         var offset = 0
         while offset < bytes.count {
             let start = offset
@@ -603,7 +611,19 @@ public final class PreviewServer: Sendable {
             }
             if n == 0 { return false }
             offset += n
+            guard offset < bytes.count else { break }
+            let left = deadline - ContinuousClock.now
+            guard left > .milliseconds(1) else { return false }
+            let (seconds, attoseconds) = left.components
+            setSendTimeout(fd, Double(seconds) + Double(attoseconds) * 1e-18)
+            shortened = true
         }
         return true
+    }
+
+    /// `SO_SNDTIMEO`: how long one `send` on `fd` may block.
+    package static func setSendTimeout(_ fd: Int32, _ seconds: Double) {
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(seconds.truncatingRemainder(dividingBy: 1) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 }

@@ -85,7 +85,9 @@ struct PreviewTests {
         raw += client.read(
             atMost: "--frame\r\nContent-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\n\r\n".utf8.count + photo.count + 2)
         let (status, headers, body) = RawHTTP.split(raw)
-        #expect(status == 200 && headers.contains("multipart/x-mixed-replace; boundary=frame"))
+        #expect(
+            status == 200 && headers.contains("multipart/x-mixed-replace; boundary=frame")
+                && headers.contains("X-Content-Type-Options: nosniff"))
         // Two parts: "--frame\r\nContent-Type: image/jpeg\r\nContent-Length: N\r\n\r\n" + N bytes + "\r\n".
         var cursor = 0
         for _ in 0..<2 {
@@ -133,7 +135,9 @@ struct PreviewTests {
             let folder = Fixtures.temporaryFolder()
             for (name, raw) in [("early", early), ("late", late)] {
                 let (status, headers, body) = RawHTTP.split(raw)
-                #expect(status == 200 && headers.contains("Content-Type: video/mp4; codecs=\"avc1."), "\(headers)")
+                #expect(
+                    status == 200 && headers.contains("Content-Type: video/mp4; codecs=\"avc1.")
+                        && headers.contains("X-Content-Type-Options: nosniff"), "\(headers)")
                 // ftyp first (the init segment), then fragments.
                 #expect(body.count > 8 && Array(body[4..<8]) == Array("ftyp".utf8))
                 let file = folder.appendingPathComponent("\(name).mp4")
@@ -254,6 +258,72 @@ struct PreviewTests {
         #expect(Date().timeIntervalSince(start) < 4, "publishing was held up by the client")
         #expect(eventually(timeout: 10) { server.connectedClients == 0 }, "the stalled client was not dropped")
         _ = stalled
+    }
+
+    @Test(
+        "a reader that takes a little now and then (slow loris) cannot hold a frame: the send timeout is the whole frame's, not each write's"
+    )
+    func tricklingReader() throws {
+        // TCP over loopback, as the server's clients: small buffers, so that the frame waits on
+        // the reader (a Unix socket's send restarts its timeout for each chunk; TCP's does not).
+        func connectedPair(receiveBuffer: Int32) throws -> (writer: Int32, reader: Int32) {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(listener) }
+            var size = receiveBuffer
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            try withUnsafeMutablePointer(to: &address) { pointer in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    try #require(bind(listener, raw, length) == 0 && listen(listener, 1) == 0)
+                    try #require(getsockname(listener, raw, &length) == 0)
+                }
+            }
+            let writer = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var small: Int32 = 4096
+            setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            try withUnsafePointer(to: &address) { pointer in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    try #require(connect(writer, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0)
+                }
+            }
+            let reader = accept(listener, nil, nil)
+            try #require(reader >= 0)
+            PreviewServer.setSendTimeout(writer, 0.5)
+            return (writer, reader)
+        }
+        final class Stop: Sendable { let flag = Atomic<Bool>(false) }
+        /// Reads `chunk` bytes every `pause` s until the peer closes or `stop`.
+        func read(_ fd: Int32, chunk: Int, pause: Double, stop: Stop) -> Thread {
+            let thread = Thread {
+                var buffer = [UInt8](repeating: 0, count: chunk)
+                while !stop.flag.load(ordering: .relaxed) {
+                    if recv(fd, &buffer, chunk, Int32(MSG_DONTWAIT)) == 0 { return }
+                    if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+                }
+            }
+            thread.start()
+            return thread
+        }
+        let frame = [UInt8](repeating: 0x5A, count: 400_000)
+        let stop = Stop()
+        defer { stop.flag.store(true, ordering: .relaxed) }
+        // 1 KB every 20 ms: each write makes progress well within 0.5 s; the frame would take 8 s.
+        let slow = try connectedPair(receiveBuffer: 4096)
+        defer { for fd in [slow.writer, slow.reader] { close(fd) } }
+        _ = read(slow.reader, chunk: 1024, pause: 0.02, stop: stop)
+        let start = ContinuousClock.now
+        let sent = PreviewServer.send(slow.writer, frame, within: 0.5)
+        let took = ContinuousClock.now - start
+        #expect(!sent && took < .seconds(1.5), "sent: \(sent), after \(took)")
+        // A prompt reader gets the same frame whole, through the same small buffers.
+        let prompt = try connectedPair(receiveBuffer: 4096)
+        defer { for fd in [prompt.writer, prompt.reader] { close(fd) } }
+        _ = read(prompt.reader, chunk: 65536, pause: 0, stop: stop)
+        PreviewServer.setSendTimeout(prompt.writer, 3) // ~50 hand-overs of the small buffer, on a loaded machine too
+        #expect(PreviewServer.send(prompt.writer, frame, within: 3))
     }
 
     @Test("binds 127.0.0.1 by default and rejects a bad host")
