@@ -30,6 +30,11 @@ struct DetectorSettings {
         help:
             "tracking, frames processed as fast as read: a full pass every N frames and on any frame where a face was lost (default 4). Paced sources (cameras, --realtime) run passes on their own thread instead, back to back."
     )
+    static let cpuBudget = Option.number(
+        "cpu-budget", "CORES", 0...1024,
+        help:
+            "tracking, paced sources (cameras, --realtime, streams): the most CPU the process may use, in cores' worth on average; detector passes wait to stay under it, so new faces are found later (default: the machine's cores less half a core; 0: no limit). docs/processors.md"
+    )
     static let tiles = Option.choice(
         "tiles", ["on", "off"],
         help:
@@ -44,7 +49,8 @@ struct DetectorSettings {
     static let detectionScale = Option.number(
         "detection-scale", "S", 0.01...1, help: "haar: detect on the frame shrunk by S (default: 480 / height, at most 1).")
     static let specs = [
-        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, tiles.spec, minFace.spec, maxFace.spec,
+        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, cpuBudget.spec, tiles.spec, minFace.spec,
+        maxFace.spec,
         scaleFactor.spec,
         minNeighbors.spec, detectionScale.spec
     ]
@@ -62,9 +68,15 @@ struct DetectorSettings {
     var scaleFactor = 1.2
     var minNeighbors = 4
     var detectionScale: Double?
+    /// `--cpu-budget`, in cores (nil: no limit).
+    var cpuBudget: Double? = Self.defaultCPUBudget
     /// Where background passes run: one for every source of a run (several --device/--input),
-    /// so their networks take turns instead of fighting for the cores; nil: each its own.
-    var passScheduler: PassScheduler?
+    /// so their networks take turns instead of fighting for the cores, under one CPU budget.
+    var passScheduler: PassScheduler
+
+    /// The machine's cores less half a core (at least half a core): passes leave the rest to
+    /// the frame path's neighbours on a shared machine.
+    static var defaultCPUBudget: Double { max(0.5, Double(ProcessInfo.processInfo.activeProcessorCount) - 0.5) }
 
     init(_ options: ParsedOptions) throws {
         kind = options[Self.detector].flatMap(Kind.init(rawValue:)) ?? .cnn
@@ -77,6 +89,9 @@ struct DetectorSettings {
         }
         if !tracking && options.has(Self.passInterval.spec) { throw UsageError("--pass-interval applies to --mode tracking") }
         if !tracking && options.has(Self.tiles.spec) { throw UsageError("--tiles applies to --mode tracking") }
+        if !tracking && options.has(Self.cpuBudget.spec) { throw UsageError("--cpu-budget applies to --mode tracking") }
+        if let cores = options[Self.cpuBudget] { cpuBudget = cores > 0 ? cores : nil }
+        passScheduler = PassScheduler(lanes: 1, cpuBudget: cpuBudget)
         tiles = options[Self.tiles] != "off"
         scoreThreshold = options[Self.scoreThreshold] ?? scoreThreshold
         inputSize = options[Self.inputSize] ?? inputSize
@@ -269,7 +284,7 @@ extension DetectionPasses {
         self.init(
             passes: s.passes, framesWithoutPass: s.framesWithoutPass, latencyP50Milliseconds: s.latency(quantile: 0.5) * 1000,
             latencyP99Milliseconds: s.latency(quantile: 0.99) * 1000, latencyMaxMilliseconds: s.maxLatency * 1000,
-            resultAgeP50Frames: s.age(quantile: 0.5), resultAgeMaxFrames: s.maxAge)
+            resultAgeP50Frames: s.age(quantile: 0.5), resultAgeMaxFrames: s.maxAge, budgetWaitSeconds: s.budgetWaitSeconds)
     }
 }
 

@@ -12,11 +12,14 @@ public struct DetectionPasses: Sendable, Equatable {
     /// Frames between a pass's frame and the first frame its faces were reported on.
     public var resultAgeP50Frames: Double
     public var resultAgeMaxFrames: Int
+    /// Seconds passes waited for the CPU budget (`--cpu-budget`), in all.
+    public var budgetWaitSeconds: Double
 
     public init(
         passes: Int, framesWithoutPass: Int, latencyP50Milliseconds: Double, latencyP99Milliseconds: Double,
-        latencyMaxMilliseconds: Double, resultAgeP50Frames: Double, resultAgeMaxFrames: Int
+        latencyMaxMilliseconds: Double, resultAgeP50Frames: Double, resultAgeMaxFrames: Int, budgetWaitSeconds: Double = 0
     ) {
+        self.budgetWaitSeconds = budgetWaitSeconds
         self.passes = passes
         self.framesWithoutPass = framesWithoutPass
         self.latencyP50Milliseconds = latencyP50Milliseconds

@@ -87,6 +87,10 @@ package enum PrometheusText {
                 out.append("framekit_detection_result_age_frames{source=\"\(label(s.name))\",quantile=\"0.5\"} \(p.resultAgeP50Frames)")
                 out.append("framekit_detection_result_age_frames{source=\"\(label(s.name))\",quantile=\"1\"} \(p.resultAgeMaxFrames)")
             }
+            family("framekit_detection_budget_wait_seconds_total", "counter", "Seconds passes waited for the CPU budget (--cpu-budget).")
+            for (s, p) in passing {
+                out.append("framekit_detection_budget_wait_seconds_total{source=\"\(label(s.name))\"} \(p.budgetWaitSeconds)")
+            }
         }
         family("framekit_resident_memory_bytes", "gauge", "The process's resident set size.")
         out.append("framekit_resident_memory_bytes \(MemoryProbe.residentSet()?.current ?? 0)")

@@ -64,7 +64,8 @@ package enum StatsJSON {
                     ("max", .number(p.latencyMaxMilliseconds, decimals: 3))
                 ])
             ),
-            ("result_age_frames", .object([("p50", .number(p.resultAgeP50Frames, decimals: 1)), ("max", .int(p.resultAgeMaxFrames))]))
+            ("result_age_frames", .object([("p50", .number(p.resultAgeP50Frames, decimals: 1)), ("max", .int(p.resultAgeMaxFrames))])),
+            ("budget_wait_s", .number(p.budgetWaitSeconds, decimals: 3))
         ])
     }
 

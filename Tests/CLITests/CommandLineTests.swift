@@ -21,7 +21,9 @@ struct CommandLineTests {
         (["detect", "--input", "srt://127.0.0.1:9000?mode=listener"], 64), (["detect", "--input", "clip.mp4", "--reconnect", "2"], 64),
         (["detect", "--reconnect", "2"], 64), (["profile", "--presets", "vga640x480,,low"], 64), (["help", "detect"], 0),
         (["preview", "--host", "999.1.1.1"], 64), (["preview", "--host", "::1"], 64),
-        (["help", "nosuch"], 64), (["detect", "--mode", "full", "--tiles", "off"], 64), (["detect", "--tiles", "maybe"], 64)
+        (["help", "nosuch"], 64), (["detect", "--mode", "full", "--tiles", "off"], 64), (["detect", "--tiles", "maybe"], 64),
+        (["detect", "--mode", "full", "--cpu-budget", "1"], 64), (["detect", "--cpu-budget", "-1"], 64),
+        (["detect", "--cpu-budget", "lots"], 64)
     ]
 
     @Test("help and version exit 0; usage errors exit 64 with one line", arguments: exitCases.indices)

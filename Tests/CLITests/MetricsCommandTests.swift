@@ -91,6 +91,7 @@ struct MetricsCommandTests {
         let latency = try #require(value(second, "framekit_detection_pass_seconds{source=\"virtual\",quantile=\"0.5\"}"))
         #expect(latency > 0 && latency < 10)
         #expect(value(second, "framekit_detection_result_age_frames{source=\"virtual\",quantile=\"1\"}") != nil)
+        #expect(value(second, "framekit_detection_budget_wait_seconds_total{source=\"virtual\"}") != nil)
         #expect(try get(port, "/healthz").status == 200)
         #expect(try get(port, "/").status == 404 && get(port, "/stream.mjpeg").status == 404)
     }

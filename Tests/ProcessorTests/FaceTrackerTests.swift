@@ -491,6 +491,60 @@ struct FaceTrackerTests {
         }
     }
 
+    /// A process CPU clock a test moves by hand.
+    final class FakeCPU: Sendable {
+        let spent = Mutex<Duration>(.zero)
+        func spend(_ d: Duration) { spent.withLock { $0 += d } }
+    }
+
+    /// Runs `count` passes on `scheduler`, each spending `cost` on `cpu`: the wall time they
+    /// took in all, and each one's wait for the budget.
+    func runPasses(_ count: Int, on scheduler: PassScheduler, cpu: FakeCPU, cost: Duration) -> (Duration, [Duration]) {
+        let waits = Mutex<[Duration]>([])
+        let done = DispatchGroup()
+        let start = ContinuousClock.now
+        for _ in 0..<count {
+            done.enter()
+            scheduler.run { wait in
+                cpu.spend(cost)
+                waits.withLock { $0.append(wait) }
+                done.leave()
+            }
+        }
+        done.wait()
+        return (ContinuousClock.now - start, waits.withLock { $0 })
+    }
+
+    @Test(
+        "a CPU budget spreads passes out: at half a core, ten passes of 0.1 s of CPU wait 0.8 s in all once the first second's credit is spent; with none they run at once"
+    )
+    func cpuBudget() throws {
+        let cpu = FakeCPU()
+        let budgeted = PassScheduler(
+            lanes: 1, budget: CPUBudget(cores: 0.5, longestWait: .seconds(10), cpuTime: { cpu.spent.withLock { $0 } }))
+        // A credit of 0.5 s (a second's budget) lets six through (the sixth finds it at zero,
+        // not below); each of the other four waits 0.2 s for its 0.1 s at half a core.
+        let (took, waits) = runPasses(10, on: budgeted, cpu: cpu, cost: .milliseconds(100))
+        let waited = waits.reduce(Duration.zero, +)
+        #expect(took >= .milliseconds(750) && took < .seconds(4), "\(took)")
+        #expect(waited >= .milliseconds(750) && waits.prefix(6).allSatisfy { $0 < .milliseconds(50) }, "\(waits)")
+        let (free, freeWaits) = runPasses(10, on: PassScheduler(lanes: 1), cpu: FakeCPU(), cost: .milliseconds(100))
+        #expect(free < .milliseconds(500) && freeWaits.allSatisfy { $0 == .zero }, "\(free)")
+        // When the rest of the process alone is over the budget, a pass still goes after the
+        // longest wait: found late, never starved.
+        let busy = FakeCPU()
+        let starved = PassScheduler(
+            lanes: 1,
+            budget: CPUBudget(
+                cores: 0.5, longestWait: .milliseconds(200),
+                cpuTime: {
+                    busy.spend(.seconds(5))
+                    return busy.spent.withLock { $0 }
+                }))
+        let (_, starvedWaits) = runPasses(3, on: starved, cpu: FakeCPU(), cost: .zero)
+        #expect(starvedWaits.count == 3 && starvedWaits.allSatisfy { $0 >= .milliseconds(200) && $0 < .seconds(2) }, "\(starvedWaits)")
+    }
+
     @Test("invalid options are thrown errors")
     func invalidOptions() throws {
         let detector = try FaceDetector()

@@ -165,7 +165,7 @@ public final class FaceTracker: Sendable {
                 s.remember(gray)
                 if let result = worker.takeResult() {
                     s.merge(result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
-                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
+                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame, budgetWait: result.budgetWait)
                 }
                 if let failure = worker.takeFailure() { throw failure }
                 if worker.isBusy {
@@ -508,6 +508,8 @@ struct PassResult {
     var region: Rect?
     var pass: DetectionPass
     var latency: Duration
+    /// How long the pass waited for the scheduler's CPU budget before it started.
+    var budgetWait: Duration
 }
 
 /// Runs one pass at a time on its own queue and keeps the latest result.
@@ -549,7 +551,7 @@ final class PassWorker: Sendable {
         }
         passes.enter()
         Self.inFlight.enter()
-        scheduler.run { [self] in
+        scheduler.run { [self] budgetWait in
             defer {
                 passes.leave()
                 Self.inFlight.leave()
@@ -563,7 +565,8 @@ final class PassWorker: Sendable {
                 s.busy = false
                 guard s.generation == generation else { return }
                 switch outcome {
-                case .success(let pass): s.result = PassResult(frame: frame, region: region, pass: pass, latency: latency)
+                case .success(let pass):
+                    s.result = PassResult(frame: frame, region: region, pass: pass, latency: latency, budgetWait: budgetWait)
                 case .failure(let error): s.failure = error
                 }
             }

@@ -7,30 +7,47 @@ import Dispatch
 /// fighting for the same cores (each pass slower, every camera's faces later, the frame path
 /// starved). A tracker made without one has its own (one lane).
 ///
+/// With a CPU budget, a pass also waits until the process is within it (`CPUBudget`): the
+/// passes come less often on a machine shared with other work, and each pass's wait is in its
+/// tracker's ``PassStatistics/budgetWaitSeconds``.
+///
 /// ```swift
 /// let scheduler = PassScheduler(lanes: 2)
 /// let trackers = try detectors.map { try FaceTracker(detector: $0, options: .init(schedule: .background), scheduler: scheduler) }
 /// ```
 public final class PassScheduler: Sendable {
     public let lanes: Int
+    /// The ceiling on the process's CPU, in cores' worth; nil: none.
+    public var cpuBudget: Double? { budget?.cores }
     private let queue: DispatchQueue
     private let free: DispatchSemaphore
+    private let budget: CPUBudget?
 
-    /// - Parameter lanes: passes run at once (at least 1). One network already uses two threads
-    ///   (OpenCV's), but not two whole cores: on a 2-core machine two lanes ran more passes a
-    ///   second than one (docs/performance.md).
-    public init(lanes: Int = 1) {
+    /// - Parameters:
+    ///   - lanes: passes run at once (at least 1). One network already uses two threads
+    ///     (OpenCV's), but not two whole cores: on a 2-core machine two lanes ran more passes a
+    ///     second than one (docs/performance.md).
+    ///   - cpuBudget: at most this many cores' worth of CPU for the whole process, on average;
+    ///     passes wait for it (nil: passes run as soon as a lane is free).
+    public convenience init(lanes: Int = 1, cpuBudget: Double? = nil) {
+        self.init(lanes: lanes, budget: cpuBudget.map { CPUBudget(cores: $0) })
+    }
+
+    /// A scheduler keeping its passes under `budget` (a test's, with its own clock).
+    package init(lanes: Int, budget: CPUBudget?) {
+        self.budget = budget
         self.lanes = max(1, lanes)
         queue = DispatchQueue(label: "framekit.face-tracker.passes", qos: .userInitiated, attributes: self.lanes > 1 ? .concurrent : [])
         free = DispatchSemaphore(value: self.lanes)
     }
 
-    /// Runs `pass` when a lane is free (FIFO).
-    func run(_ pass: @escaping @Sendable () -> Void) {
-        queue.async { [free] in
+    /// Runs `pass` when a lane is free (FIFO) and the process is within the budget, telling it
+    /// how long it waited for the budget.
+    package func run(_ pass: @escaping @Sendable (_ budgetWait: Duration) -> Void) {
+        queue.async { [free, budget] in
             free.wait()
             defer { free.signal() }
-            pass()
+            pass(budget?.waitForCredit() ?? .zero)
         }
     }
 }

@@ -11,6 +11,8 @@ public struct PassStatistics: Sendable, Equatable {
     /// of the last ``window`` passes, so the figures follow the machine's current load.
     public private(set) var recentLatencies: [Double] = []
     public private(set) var recentAges: [Int] = []
+    /// Seconds passes spent waiting for their scheduler's CPU budget (``PassScheduler``), in all.
+    public private(set) var budgetWaitSeconds = 0.0
     /// The longest pass and the oldest result of the whole run.
     public private(set) var maxLatency = 0.0
     public private(set) var maxAge = 0
@@ -25,9 +27,10 @@ public struct PassStatistics: Sendable, Equatable {
     /// faces were first reported on (0 on the inline schedule).
     public func age(quantile q: Double) -> Double { Self.quantile(recentAges.map(Double.init), q) }
 
-    mutating func recordPass(latency: Duration, age: Int) {
-        let seconds = Double(latency.components.seconds) + Double(latency.components.attoseconds) * 1e-18
+    mutating func recordPass(latency: Duration, age: Int, budgetWait: Duration = .zero) {
+        let seconds = latency.seconds
         passes &+= 1
+        budgetWaitSeconds += budgetWait.seconds
         if recentLatencies.count == Self.window { recentLatencies.removeFirst() }
         if recentAges.count == Self.window { recentAges.removeFirst() }
         recentLatencies.append(seconds)
