@@ -242,7 +242,15 @@ enum DetectPipeline {
         let name = source.map { "\($0): " } ?? ""
         Console.err(
             "framekit: \(name)face detection passes took \(Int(passes.latencyP50Milliseconds.rounded())) ms (p50), up to \(Int(passes.latencyMaxMilliseconds.rounded())) ms: new faces were reported up to \(passes.resultAgeMaxFrames) frames after they appeared (tracked faces were followed meanwhile). A smaller --input-size or a less busy machine shortens passes."
+                + budgetNote(passes.budgetWaitSeconds)
         )
+    }
+
+    /// What the CPU budget added to a late pass's wait, for the late-pass lines ("" when nothing).
+    static func budgetNote(_ seconds: Double) -> String {
+        seconds >= 0.05
+            ? " Passes also waited \(String(format: "%.1f", seconds)) s in all for the CPU budget (--cpu-budget): a larger one runs them sooner."
+            : ""
     }
 
     /// Result age (frames) above which a run says its passes fell behind: half a second at 30 fps.
@@ -276,6 +284,7 @@ package final class LatePassWatch {
         guard ages.count == 8, ages[4] > DetectPipeline.lateResultFrames else { return nil }
         return
             "framekit: \(source.map { "\($0): " } ?? "")face detection is falling behind: passes take \(Int((latencies[4] * 1000).rounded())) ms, so new faces are reported \(ages[4]) frames after they appear (tracked faces are still followed). A smaller --input-size or a less busy machine shortens passes."
+            + DetectPipeline.budgetNote(s.budgetWaitSeconds)
     }
 }
 

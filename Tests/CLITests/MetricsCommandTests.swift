@@ -110,8 +110,8 @@ struct MetricsCommandTests {
             }
         }
         let frame = try PixelBuffer(width: 64, height: 48, format: .gray8)
-        func statistics(passSeconds: Double, frameSeconds: Double) throws -> PassStatistics {
-            let tracker = try FaceTracker(detector: Slow(passSeconds), options: .init(schedule: .background))
+        func statistics(passSeconds: Double, frameSeconds: Double, scheduler: PassScheduler? = nil) throws -> PassStatistics {
+            let tracker = try FaceTracker(detector: Slow(passSeconds), options: .init(schedule: .background), scheduler: scheduler)
             while tracker.statistics.passes < 10 {
                 _ = try tracker.faces(in: frame)
                 if frameSeconds > 0 { Thread.sleep(forTimeInterval: frameSeconds) } // a camera's pace
@@ -123,7 +123,17 @@ struct MetricsCommandTests {
         let slow = try statistics(passSeconds: 0.05, frameSeconds: 0)
         try #require(slow.recentAges.suffix(8).allSatisfy { $0 > 15 }, "\(slow.recentAges)")
         let message = try #require(LatePassWatch.message(for: slow, source: "cam"))
-        #expect(message.hasPrefix("framekit: cam: face detection is falling behind"), "\(message)")
+        #expect(message.hasPrefix("framekit: cam: face detection is falling behind") && !message.contains("--cpu-budget"), "\(message)")
+        // Passes that also waited for a CPU budget (the rest of the process always over it, so
+        // each waits the longest wait, 30 ms): the line says so.
+        let origin = ContinuousClock.now
+        let overBudget = PassScheduler(
+            lanes: 1, budget: CPUBudget(cores: 0.5, longestWait: .milliseconds(30), cpuTime: { (ContinuousClock.now - origin) * 100 }))
+        let budgeted = try statistics(passSeconds: 0.02, frameSeconds: 0, scheduler: overBudget)
+        let said = try #require(LatePassWatch.message(for: budgeted, source: "cam"), "\(budgeted.recentAges)")
+        #expect(
+            budgeted.budgetWaitSeconds >= 0.25 && said.contains("for the CPU budget (--cpu-budget)"),
+            "\(budgeted.budgetWaitSeconds): \(said)")
         // Passes far quicker than 20 ms frames: their faces join on the next frame or so.
         let fast = try statistics(passSeconds: 0, frameSeconds: 0.02)
         #expect(LatePassWatch.message(for: fast, source: "cam") == nil, "\(fast.recentAges)")
