@@ -58,3 +58,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 }
+
+extension Duration {
+    /// The duration in seconds, as a Double (pass latencies, budgets, timeouts).
+    package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}

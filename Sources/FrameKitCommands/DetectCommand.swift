@@ -43,7 +43,7 @@ enum DetectCommand: Command {
         // Several sources: their passes take turns, two at once (one lane ran fewer passes a
         // second in all, as one OpenCV pass does not fill two cores; four ran no more than
         // two): eight cameras do not run eight networks (docs/performance.md).
-        if devices.count > 1 { settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.cpuBudget) }
+        if devices.count > 1 { settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.passScheduler.cpuBudget) }
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
         if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one source; give one --device or --input") }
         // Every output path is checked before capture starts, not found unwritable at the end.

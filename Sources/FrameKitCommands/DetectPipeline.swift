@@ -68,10 +68,9 @@ struct DetectorSettings {
     var scaleFactor = 1.2
     var minNeighbors = 4
     var detectionScale: Double?
-    /// `--cpu-budget`, in cores (nil: no limit).
-    var cpuBudget: Double? = Self.defaultCPUBudget
     /// Where background passes run: one for every source of a run (several --device/--input),
-    /// so their networks take turns instead of fighting for the cores, under one CPU budget.
+    /// so their networks take turns instead of fighting for the cores, under one CPU budget
+    /// (`--cpu-budget`: its `cpuBudget`).
     var passScheduler: PassScheduler
 
     /// The machine's cores less half a core (at least half a core): passes leave the rest to
@@ -90,8 +89,8 @@ struct DetectorSettings {
         if !tracking && options.has(Self.passInterval.spec) { throw UsageError("--pass-interval applies to --mode tracking") }
         if !tracking && options.has(Self.tiles.spec) { throw UsageError("--tiles applies to --mode tracking") }
         if !tracking && options.has(Self.cpuBudget.spec) { throw UsageError("--cpu-budget applies to --mode tracking") }
-        if let cores = options[Self.cpuBudget] { cpuBudget = cores > 0 ? cores : nil }
-        passScheduler = PassScheduler(lanes: 1, cpuBudget: cpuBudget)
+        let cores = options[Self.cpuBudget] ?? Self.defaultCPUBudget
+        passScheduler = PassScheduler(lanes: 1, cpuBudget: cores > 0 ? cores : nil)
         tiles = options[Self.tiles] != "off"
         scoreThreshold = options[Self.scoreThreshold] ?? scoreThreshold
         inputSize = options[Self.inputSize] ?? inputSize

@@ -15,8 +15,16 @@ enum HTTPResponse {
     /// sniffing, close after), `extra` headers, and the body unless `head` (a HEAD request).
     static func make(_ code: Int, _ reason: String, _ type: String, _ body: [UInt8], head: Bool, extra: String = "") -> [UInt8] {
         let header =
-            "HTTP/1.1 \(code) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
-            + "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\(extra)Connection: close\r\n\r\n"
+            "HTTP/1.1 \(code) \(reason)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n\(everyAnswer)\(extra)Connection: close\r\n\r\n"
         return Array(header.utf8) + (head ? [] : body)
     }
+
+    /// The head of a stream's 200 (no length: it runs until either side closes), with the
+    /// headers every answer carries.
+    static func streamHead(_ type: String) -> [UInt8] {
+        Array("HTTP/1.1 200 OK\r\nContent-Type: \(type)\r\n\(everyAnswer)Connection: close\r\n\r\n".utf8)
+    }
+
+    /// No caching, no MIME sniffing.
+    private static let everyAnswer = "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
 }

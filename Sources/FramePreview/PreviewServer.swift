@@ -478,10 +478,7 @@ public final class PreviewServer: Sendable {
 
     /// The request head, read whole within ``Configuration/requestTimeout``.
     private func stream(_ fd: Int32, head: Bool) {
-        let header =
-            "HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=frame\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-            + "Connection: close\r\n\r\n"
-        guard send(fd, Array(header.utf8)), !head else { return }
+        guard send(fd, HTTPResponse.streamHead("multipart/x-mixed-replace; boundary=frame")), !head else { return }
         let viewer = viewerList.arrive(.mjpeg)
         defer { viewerList.leave(viewer) }
         var sent: UInt64 = 0
@@ -527,10 +524,7 @@ public final class PreviewServer: Sendable {
             _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("no video yet\n".utf8), head: head))
             return
         }
-        let header =
-            "HTTP/1.1 200 OK\r\nContent-Type: video/mp4; codecs=\"\(codec)\"\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-            + "Connection: close\r\n\r\n"
-        guard send(fd, Array(header.utf8)), !head else { return }
+        guard send(fd, HTTPResponse.streamHead("video/mp4; codecs=\"\(codec)\"")), !head else { return }
         var cursor = VideoFragmentRing.Cursor()
         while running.load(ordering: .relaxed) {
             newFrame.lock()
@@ -552,9 +546,7 @@ public final class PreviewServer: Sendable {
     /// The H.264 stream's faces as they come, a JSON line a frame (``VideoFaceTimeline/json(_:)``),
     /// from the newest frame's on: what the page draws over each frame as it is shown.
     private func facesStream(_ fd: Int32, head: Bool) {
-        let header =
-            "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
-        guard send(fd, Array(header.utf8)), !head else { return }
+        guard send(fd, HTTPResponse.streamHead("application/x-ndjson")), !head else { return }
         var after = faceTimeline.newest.map { $0 - 1e-6 }
         while running.load(ordering: .relaxed) {
             newFrame.lock()
@@ -614,8 +606,7 @@ public final class PreviewServer: Sendable {
             guard offset < bytes.count else { break }
             let left = deadline - ContinuousClock.now
             guard left > .milliseconds(1) else { return false }
-            let (seconds, attoseconds) = left.components
-            setSendTimeout(fd, Double(seconds) + Double(attoseconds) * 1e-18)
+            setSendTimeout(fd, left.seconds)
             shortened = true
         }
         return true

@@ -1,3 +1,4 @@
+import FrameCore
 import Glibc
 import Synchronization
 
@@ -71,9 +72,4 @@ package final class CPUBudget: Sendable {
             Self.sleep(seconds: pause)
         }
     }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
