@@ -4,10 +4,14 @@ import Synchronization
 
 /// A ceiling on the CPU the process uses, in cores' worth (1.5: on average at most one and a
 /// half cores' CPU time a wall-clock second), that a ``PassScheduler`` keeps its passes under:
-/// a pass waits until the process is back within the budget. What counts is the whole
-/// process's CPU time, as `top` shows it — the frame path, encoders and every pass — but only
-/// passes wait: they are the part that can. A credit of one second's budget lets a burst
-/// through (the first frame's sweep of tiles) before passes are spread out.
+/// a tracker starts no pass while the process is over the budget, and starts one on the first
+/// frame after it is back within it, so the pass looks at a frame of that moment, not at one
+/// kept while waiting. What counts is the whole process's CPU time, as `top` shows it — the
+/// frame path, encoders and every pass — but only passes are held back: they are the part that
+/// can be. A credit of one second's budget lets a burst through (the first frame's sweep of
+/// tiles) before passes are spread out; a debt is at most one second's budget too, so a burst
+/// of other work (a start-up, a file read as fast as it decodes) is forgotten within a second
+/// or two of ending.
 ///
 /// When the rest of the process alone uses more than the budget, passes would never run: a
 /// pass then goes after ``longestWait`` anyway, so faces are found late rather than never.
@@ -20,7 +24,8 @@ package final class CPUBudget: Sendable {
     private struct State {
         var last: ContinuousClock.Instant
         var lastCPU: Duration
-        /// CPU seconds the process may still use before a pass waits (at most one second's budget).
+        /// CPU seconds the process may still use before passes are held back; below zero, a debt
+        /// (either way at most one second's budget).
         var credit: Double
     }
     private let state: Mutex<State>
@@ -44,32 +49,17 @@ package final class CPUBudget: Sendable {
         return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
     }
 
-    private static func sleep(seconds: Double) {
-        guard seconds > 0 else { return }
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(seconds.truncatingRemainder(dividingBy: 1) * 1e9))
-        var left = timespec()
-        while nanosleep(&request, &left) == -1 && errno == EINTR { request = left }
-    }
-
-    /// Blocks until the process is within the budget (or ``longestWait`` has passed); returns how
-    /// long it waited.
-    package func waitForCredit() -> Duration {
-        let start = clock.now
-        while true {
-            let debt = state.withLock { s -> Double in
-                let now = clock.now
-                let cpu = cpuTime()
-                s.credit = min(cores, s.credit + cores * (now - s.last).seconds - (cpu - s.lastCPU).seconds)
-                s.last = now
-                s.lastCPU = cpu
-                return -s.credit
-            }
-            let waited = clock.now - start
-            if debt <= 0 || waited >= longestWait { return waited }
-            // Until the debt is paid at the budget's rate, re-checked at least every 100 ms (the
-            // frame path goes on spending meanwhile).
-            let pause = min(debt / cores, 0.1, (longestWait - waited).seconds)
-            Self.sleep(seconds: pause)
+    /// Whether the process is within the budget now: its CPU time since the last look, against
+    /// the budget's rate over the wall time since, has not used up the credit.
+    package func isWithin() -> Bool {
+        state.withLock { s in
+            let now = clock.now
+            let cpu = cpuTime()
+            let earned = cores * (now - s.last).seconds - (cpu - s.lastCPU).seconds
+            s.credit = min(cores, max(-cores, s.credit + earned))
+            s.last = now
+            s.lastCPU = cpu
+            return s.credit >= 0
         }
     }
 }

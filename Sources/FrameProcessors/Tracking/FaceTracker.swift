@@ -165,12 +165,21 @@ public final class FaceTracker: Sendable {
                 s.remember(gray)
                 if let result = worker.takeResult() {
                     s.merge(result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
-                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame, budgetWait: result.budgetWait)
+                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
                 }
                 if let failure = worker.takeFailure() { throw failure }
+                let now = ContinuousClock.now
+                let wanted = s.passWantedSince ?? now
                 if worker.isBusy {
                     s.statistics.framesWithoutPass &+= 1
+                } else if !worker.scheduler.admits(waitingSince: wanted, now: now) {
+                    // Over the CPU budget: no pass, and none on a frame kept for later — the
+                    // pass starts on the frame of the moment it may.
+                    s.passWantedSince = wanted
+                    s.statistics.framesWithoutPass &+= 1
                 } else {
+                    s.passWantedSince = nil
+                    s.statistics.recordBudgetWait(now - wanted)
                     let region = s.nextRegion()
                     s.lastPass = s.frame
                     s.beginPass()
@@ -358,6 +367,8 @@ struct TrackerState: ~Copyable {
     /// The tiles for the current frame size (nil: not yet planned, or tiles off), the passes
     /// scheduled since (background), the next tile, and the frame of the last tile pass (inline).
     var plan: TilePlan? = nil
+    /// Background schedule with a CPU budget: since when a pass has been held back (nil: none is).
+    var passWantedSince: ContinuousClock.Instant? = nil
     var turns = 0
     var nextTile = 0
     var lastTilePass = 0
@@ -508,8 +519,6 @@ struct PassResult {
     var region: Rect?
     var pass: DetectionPass
     var latency: Duration
-    /// How long the pass waited for the scheduler's CPU budget before it started.
-    var budgetWait: Duration
 }
 
 /// Runs one pass at a time on its own queue and keeps the latest result.
@@ -522,7 +531,7 @@ final class PassWorker: Sendable {
     }
     private let detector: any FaceDetecting
     private let floor: Double
-    private let scheduler: PassScheduler // maybe shared with other trackers' workers
+    let scheduler: PassScheduler // maybe shared with other trackers' workers
     private let state = Mutex(State())
     private let passes = DispatchGroup()
 
@@ -551,7 +560,7 @@ final class PassWorker: Sendable {
         }
         passes.enter()
         Self.inFlight.enter()
-        scheduler.run { [self] budgetWait in
+        scheduler.run { [self] in
             defer {
                 passes.leave()
                 Self.inFlight.leave()
@@ -566,7 +575,7 @@ final class PassWorker: Sendable {
                 guard s.generation == generation else { return }
                 switch outcome {
                 case .success(let pass):
-                    s.result = PassResult(frame: frame, region: region, pass: pass, latency: latency, budgetWait: budgetWait)
+                    s.result = PassResult(frame: frame, region: region, pass: pass, latency: latency)
                 case .failure(let error): s.failure = error
                 }
             }

@@ -7,9 +7,10 @@ import Dispatch
 /// fighting for the same cores (each pass slower, every camera's faces later, the frame path
 /// starved). A tracker made without one has its own (one lane).
 ///
-/// With a CPU budget, a pass also waits until the process is within it (`CPUBudget`): the
-/// passes come less often on a machine shared with other work, and each pass's wait is in its
-/// tracker's ``PassStatistics/budgetWaitSeconds``.
+/// With a CPU budget, a tracker also starts no pass while the process is over it (`CPUBudget`):
+/// the passes come less often on a machine shared with other work, each on the frame of the
+/// moment it may start, and the time held back is in the tracker's
+/// ``PassStatistics/budgetWaitSeconds``.
 ///
 /// ```swift
 /// let scheduler = PassScheduler(lanes: 2)
@@ -41,13 +42,19 @@ public final class PassScheduler: Sendable {
         free = DispatchSemaphore(value: self.lanes)
     }
 
-    /// Runs `pass` when a lane is free (FIFO) and the process is within the budget, telling it
-    /// how long it waited for the budget.
-    package func run(_ pass: @escaping @Sendable (_ budgetWait: Duration) -> Void) {
-        queue.async { [free, budget] in
+    /// Whether a pass a tracker has wanted since `since` may start at `now`: the process is
+    /// within the budget, or the pass has waited the budget's longest wait (always, without one).
+    package func admits(waitingSince since: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Bool {
+        guard let budget else { return true }
+        return now - since >= budget.longestWait || budget.isWithin()
+    }
+
+    /// Runs `pass` when a lane is free (FIFO).
+    package func run(_ pass: @escaping @Sendable () -> Void) {
+        queue.async { [free] in
             free.wait()
             defer { free.signal() }
-            pass(budget?.waitForCredit() ?? .zero)
+            pass()
         }
     }
 }

@@ -4,14 +4,15 @@
 public struct PassStatistics: Sendable, Equatable {
     /// Passes finished and joined with the tracks.
     public var passes = 0
-    /// Frames that came while a pass was under way, so no pass started on them (background
-    /// schedule: passes run back to back, each on the newest frame).
+    /// Frames that came while a pass was under way or held back by the CPU budget, so no pass
+    /// started on them (background schedule: passes run back to back, each on the newest frame).
     public var framesWithoutPass = 0
     /// The most recent pass latencies (seconds) and result ages (frames), oldest first: a window
     /// of the last ``window`` passes, so the figures follow the machine's current load.
     public private(set) var recentLatencies: [Double] = []
     public private(set) var recentAges: [Int] = []
-    /// Seconds passes spent waiting for their scheduler's CPU budget (``PassScheduler``), in all.
+    /// Seconds passes were held back by their scheduler's CPU budget (``PassScheduler``) before
+    /// they started, in all.
     public private(set) var budgetWaitSeconds = 0.0
     /// The longest pass and the oldest result of the whole run.
     public private(set) var maxLatency = 0.0
@@ -27,10 +28,11 @@ public struct PassStatistics: Sendable, Equatable {
     /// faces were first reported on (0 on the inline schedule).
     public func age(quantile q: Double) -> Double { Self.quantile(recentAges.map(Double.init), q) }
 
-    mutating func recordPass(latency: Duration, age: Int, budgetWait: Duration = .zero) {
+    mutating func recordBudgetWait(_ wait: Duration) { budgetWaitSeconds += wait.seconds }
+
+    mutating func recordPass(latency: Duration, age: Int) {
         let seconds = latency.seconds
         passes &+= 1
-        budgetWaitSeconds += budgetWait.seconds
         if recentLatencies.count == Self.window { recentLatencies.removeFirst() }
         if recentAges.count == Self.window { recentAges.removeFirst() }
         recentLatencies.append(seconds)
