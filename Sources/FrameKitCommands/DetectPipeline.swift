@@ -33,7 +33,7 @@ struct DetectorSettings {
     static let cpuBudget = Option.number(
         "cpu-budget", "CORES", 0...1024,
         help:
-            "tracking, paced sources (cameras, --realtime, streams): the most CPU the process may use, in cores' worth on average; detector passes wait to stay under it, so new faces are found later (default: the machine's cores less half a core; 0: no limit). docs/processors.md"
+            "tracking, paced sources (cameras, --realtime, streams): the most CPU the process may use, in cores' worth on average; detector passes are held back to stay under it, so new faces are found later (default: the machine's cores less half a core; 0: no limit). docs/processors.md"
     )
     static let tiles = Option.choice(
         "tiles", ["on", "off"],
