@@ -250,17 +250,19 @@ do {
             }
         }
         print(
-            "\n" + pad("realtime", 14) + pad("size", 11) + pad("busy", 6) + pad("results/s", 11) + pad("delivered", 11) + pad("late", 6)
+            "\n" + pad("realtime", 31) + pad("size", 11) + pad("busy", 6) + pad("results/s", 11) + pad("delivered", 11) + pad("late", 6)
                 + pad("pass p50", 10) + pad("age max", 9) + pad("proc p99", 10) + pad("lat p99", 9) + pad("recall", 8) + "precision")
         for r in realtime {
             print(
-                pad(r.kind, 14) + pad(r.size, 11) + pad("\(r.busy_loops ?? 0)", 6) + pad(f(r.results_fps, 1), 11)
+                pad(r.kind + ((r.sources ?? 1) > 1 ? " (1 of \(r.sources ?? 1))" : ""), 31) + pad(r.size, 11)
+                    + pad("\(r.busy_loops ?? 0)", 6) + pad(f(r.results_fps, 1), 11)
                     + pad("\(r.frames_delivered)/\(r.frames_captured)", 11) + pad("\(r.frame_was_late)", 6)
                     + pad(f(r.pass_p50_ms ?? 0, 0), 10) + pad("\(r.result_age_max_frames ?? 0)", 9)
                     + pad(f(r.processing_p99_ms, 1), 10) + pad(f(r.latency_p99_ms, 1), 9)
                     + pad(f(r.recall), 8) + f(r.precision))
         }
         if let command = realtime.first?.command { print("(command: \(command))") }
+        if let command = realtime.first(where: { ($0.sources ?? 1) > 1 })?.command { print("(command: \(command))") }
     }
 
     if suites.contains("tune") {

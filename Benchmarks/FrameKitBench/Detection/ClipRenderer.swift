@@ -207,13 +207,17 @@ enum ClipRenderer {
         let ry = fh * 1.05
         let fw0 = frame.width
         let fh0 = frame.height
+        // The rows and columns of the sprite inside the frame: none when it is wholly outside
+        // (a face that has left the frame), so no range is ever made upside down.
+        let rows = max(0, -oy)..<max(max(0, -oy), min(sh, fh0 - oy))
+        let columns = max(0, -ox)..<max(max(0, -ox), min(sw, fw0 - ox))
         sprite.withUnsafeBytes(ofPlane: 0) { s, sp in
             frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-                for y in max(0, -oy)..<min(sh, fh0 - oy) {
+                for y in rows {
                     let sr = s.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * sp.bytesPerRow
                     let dr = d.baseAddress!.assumingMemoryBound(to: UInt8.self) + (y + oy) * dp.bytesPerRow
                     let vy = (Double(y) - ey) / ry
-                    for x in max(0, -ox)..<min(sw, fw0 - ox) {
+                    for x in columns {
                         let vx = (Double(x) - ex) / rx
                         let r = (vx * vx + vy * vy).squareRoot()
                         let a = max(0, min(1, (1 - r) / 0.2))

@@ -40,6 +40,8 @@ struct RealTimeResult: Codable {
     var recall: Double
     var precision: Double
     var command: String
+    /// Sources in the process (4: one of a fleet run together, each its own row); absent: 1.
+    var sources: Int? = nil
 }
 
 /// Matches found faces to the truth (IoU ≥ 0.4, each truth face once). Faces found on an
@@ -210,26 +212,52 @@ enum DetectionSuite {
                     let (run, summary, command) = try runCLI(
                         framekit, file: file, truth: clip.truth, realtime: true, extra: settings.detectArguments)
                     load.stop()
-                    let drops = summary["drops"] as? [String: Int] ?? [:]
-                    let latency = summary["latency_ms"] as? [String: Double] ?? [:]
-                    let processing = summary["processing_ms"] as? [String: Double] ?? [:]
-                    let passes = summary["detection_passes"] as? [String: Any] ?? [:]
-                    realtime.append(
-                        RealTimeResult(
-                            kind: kind.rawValue, size: "\(clip.width)x\(clip.height)", busy_loops: busyLoops,
-                            pass_p50_ms: (passes["latency_ms"] as? [String: Double])?["p50"] ?? 0,
-                            result_age_max_frames: (passes["result_age_frames"] as? [String: Any])?["max"] as? Int ?? 0,
-                            results_fps: summary["fps"] as? Double ?? 0,
-                            frames_captured: summary["frames_captured"] as? Int ?? 0,
-                            frames_delivered: summary["frames_delivered"] as? Int ?? 0,
-                            frame_was_late: drops["frame_was_late"] ?? 0,
-                            processing_p99_ms: processing["p99"] ?? 0, latency_p99_ms: latency["p99"] ?? 0,
-                            recall: run.accuracy.recall, precision: run.accuracy.precision, command: command))
+                    realtime.append(realTimeRow(kind: kind, clip: clip, busyLoops: busyLoops, run: run, summary: summary, command: command))
                 }
                 try? FileManager.default.removeItem(at: file)
             }
+            // A fleet: four paced 720p report clips of four kinds in one process (several
+            // --input, as network cameras are run), each scored on its own. Ten seconds, not
+            // three: four sources' start-up (each one's first sweep of tiles, turn by turn on
+            // the shared lanes) takes seconds, and cameras run for hours after it.
+            let kinds: [ClipKind] = [.moving, .crowd, .crowdPan, .enterLeave]
+            let clips = try kinds.map {
+                try ClipRenderer.render(kind: $0, seed: seed, frames: max(300, settings.frames), corpus: corpus, split: .report)
+            }
+            let files = clips.map { settings.work.appendingPathComponent("fleet-\($0.name).mjpeg") }
+            for (clip, file) in zip(clips, files) { try clip.mjpeg.write(to: file) }
+            for busyLoops in [0, 2] {
+                let load = try BusyLoops(count: busyLoops)
+                let (runs, command) = try runFleet(framekit, files: files, truths: clips.map(\.truth), extra: settings.detectArguments)
+                load.stop()
+                for ((clip, kind), (run, summary)) in zip(zip(clips, kinds), runs) {
+                    realtime.append(
+                        realTimeRow(kind: kind, clip: clip, busyLoops: busyLoops, run: run, summary: summary, command: command, sources: 4))
+                }
+            }
+            for file in files { try? FileManager.default.removeItem(at: file) }
         }
         return (results, realtime)
+    }
+
+    /// A paced run's row from its accuracy and its summary line.
+    static func realTimeRow(
+        kind: ClipKind, clip: Clip, busyLoops: Int, run: Run, summary: [String: Any], command: String, sources: Int? = nil
+    ) -> RealTimeResult {
+        let drops = summary["drops"] as? [String: Int] ?? [:]
+        let latency = summary["latency_ms"] as? [String: Double] ?? [:]
+        let processing = summary["processing_ms"] as? [String: Double] ?? [:]
+        let passes = summary["detection_passes"] as? [String: Any] ?? [:]
+        return RealTimeResult(
+            kind: kind.rawValue, size: "\(clip.width)x\(clip.height)", busy_loops: busyLoops,
+            pass_p50_ms: (passes["latency_ms"] as? [String: Double])?["p50"] ?? 0,
+            result_age_max_frames: (passes["result_age_frames"] as? [String: Any])?["max"] as? Int ?? 0,
+            results_fps: summary["fps"] as? Double ?? 0,
+            frames_captured: summary["frames_captured"] as? Int ?? 0,
+            frames_delivered: summary["frames_delivered"] as? Int ?? 0,
+            frame_was_late: drops["frame_was_late"] ?? 0,
+            processing_p99_ms: processing["p99"] ?? 0, latency_p99_ms: latency["p99"] ?? 0,
+            recall: run.accuracy.recall, precision: run.accuracy.precision, command: command, sources: sources)
     }
 
     /// The detectors run in this process, each fresh for every clip (a tracker follows one video).
@@ -281,6 +309,40 @@ enum DetectionSuite {
         run.resultsPerSecond = summary["fps"] as? Double
         if let p = summary["processing_ms"] as? [String: Double] { run.times = [(p["p50"] ?? 0) / 1000] }
         return (run, summary, "framekit " + arguments.map { $0 == file.path ? file.lastPathComponent : $0 }.joined(separator: " "))
+    }
+
+    /// `framekit detect --input A --input B … --realtime` in one process: each file's run and
+    /// summary (lines are told apart by their `source`, the file's path), and the command.
+    static func runFleet(_ framekit: URL, files: [URL], truths: [[[TruthFace]]], extra: [String]) throws
+        -> (runs: [(run: Run, summary: [String: Any])], command: String)
+    {
+        let arguments = ["detect"] + files.flatMap { ["--input", $0.path] } + ["--realtime"] + extra
+        let output = try runProcess(framekit, arguments)
+        var runs = files.map { _ in (run: Run(), summary: [String: Any]()) }
+        var seen = files.map { _ in Set<Int>() }
+        func index(_ source: Any?) -> Int? {
+            guard let source = source as? String else { return nil }
+            return files.firstIndex { source.hasSuffix($0.lastPathComponent) }
+        }
+        for line in output.split(separator: UInt8(ascii: "\n")) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }
+            if let s = object["summary"] as? [String: Any] {
+                if let i = index(s["source"]) { runs[i].summary = s }
+                continue
+            }
+            guard let i = index(object["source"]), let frame = object["frame"] as? Int, frame < truths[i].count,
+                let faces = object["faces"] as? [[String: Any]]
+            else { continue }
+            seen[i].insert(frame)
+            runs[i].run.accuracy.add(found: faces.map { rect($0) }, truth: truths[i][frame])
+        }
+        for i in files.indices {
+            for (frame, truth) in truths[i].enumerated() where !seen[i].contains(frame) {
+                runs[i].run.accuracy.add(found: [], truth: truth)
+            }
+        }
+        let names = Dictionary(uniqueKeysWithValues: files.map { ($0.path, $0.lastPathComponent) })
+        return (runs, "framekit " + arguments.map { names[$0] ?? $0 }.joined(separator: " "))
     }
 
     static func runPeer(_ python: URL, script: URL, file: URL, truth: [[TruthFace]]) throws -> Run {
