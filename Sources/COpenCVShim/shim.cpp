@@ -166,6 +166,14 @@ extern "C" int32_t fkcv_set_threads(int32_t threads) {
     }
 }
 
+extern "C" int32_t fkcv_get_threads(void) {
+    try {
+        return cv::getNumThreads();
+    } catch (...) {
+        return -1;
+    }
+}
+
 extern "C" fkcv_status fkcv_match_template(const uint8_t *image, int32_t width, int32_t height, size_t bytes_per_row,
                                            const uint8_t *templ, int32_t template_width, int32_t template_height,
                                            size_t template_bytes_per_row, fkcv_match *result, char *message,

@@ -40,10 +40,14 @@ enum DetectCommand: Command {
             throw UsageError("--\(spec.name) applies to a batch (--inputs)")
         }
         let devices = try DeviceChoice.resolveAll(options)
-        // Several sources: their passes take turns, two at once (one lane ran fewer passes a
-        // second in all, as one OpenCV pass does not fill two cores; four ran no more than
-        // two): eight cameras do not run eight networks (docs/performance.md).
-        if devices.count > 1 { settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.passScheduler.cpuBudget) }
+        // Several sources: their passes take turns, two at once, each on one thread (two
+        // passes of a thread per core each outnumbered the cores and made frames late; four
+        // lanes ran no more passes than two): eight cameras do not run eight networks
+        // (docs/performance.md).
+        if devices.count > 1 {
+            settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.passScheduler.cpuBudget)
+            InferenceThreads.set(1)
+        }
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
         if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one source; give one --device or --input") }
         // Every output path is checked before capture starts, not found unwritable at the end.

@@ -73,6 +73,9 @@ fkcv_status fkcv_net_forward(fkcv_net *net, const float *input, int32_t channels
 /// previous value.
 int32_t fkcv_set_threads(int32_t threads);
 
+/// Threads OpenCV's parallel loops use now (-1 if OpenCV could not say).
+int32_t fkcv_get_threads(void);
+
 /// Normalised cross-correlation (cv::matchTemplate, TM_CCOEFF_NORMED) of an 8-bit gray
 /// template over an 8-bit gray search image at least as large: writes the best score (-1…1)
 /// and the top-left corner where it is, plus the scores just left/right and above/below it

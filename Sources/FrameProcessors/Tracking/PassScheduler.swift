@@ -25,9 +25,10 @@ public final class PassScheduler: Sendable {
     private let budget: CPUBudget?
 
     /// - Parameters:
-    ///   - lanes: passes run at once (at least 1). One network already uses two threads
-    ///     (OpenCV's), but not two whole cores: on a 2-core machine two lanes ran more passes a
-    ///     second than one (docs/performance.md).
+    ///   - lanes: passes run at once (at least 1). One network already uses a thread per core
+    ///     (OpenCV's), but not every core all the time: on a 2-core machine two lanes ran more
+    ///     passes a second than one, more again with one thread a pass (``InferenceThreads``;
+    ///     docs/performance.md).
     ///   - cpuBudget: at most this many cores' worth of CPU for the whole process, on average;
     ///     passes wait for it (nil: passes run as soon as a lane is free).
     public convenience init(lanes: Int = 1, cpuBudget: Double? = nil) {
