@@ -108,7 +108,10 @@ struct DetectorSettings {
     /// What the summary says about the detector: its kind, model file and mode.
     var summaryFields: [(String, JSON)] {
         let model = kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel
-        return [("detector", .string(kind.rawValue)), ("model", .string(model)), ("mode", .string(tracking ? "tracking" : "full"))]
+        return [
+            ("detector", .string(kind.rawValue)), ("model", .string(model)), ("mode", .string(tracking ? "tracking" : "full")),
+            ("opencv_threads", .number(Double(InferenceThreads.current), decimals: 0))
+        ]
     }
 
     /// The chain stage that finds faces, for frames `frameHeight` pixels high. `live`: frames

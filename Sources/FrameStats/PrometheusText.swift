@@ -70,7 +70,9 @@ package enum PrometheusText {
         if !passing.isEmpty {
             family("framekit_detection_passes_total", "counter", "Face detector passes finished and joined with the tracks.")
             for (s, p) in passing { out.append("framekit_detection_passes_total{source=\"\(label(s.name))\"} \(p.passes)") }
-            family("framekit_detection_frames_without_pass_total", "counter", "Frames that came while a pass was under way.")
+            family(
+                "framekit_detection_frames_without_pass_total", "counter",
+                "Frames that came while a pass was under way or held back by the CPU budget.")
             for (s, p) in passing {
                 out.append("framekit_detection_frames_without_pass_total{source=\"\(label(s.name))\"} \(p.framesWithoutPass)")
             }

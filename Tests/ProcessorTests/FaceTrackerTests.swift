@@ -549,11 +549,11 @@ struct FaceTrackerTests {
         // comes every 0.2 s. Spent: at most the credit, the budget's rate (over the run and the
         // tracker's making) and one pass over.
         #expect(spent <= 0.5 + 0.5 * (wall + 0.1) + 0.1 && spent >= 0.5 + 0.25 * wall, "\(spent) s in \(wall) s")
-        #expect(stats.budgetWaitSeconds >= 0.5 * (wall - 0.5), "\(stats.budgetWaitSeconds)")
+        #expect(stats.budgetWaitSeconds >= 0.25 * wall, "\(stats.budgetWaitSeconds)")
         // Held back before the frame is taken, never after: a pass's frame is the newest one
-        // (a frame or two behind at most when the pass thread is slow to wake on a busy machine;
+        // (a few frames behind at most when the pass thread is slow to wake on a busy machine;
         // a pass that waited with its frame would be about 20 frames behind).
-        #expect(!ages.isEmpty && ages.allSatisfy { $0 <= 5 }, "\(ages)")
+        #expect(!ages.isEmpty && ages.allSatisfy { $0 <= 10 }, "\(ages)")
         let free = FakeCPU()
         let (freeStats, _, _) = try runTracker(on: PassScheduler(lanes: 1), cpu: free, cost: .milliseconds(100), seconds: 0.5)
         #expect(freeStats.budgetWaitSeconds == 0 && freeStats.passes >= 10, "\(freeStats)")
@@ -572,6 +572,27 @@ struct FaceTrackerTests {
         let waitsEnded = starvedStats.passes
         #expect(waitsEnded >= 2 && Double(waitsEnded) <= starvedWall / 0.2 + 1, "\(starvedStats.passes) in \(starvedWall) s")
         #expect(starvedStats.budgetWaitSeconds >= 0.2 * Double(waitsEnded - 1), "\(starvedStats.budgetWaitSeconds)")
+    }
+
+    @Test(
+        "the budget's credit: passes admitted and not finished count at their estimate, so trackers sharing it are not all let through on one credit; a debt is at most the longest wait's budget"
+    )
+    func budgetCredit() throws {
+        let cpu = FakeCPU()
+        let budget = CPUBudget(cores: 1, longestWait: .milliseconds(200), cpuTime: { cpu.spent.withLock { $0 } })
+        // A credit of one second's budget (1 s; never more, however long the test is held up):
+        // two passes expected to take 0.6 s each get through on it, a third not until one ends.
+        #expect(budget.admit(estimate: 0.6) && budget.admit(estimate: 0.6))
+        #expect(!budget.admit(estimate: 0.6))
+        budget.release(0.6)
+        #expect(budget.admit(estimate: 0.6))
+        budget.release(0.6)
+        budget.release(0.6)
+        // 100 s of other work: a debt of at most 0.2 s (the longest wait's budget), paid in 0.2 s.
+        cpu.spend(.seconds(100))
+        #expect(!budget.admit(estimate: 0))
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(budget.admit(estimate: 0), "a burst of other work is forgotten once the longest wait has passed")
     }
 
     @Test("invalid options are thrown errors")

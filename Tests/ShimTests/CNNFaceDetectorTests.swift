@@ -24,21 +24,6 @@ struct CNNFaceDetectorTests {
         #expect(l[0].x < l[1].x && max(l[0].y, l[1].y) < l[2].y && l[2].y < min(l[3].y, l[4].y))
     }
 
-    @Test("one thread a pass (InferenceThreads, as framekit detect sets for several sources): the same face, and the setting given back")
-    func oneThreadAPass() throws {
-        let before = InferenceThreads.current
-        let detector = try FaceDetector()
-        let image = try PixelBuffer(contentsOf: Fixtures.astronaut)
-        let expected = try detector.detect(in: image)
-        let previous = InferenceThreads.set(1)
-        defer { InferenceThreads.set(0) }
-        #expect(previous == before && InferenceThreads.current == 1)
-        let single = try detector.detect(in: image)
-        #expect(single.count == expected.count && zip(single, expected).allSatisfy { $0.bounds.iou($1.bounds) > 0.99 }, "\(single)")
-        InferenceThreads.set(0)
-        #expect(InferenceThreads.current == ProcessInfo.processInfo.activeProcessorCount, "OpenCV's default: a thread per core")
-    }
-
     @Test("no face in a photo without one")
     func coffee() throws {
         #expect(try FaceDetector().detect(in: PixelBuffer(contentsOf: Fixtures.coffee)).isEmpty)

@@ -322,7 +322,7 @@ enum DetectionSuite {
         var seen = files.map { _ in Set<Int>() }
         func index(_ source: Any?) -> Int? {
             guard let source = source as? String else { return nil }
-            return files.firstIndex { source.hasSuffix($0.lastPathComponent) }
+            return files.firstIndex { source == $0.path } ?? files.firstIndex { source.hasSuffix("/" + $0.lastPathComponent) }
         }
         for line in output.split(separator: UInt8(ascii: "\n")) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }

@@ -10,14 +10,18 @@ import COpenCVShim
 /// all and left the frame path more of its CPU: four paced 720p sources on two cores, idle,
 /// went from 3–12 late frames a run to 1–5, processing p99 28–71 ms to 9–45, and recall up on
 /// every kind of clip (docs/performance.md).
-/// `framekit detect` with several sources sets one thread a pass.
+/// `framekit detect` with several sources sets one thread a pass (its summary's
+/// `opencv_threads` says what a run used).
+///
+/// Set it before any OpenCV work starts (before the trackers' first passes): OpenCV does not
+/// guard the change against parallel loops running on other threads at that moment.
 ///
 /// ```swift
 /// InferenceThreads.set(1) // before the trackers' first passes
 /// ```
 public enum InferenceThreads {
-    /// Sets the threads a pass may use (1 or more; 0: OpenCV's default, one per core) and
-    /// returns the number in use before.
+    /// Sets the threads a pass may use (1 or more; 0: OpenCV's default, which it works out from
+    /// the cores this process may use) and returns the number in use before.
     @discardableResult
     public static func set(_ count: Int) -> Int {
         Int(fkcv_set_threads(Int32(clamping: max(0, count))))

@@ -172,18 +172,18 @@ public final class FaceTracker: Sendable {
                 let wanted = s.passWantedSince ?? now
                 if worker.isBusy {
                     s.statistics.framesWithoutPass &+= 1
-                } else if !worker.scheduler.admits(waitingSince: wanted, now: now) {
-                    // Over the CPU budget: no pass, and none on a frame kept for later — the
-                    // pass starts on the frame of the moment it may.
-                    s.passWantedSince = wanted
-                    s.statistics.framesWithoutPass &+= 1
-                } else {
+                } else if let admission = worker.scheduler.admit(waitingSince: wanted, now: now) {
                     s.passWantedSince = nil
                     s.statistics.recordBudgetWait(now - wanted)
                     let region = s.nextRegion()
                     s.lastPass = s.frame
                     s.beginPass()
-                    worker.submit(s.passCopy(of: image), frame: s.frame, region: region)
+                    worker.submit(s.passCopy(of: image), frame: s.frame, region: region, admission: admission)
+                } else {
+                    // Over the CPU budget: no pass, and none on a frame kept for later — the
+                    // pass is made from the frame of the moment it may start.
+                    s.passWantedSince = wanted
+                    s.statistics.framesWithoutPass &+= 1
                 }
             }
 
@@ -553,14 +553,14 @@ final class PassWorker: Sendable {
 
     var isBusy: Bool { state.withLock { $0.busy } }
 
-    func submit(_ image: PixelBuffer, frame: Int, region: Rect?) {
+    func submit(_ image: PixelBuffer, frame: Int, region: Rect?, admission: PassScheduler.Admission) {
         let generation = state.withLock { s -> Int in
             s.busy = true
             return s.generation
         }
         passes.enter()
         Self.inFlight.enter()
-        scheduler.run { [self] in
+        scheduler.run(admission) { [self] in
             defer {
                 passes.leave()
                 Self.inFlight.leave()

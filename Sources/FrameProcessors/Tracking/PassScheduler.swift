@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Where a ``FaceTracker``'s background passes run, shared by every tracker given the same
 /// scheduler: at most `lanes` passes at once, in the order they were asked for. Each tracker has
@@ -23,6 +24,15 @@ public final class PassScheduler: Sendable {
     private let queue: DispatchQueue
     private let free: DispatchSemaphore
     private let budget: CPUBudget?
+    /// The lane thread's CPU seconds in the last pass: what an admitted pass is expected to
+    /// cost (all of it with one thread a pass, ``InferenceThreads``; the lane's share with more).
+    private let lastPassCPU = Mutex(0.0)
+    private let passCPU: @Sendable () -> Duration
+
+    /// A pass let through, with the CPU set aside for it.
+    package struct Admission: Sendable {
+        let reserved: Double
+    }
 
     /// - Parameters:
     ///   - lanes: passes run at once (at least 1). One network already uses a thread per core
@@ -30,32 +40,44 @@ public final class PassScheduler: Sendable {
     ///     passes a second than one, more again with one thread a pass (``InferenceThreads``;
     ///     docs/performance.md).
     ///   - cpuBudget: at most this many cores' worth of CPU for the whole process, on average;
-    ///     passes wait for it (nil: passes run as soon as a lane is free).
+    ///     passes are held back for it (nil: passes run as soon as a lane is free).
     public convenience init(lanes: Int = 1, cpuBudget: Double? = nil) {
         self.init(lanes: lanes, budget: cpuBudget.map { CPUBudget(cores: $0) })
     }
 
-    /// A scheduler keeping its passes under `budget` (a test's, with its own clock).
-    package init(lanes: Int, budget: CPUBudget?) {
+    /// A scheduler keeping its passes under `budget` (a test's, with its own clocks: `passCPU`
+    /// is a pass's lane thread's CPU time).
+    package init(lanes: Int, budget: CPUBudget?, passCPU: @escaping @Sendable () -> Duration = CPUBudget.threadCPUTime) {
         self.budget = budget
+        self.passCPU = passCPU
         self.lanes = max(1, lanes)
         queue = DispatchQueue(label: "framekit.face-tracker.passes", qos: .userInitiated, attributes: self.lanes > 1 ? .concurrent : [])
         free = DispatchSemaphore(value: self.lanes)
     }
 
-    /// Whether a pass a tracker has wanted since `since` may start at `now`: the process is
-    /// within the budget, or the pass has waited the budget's longest wait (always, without one).
-    package func admits(waitingSince since: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Bool {
-        guard let budget else { return true }
-        return now - since >= budget.longestWait || budget.isWithin()
+    /// Whether a pass a tracker has wanted since `since` may start at `now` (nil: not yet): the
+    /// process is within the budget, counting passes admitted and not finished at the last
+    /// pass's CPU, or the pass has waited the budget's longest wait (always, without one).
+    package func admit(waitingSince since: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Admission? {
+        guard let budget else { return Admission(reserved: 0) }
+        let estimate = lastPassCPU.withLock { $0 }
+        if budget.admit(estimate: estimate) { return Admission(reserved: estimate) }
+        guard now - since >= budget.longestWait else { return nil }
+        budget.force(estimate: estimate)
+        return Admission(reserved: estimate)
     }
 
-    /// Runs `pass` when a lane is free (FIFO).
-    package func run(_ pass: @escaping @Sendable () -> Void) {
-        queue.async { [free] in
+    /// Runs an admitted `pass` when a lane is free (FIFO), then gives back what its admission
+    /// set aside.
+    package func run(_ admission: Admission, _ pass: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
             free.wait()
             defer { free.signal() }
+            let start = passCPU()
             pass()
+            let spent = (passCPU() - start).seconds
+            lastPassCPU.withLock { $0 = spent }
+            budget?.release(admission.reserved)
         }
     }
 }
