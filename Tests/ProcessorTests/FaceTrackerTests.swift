@@ -516,6 +516,20 @@ struct FaceTrackerTests {
         }
     }
 
+    /// A scheduler at half a core whose process is always far over it (5 s of other work at
+    /// every look): passes go only after `longestWait`.
+    func overBudget(longestWait: Duration) -> PassScheduler {
+        let busy = FakeCPU()
+        return PassScheduler(
+            lanes: 1,
+            budget: CPUBudget(
+                cores: 0.5, longestWait: longestWait,
+                cpuTime: {
+                    busy.spend(.seconds(5))
+                    return busy.spent.withLock { $0 }
+                }))
+    }
+
     /// Feeds a background tracker on `scheduler` a frame every 10 ms for `seconds`, each pass
     /// spending `cost` of `cpu`: its statistics, the wall time, and how many frames old each
     /// pass's frame was when the pass began.
@@ -559,15 +573,7 @@ struct FaceTrackerTests {
         #expect(freeStats.budgetWaitSeconds == 0 && freeStats.passes >= 10, "\(freeStats)")
         // When the rest of the process alone is over the budget, a pass still goes after the
         // longest wait: found late, never starved.
-        let busy = FakeCPU()
-        let starved = PassScheduler(
-            lanes: 1,
-            budget: CPUBudget(
-                cores: 0.5, longestWait: .milliseconds(200),
-                cpuTime: {
-                    busy.spend(.seconds(5))
-                    return busy.spent.withLock { $0 }
-                }))
+        let starved = overBudget(longestWait: .milliseconds(200))
         let (starvedStats, starvedWall, _) = try runTracker(on: starved, cpu: FakeCPU(), cost: .zero, seconds: 1)
         let waitsEnded = starvedStats.passes
         #expect(waitsEnded >= 2 && Double(waitsEnded) <= starvedWall / 0.2 + 1, "\(starvedStats.passes) in \(starvedWall) s")
@@ -593,6 +599,21 @@ struct FaceTrackerTests {
         #expect(!budget.admit(estimate: 0))
         Thread.sleep(forTimeInterval: 0.3)
         #expect(budget.admit(estimate: 0), "a burst of other work is forgotten once the longest wait has passed")
+    }
+
+    @Test("a pass the budget is holding back counts in budgetWaitSeconds while it is held, not only once it starts")
+    func openHoldCounted() throws {
+        let tracker = try FaceTracker(
+            detector: CPUCostDetector(cpu: FakeCPU(), cost: .zero), options: .init(schedule: .background),
+            scheduler: overBudget(longestWait: .seconds(60)))
+        let frame = try PixelBuffer(width: 64, height: 48, format: .gray8)
+        let start = ContinuousClock.now
+        while (ContinuousClock.now - start).seconds < 0.5 {
+            _ = try tracker.faces(in: frame)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let statistics = tracker.statistics
+        #expect(statistics.passes == 0 && statistics.budgetWaitSeconds >= 0.4, "\(statistics)")
     }
 
     @Test("invalid options are thrown errors")

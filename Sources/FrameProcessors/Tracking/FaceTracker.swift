@@ -206,8 +206,16 @@ public final class FaceTracker: Sendable {
     public func waitUntilIdle() { worker?.waitUntilIdle() }
 
     /// What the passes have cost so far and how late their faces arrived (background
-    /// schedule; the inline schedule counts its passes, which are never late).
-    public var statistics: PassStatistics { state.withLock { $0.statistics } }
+    /// schedule; the inline schedule counts its passes, which are never late). A pass the CPU
+    /// budget is holding back now counts in ``PassStatistics/budgetWaitSeconds`` up to now, so
+    /// the figure grows while the budget holds rather than in one step when it lets go.
+    public var statistics: PassStatistics {
+        state.withLock { s in
+            var statistics = s.statistics
+            if let wanted = s.passWantedSince { statistics.recordBudgetWait(ContinuousClock.now - wanted) }
+            return statistics
+        }
+    }
 
     /// Forgets every track (a new video, a camera switch).
     public func reset() {
