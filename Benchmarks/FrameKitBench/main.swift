@@ -271,13 +271,15 @@ do {
         let rows = try Tuning.run(corpus: corpus, frames: quick ? 30 : 60, seeds: quick ? 2 : 5)
         let kinds = ClipKind.allCases.map(\.rawValue)
         print(
-            "\n" + pad("thr", 5) + pad("int", 4) + pad("corr", 5) + pad("miss", 5) + pad("conf", 5) + pad("est", 4) + pad("passes/f", 9)
+            "\n" + pad("thr", 5) + pad("int", 4) + pad("quiet", 6) + pad("corr", 5) + pad("miss", 5) + pad("conf", 5) + pad("est", 4)
+                + pad("passes/f", 9)
                 + pad("worst F1", 9)
                 + kinds.map { pad(String($0.prefix(13)), 14) }.joined())
         func row(_ r: Tuning.Row) -> String {
             let o = r.settings
             let options =
-                pad(f(o.scoreThreshold, 1), 5) + pad("\(o.passInterval)", 4) + pad(f(o.minCorrelation, 1), 5)
+                pad(f(o.scoreThreshold, 1), 5) + pad("\(o.passInterval)", 4)
+                + pad(o.quietInterval > o.passInterval ? "\(o.quietInterval)" : "-", 6) + pad(f(o.minCorrelation, 1), 5)
                 + pad("\(o.maxMissedPasses)", 5) + pad(o.confirmationThreshold.map { f($0, 2) } ?? "-", 5)
                 + pad("\(o.establishedAfter)", 4)
             let figures = kinds.map { pad(f(r.recall[$0] ?? 0, 2) + "/" + f(r.precision[$0] ?? 0, 2), 14) }.joined()
@@ -291,6 +293,9 @@ do {
         for r in best.sorted(by: { group($0) < group($1) }) {
             print(row(r))
         }
+        print("(the best row of each quiet interval, '-': fixed:)")
+        let bestQuiet = Dictionary(grouping: rows) { $0.settings.quietInterval > $0.settings.passInterval ? $0.settings.quietInterval : 0 }
+        for (_, group) in bestQuiet.sorted(by: { $0.key < $1.key }) { if let r = group.first { print(row(r)) } }
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")
     }
 

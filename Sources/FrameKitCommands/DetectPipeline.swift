@@ -28,7 +28,12 @@ struct DetectorSettings {
     static let passInterval = Option.integer(
         "pass-interval", "N", 1...1000,
         help:
-            "tracking, frames processed as fast as read: a full pass every N frames and on any frame where a face was lost (default 4). Paced sources (cameras, --realtime) run passes on their own thread instead, back to back."
+            "tracking, frames processed as fast as read: a full pass every N frames and on any frame where a face was lost (default 4; stretched while passes change nothing: --quiet-interval). Paced sources (cameras, --realtime) run passes on their own thread instead, back to back while they change something."
+    )
+    static let quietInterval = Option.integer(
+        "quiet-interval", "N", 1...1000,
+        help:
+            "tracking: while passes change nothing (no new face, none missed or lost), the frames from one pass to the next double, up to N, and any change brings passes back to their pace (every --pass-interval frames, or back to back for paced sources); a face appearing meanwhile waits up to N frames (default 12; 1: never stretched)."
     )
     static let cpuBudget = Option.number(
         "cpu-budget", "CORES", 0...1024,
@@ -49,7 +54,8 @@ struct DetectorSettings {
     static let detectionScale = Option.number(
         "detection-scale", "S", 0.01...1, help: "haar: detect on the frame shrunk by S (default: 480 / height, at most 1).")
     static let specs = [
-        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, cpuBudget.spec, tiles.spec, minFace.spec,
+        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, quietInterval.spec, cpuBudget.spec, tiles.spec,
+        minFace.spec,
         maxFace.spec,
         scaleFactor.spec,
         minNeighbors.spec, detectionScale.spec
@@ -62,6 +68,7 @@ struct DetectorSettings {
     var scoreThreshold = FaceDetector.Options().scoreThreshold
     var inputSize = FaceDetector.Options().inputSize
     var passInterval = 4
+    var quietInterval = FaceTracker.Options().quietInterval
     var tiles = true
     var minFace: Int?
     var maxFace: Int?
@@ -86,7 +93,9 @@ struct DetectorSettings {
         for spec in [Self.scaleFactor.spec, Self.minNeighbors.spec, Self.detectionScale.spec] where kind != .haar && options.has(spec) {
             throw UsageError("--\(spec.name) applies to --detector haar")
         }
-        if !tracking && options.has(Self.passInterval.spec) { throw UsageError("--pass-interval applies to --mode tracking") }
+        for spec in [Self.passInterval.spec, Self.quietInterval.spec] where !tracking && options.has(spec) {
+            throw UsageError("--\(spec.name) applies to --mode tracking")
+        }
         if !tracking && options.has(Self.tiles.spec) { throw UsageError("--tiles applies to --mode tracking") }
         if !tracking && options.has(Self.cpuBudget.spec) { throw UsageError("--cpu-budget applies to --mode tracking") }
         let cores = options[Self.cpuBudget] ?? Self.defaultCPUBudget
@@ -95,6 +104,7 @@ struct DetectorSettings {
         scoreThreshold = options[Self.scoreThreshold] ?? scoreThreshold
         inputSize = options[Self.inputSize] ?? inputSize
         passInterval = options[Self.passInterval] ?? passInterval
+        quietInterval = options[Self.quietInterval] ?? quietInterval
         minFace = options[Self.minFace]
         maxFace = options[Self.maxFace]
         if let min = minFace, let max = maxFace, max > 0, max < min {
@@ -123,6 +133,7 @@ struct DetectorSettings {
         do {
             var options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
             options.tiles = tiles
+            options.quietInterval = quietInterval
             return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options, scheduler: passScheduler))
         } catch { throw RuntimeFailure(error) }
     }

@@ -74,11 +74,13 @@ final class ScriptedDetector: FaceDetecting {
     }
 }
 
-/// A detector that notes the region of every pass (nil: the whole frame), per frame asked.
+/// A detector that notes the region of every pass (nil: the whole frame), per frame asked;
+/// `scale`: the shrink it claims instead of its own (so that a tracker plans tiles).
 final class RegionRecorder: FaceDetecting {
     let inner: any FaceDetecting
+    let scale: Double?
     private let log = Mutex<[Rect?]>([])
-    init(_ inner: any FaceDetecting) { self.inner = inner }
+    init(_ inner: any FaceDetecting, scale: Double? = nil) { (self.inner, self.scale) = (inner, scale) }
     var regions: [Rect?] { log.withLock { $0 } }
     func clear() { log.withLock { $0 = [] } }
     var name: String { inner.name }
@@ -90,7 +92,7 @@ final class RegionRecorder: FaceDetecting {
         log.withLock { $0.append(region) }
         return try inner.pass(in: image, region: region, candidatesDownTo: floor)
     }
-    func passScale(width: Int, height: Int) -> Double { inner.passScale(width: width, height: height) }
+    func passScale(width: Int, height: Int) -> Double { scale ?? inner.passScale(width: width, height: height) }
 }
 
 /// A detector that shrinks frames by `scale` (so a tracker plans tiles) and whose passes follow
@@ -195,13 +197,25 @@ func smallFaceScene() throws -> (withFace: PixelBuffer, empty: PixelBuffer, trut
     )
 }
 
+extension FaceTracker.Options {
+    /// The background schedule with passes back to back whatever the scene (tests of the
+    /// scheduler and the budget: their detectors find nothing, a quiet scene).
+    static var backToBack: Self {
+        var options = Self(schedule: .background)
+        options.quietInterval = 1
+        return options
+    }
+}
+
 @Suite("FaceTracker: passes and correlation tracking on video")
 struct FaceTrackerTests {
     @Test("a moving face is reported in every frame, where it is, with passes only every third frame")
     func followsAMovingFace() throws {
         let video = try astronautVideo((0..<24).map { (60 + $0 * 12, 80 + $0 * 3) })
         let detector = CountingDetector(try FaceDetector())
-        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 3)))
+        var options = FaceTracker.Options(schedule: .inline(interval: 3))
+        options.quietInterval = 3 // fixed (QuietIntervalTests has the stretched interval)
+        let tracker = try FaceTracker(detector: detector, options: options)
         for (frame, truth) in zip(video.frames, video.faces) {
             let faces = try tracker.faces(in: frame)
             #expect(faces.count == 1)
@@ -319,7 +333,9 @@ struct FaceTrackerTests {
         // then, on frame 8, a cut to the photo alone.
         let (withFace, cut, face) = try smallFaceScene()
         let detector = RegionRecorder(try FaceDetector())
-        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 4)))
+        var options = FaceTracker.Options(schedule: .inline(interval: 4))
+        options.quietInterval = 4 // fixed: the passes counted below are the lost face's
+        let tracker = try FaceTracker(detector: detector, options: options)
         for _ in 0..<7 { #expect(try tracker.faces(in: withFace).count == 1) }
         detector.clear()
         #expect(try tracker.faces(in: cut).isEmpty)
@@ -377,6 +393,7 @@ struct FaceTrackerTests {
         let weak = DetectionPass(faces: [], candidates: [Face(bounds: face, confidence: 0.15), stray])
         func reported(confirmation: Double?, establishedAfter: Int = 3) throws -> [[Face]] {
             var options = FaceTracker.Options(schedule: .inline(interval: 4))
+            options.quietInterval = 4 // fixed: the script is per pass
             options.confirmationThreshold = confirmation
             options.establishedAfter = establishedAfter
             let tracker = try FaceTracker(detector: ScriptedDetector([strong, strong, strong, weak]), options: options)
@@ -459,7 +476,7 @@ struct FaceTrackerTests {
             let scheduler = PassScheduler(lanes: lanes)
             let trackers = try (0..<3).map { id in
                 try FaceTracker(
-                    detector: SlowDetector(id: id, overlap: overlap, seconds: 0.01), options: .init(schedule: .background),
+                    detector: SlowDetector(id: id, overlap: overlap, seconds: 0.01), options: .backToBack,
                     scheduler: scheduler)
             }
             let frame = try PixelBuffer(width: 64, height: 48, format: .gray8)
@@ -535,7 +552,7 @@ struct FaceTrackerTests {
     /// pass's frame was when the pass began.
     func runTracker(on scheduler: PassScheduler, cpu: FakeCPU, cost: Duration, seconds: Double) throws -> (PassStatistics, Double, [Int]) {
         let detector = CPUCostDetector(cpu: cpu, cost: cost)
-        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background), scheduler: scheduler)
+        let tracker = try FaceTracker(detector: detector, options: .backToBack, scheduler: scheduler)
         var frame = try PixelBuffer(width: 64, height: 48, format: .gray8)
         let start = ContinuousClock.now
         var n = 0
@@ -604,7 +621,7 @@ struct FaceTrackerTests {
     @Test("a pass the budget is holding back counts in budgetWaitSeconds while it is held, not only once it starts")
     func openHoldCounted() throws {
         let tracker = try FaceTracker(
-            detector: CPUCostDetector(cpu: FakeCPU(), cost: .zero), options: .init(schedule: .background),
+            detector: CPUCostDetector(cpu: FakeCPU(), cost: .zero), options: .backToBack,
             scheduler: overBudget(longestWait: .seconds(60)))
         let frame = try PixelBuffer(width: 64, height: 48, format: .gray8)
         let start = ContinuousClock.now

@@ -3,8 +3,11 @@ import FrameKit
 import Synchronization
 
 /// `framekit-bench --suite tune`: how the tracker's defaults were chosen. On the tune split
-/// only, every combination of score threshold, pass interval, correlation floor, missed passes,
-/// confirmation threshold and the passes that establish a face is scored per kind of clip.
+/// only, every combination of score threshold, pass interval (and how far it stretches while
+/// passes change nothing), correlation floor, missed passes, confirmation threshold and the
+/// passes that establish a face is scored per kind of clip. Passes here are whole-frame only
+/// (the cached network has no tiles): `framekit detect` with tiles is scored by the detection
+/// suite.
 /// The network runs once per frame (at the lowest threshold, its faces cached: greedy
 /// suppression keeps the same strong boxes whatever weaker ones there are), so a combination
 /// costs only its tracking.
@@ -13,6 +16,8 @@ enum Tuning {
     struct Settings: Hashable {
         var scoreThreshold: Double
         var passInterval: Int
+        /// The longest the interval stretches while passes change nothing (the pass interval: fixed).
+        var quietInterval: Int
         var minCorrelation: Double
         var maxMissedPasses: Int
         /// The weakest box that confirms a tracked face (nil: only reported faces confirm).
@@ -62,6 +67,10 @@ enum Tuning {
         // either among its best 25 rows.)
         let thresholds = [0.3, 0.4]
         let intervals = [3, 4, 5]
+        // How far the interval stretches in a quiet scene, tried with the other options at their
+        // defaults only (every combination would be four times the grid).
+        let quietIntervals = [8, 12, 16]
+        let defaults = FaceTracker.Options()
         let correlations = [0.6, 0.7]
         let missed = [0, 1]
         let confirmations: [Double?] = [nil, 0.05, 0.1, 0.15]
@@ -81,10 +90,15 @@ enum Tuning {
                             missed.flatMap { m in
                                 // Without confirmation, establishing means nothing: one row.
                                 confirmations.flatMap { k in
-                                    (k == nil ? [1] : establishing).map {
-                                        Settings(
-                                            scoreThreshold: t, passInterval: i, minCorrelation: c, maxMissedPasses: m,
-                                            confirmationThreshold: k, establishedAfter: $0)
+                                    (k == nil ? [1] : establishing).flatMap { e in
+                                        let isDefault =
+                                            t == 0.3 && c == defaults.minCorrelation && m == defaults.maxMissedPasses
+                                            && k == defaults.confirmationThreshold && e == defaults.establishedAfter
+                                        return ([i] + (isDefault ? quietIntervals : [])).map {
+                                            Settings(
+                                                scoreThreshold: t, passInterval: i, quietInterval: $0, minCorrelation: c,
+                                                maxMissedPasses: m, confirmationThreshold: k, establishedAfter: e)
+                                        }
                                     }
                                 }
                             }
@@ -94,6 +108,7 @@ enum Tuning {
                 for key in grid {
                     let cached = CachedDetector(passes: found, threshold: key.scoreThreshold)
                     var options = FaceTracker.Options(schedule: .inline(interval: key.passInterval))
+                    options.quietInterval = key.quietInterval
                     options.minCorrelation = key.minCorrelation
                     options.maxMissedPasses = key.maxMissedPasses
                     options.confirmationThreshold = key.confirmationThreshold

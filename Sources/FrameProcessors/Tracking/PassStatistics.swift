@@ -6,6 +6,8 @@ public struct PassStatistics: Sendable, Equatable {
     public var passes = 0
     /// Frames that came while a pass was under way or held back by the CPU budget, so no pass
     /// started on them (background schedule: passes run back to back, each on the newest frame).
+    /// Frames a quiet scene lets go by without a pass (``FaceTracker/Options/quietInterval``)
+    /// are not counted: no pass was wanted on them.
     public var framesWithoutPass = 0
     /// The most recent pass latencies (seconds) and result ages (frames), oldest first: a window
     /// of the last ``window`` passes, so the figures follow the machine's current load.

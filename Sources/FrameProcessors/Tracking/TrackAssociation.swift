@@ -40,6 +40,13 @@ struct TrackAssociation {
 
     /// The tracks after this pass.
     func merge(_ before: [Track]) -> [Track] {
+        var changed = false
+        return merge(before, changed: &changed)
+    }
+
+    /// The tracks after this pass; `changed` is set when the pass changed what is tracked: a
+    /// new face, a face it judged missed, or a track ended (what keeps passes frequent).
+    func merge(_ before: [Track], changed: inout Bool) -> [Track] {
         var tracks = before
         var trackTaken = Set<Int>()
         let found = pass.faces
@@ -58,16 +65,22 @@ struct TrackAssociation {
             // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
             // no tile has: judged by whole-frame passes too, else it lived until its tile came.
             let unsure = region == nil && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
-            if judges(then) || unsure { tracks[i].missedPasses += 1 }
+            if judges(then) || unsure {
+                tracks[i].missedPasses += 1
+                changed = true
+            }
         }
         tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
         for (fi, face) in found.enumerated() where !faceTaken.contains(fi) && !isSecondBox(face) {
             if var track = reacquire(face) {
                 track.seenByTile = region != nil
                 tracks.append(track)
+                changed = true
             }
         }
-        return Self.withoutDuplicates(tracks)
+        let kept = Self.withoutDuplicates(tracks)
+        if kept.count != before.count { changed = true }
+        return kept
     }
 
     /// Whether this pass judges a track at `box` (counts it missed when no box renews it): a
