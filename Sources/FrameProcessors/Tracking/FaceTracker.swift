@@ -64,11 +64,11 @@ public final class FaceTracker: Sendable {
         /// for the whole-frame pass (from about 20 px at 720p) are found and then tracked.
         public var tiles: Bool = true
         /// How far apart passes may grow while they change nothing (no new face, none missed,
-        /// none lost since the last). Inline, after such a whole-frame pass the interval doubles,
-        /// up to this many frames, and the tiles' turns stretch with it while the camera looks
-        /// still (half the faces or more moved less than two pixels since the last frame); on the background
-        /// schedule, passes that went back to back start further apart in the same way while
-        /// the camera looks still. Any change brings passes back to
+        /// none lost since the last) and the camera looks still (half the faces or more within
+        /// four pixels of where a pass last put them). Inline, after such a whole-frame pass the
+        /// interval doubles, up to this many frames, and the tiles' turns stretch with it; on
+        /// the background schedule, passes that went back to back start further apart in the
+        /// same way. Any change brings passes back to
         /// their pace at once. Passes are where the time goes and a still scene needs few; the
         /// price is that a face appearing meanwhile waits for the next pass. 1 (or the inline
         /// interval): never stretched.
@@ -149,6 +149,9 @@ public final class FaceTracker: Sendable {
                 // for them calls for the tile that holds it; then one tile every twice the
                 // interval, on a frame between whole-frame passes, in turn.
                 let current = max(interval, s.passInterval)
+                // Judged before this frame's passes: a track a pass has just renewed starts again
+                // where the pass put it, and would look still however the camera moves.
+                let still = s.tracksStill
                 var regions: [Rect?] = []
                 let first = s.lastPass == 0
                 let smallFace = s.plan?.smallFace ?? 0
@@ -163,10 +166,10 @@ public final class FaceTracker: Sendable {
                 if !first { regions += lostTiles.map { Optional($0) } }
                 // The rotation keeps its turn beside tiles called for lost faces (faces lost again
                 // and again — a panning crowd — held back the tiles where new small faces are).
-                // Tiles stretch only while the camera looks still too: under a moving camera new
-                // small faces come into view, and only tiles see them (report split, `crowd-pan`:
-                // recall 0.996 → 0.952 in a run where tiles stretched with the whole-frame passes).
-                let tileInterval = 2 * (s.tracksStill ? current : interval)
+                // Tiles stretch only while the camera looks still: under a moving camera new small
+                // faces come into view, and only tiles see them (report split, `crowd-pan`: recall
+                // 0.996 → 0.952 in a run where tiles stretched whatever the camera did).
+                let tileInterval = 2 * (still ? current : interval)
                 if !regions.contains(nil), let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= tileInterval {
                     let tile = tiles[s.nextTile % tiles.count]
                     if !regions.contains(tile) { regions.append(tile) }
@@ -180,9 +183,10 @@ public final class FaceTracker: Sendable {
                     if s.merge(found, region: region, passFrame: s.frame, gray: gray, history: nil, options: options) { changed = true }
                     s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
                 }
-                // A quiet whole-frame pass doubles the interval, up to the quiet interval; any
-                // change (a new face, one missed or lost) brings it back at once.
-                if changed || first {
+                // A quiet whole-frame pass under a still camera doubles the interval, up to the
+                // quiet interval; any change (a new face, one missed or lost) or a moving camera
+                // brings it back at once (under a pan new faces come into view all the time).
+                if changed || first || !still {
                     s.passInterval = interval
                 } else if regions.contains(nil) {
                     s.passInterval = min(2 * current, max(interval, options.quietInterval))
@@ -190,6 +194,7 @@ public final class FaceTracker: Sendable {
             case .background:
                 guard let worker else { break }
                 s.remember(gray)
+                let still = s.tracksStill // before a result renews the tracks, as inline
                 if let result = worker.takeResult() {
                     let changed = s.merge(
                         result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
@@ -204,7 +209,7 @@ public final class FaceTracker: Sendable {
                 }
                 // Only a still camera's scene is let be: a moving one brings new faces into
                 // view, and tiles (every third pass) are what see small ones.
-                if !lost.isEmpty || !s.tracksStill { s.passInterval = 1 }
+                if !lost.isEmpty || !still { s.passInterval = 1 }
                 if let failure = worker.takeFailure() { throw failure }
                 let now = ContinuousClock.now
                 let wanted = s.passWantedSince ?? now
@@ -425,13 +430,14 @@ struct TrackerState: ~Copyable {
     /// first); background, between passes' starts (0 or 1: back to back).
     var passInterval = 0
 
-    /// Whether the camera looks still: at least half the faces found in this frame moved less
-    /// than two pixels each way since the last (a panning camera moves them all; a swaying
-    /// crowd moves a few; a track re-centring on a pass's new box steps about a pixel on a
-    /// still frame). With no face, nothing says otherwise.
+    /// Whether the camera looks still: at least half the faces found in this frame are within
+    /// four pixels each way of where a pass last put them (a panning camera carries them all
+    /// away, however slowly; a swaying crowd moves a few, and comes back; a track re-centring
+    /// on a pass's new box steps about a pixel on a still frame). With no face, nothing says
+    /// otherwise.
     var tracksStill: Bool {
-        let moves = tracks.filter(\.isFound).map { max(abs($0.motion.dx), abs($0.motion.dy)) }.sorted()
-        return moves.isEmpty || moves[(moves.count - 1) / 2] < 2
+        let moves = tracks.filter(\.isFound).map { max(abs($0.box.x - $0.detectedBox.x), abs($0.box.y - $0.detectedBox.y)) }.sorted()
+        return moves.isEmpty || moves[(moves.count - 1) / 2] < 4
     }
 
     /// The region of the next background pass: the whole frame first, then every other pass a
