@@ -92,7 +92,8 @@ enum Tuning {
                                 confirmations.flatMap { k in
                                     (k == nil ? [1] : establishing).flatMap { e in
                                         let isDefault =
-                                            t == 0.3 && c == defaults.minCorrelation && m == defaults.maxMissedPasses
+                                            t == FaceDetector.Options().scoreThreshold && c == defaults.minCorrelation
+                                            && m == defaults.maxMissedPasses
                                             && k == defaults.confirmationThreshold && e == defaults.establishedAfter
                                         return ([i] + (isDefault ? quietIntervals : [])).map {
                                             Settings(

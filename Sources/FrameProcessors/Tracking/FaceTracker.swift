@@ -183,33 +183,26 @@ public final class FaceTracker: Sendable {
                     if s.merge(found, region: region, passFrame: s.frame, gray: gray, history: nil, options: options) { changed = true }
                     s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
                 }
-                // A quiet whole-frame pass under a still camera doubles the interval, up to the
-                // quiet interval; any change (a new face, one missed or lost) or a moving camera
-                // brings it back at once (under a pan new faces come into view all the time).
-                if changed || first || !still {
-                    s.passInterval = interval
-                } else if regions.contains(nil) {
-                    s.passInterval = min(2 * current, max(interval, options.quietInterval))
-                }
+                s.pace(
+                    base: interval, changed: changed || first, still: still, wholeFramePass: regions.contains(nil),
+                    quiet: options.quietInterval)
             case .background:
                 guard let worker else { break }
                 s.remember(gray)
                 let still = s.tracksStill // before a result renews the tracks, as inline
+                var changed = !lost.isEmpty
+                var wholeFramePass = false
                 if let result = worker.takeResult() {
-                    let changed = s.merge(
+                    if s.merge(
                         result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
-                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
-                    // Passes go back to back while they change something; a quiet whole-frame
-                    // pass doubles the frames to the next one's start, up to the quiet interval.
-                    if changed {
-                        s.passInterval = 1
-                    } else if result.region == nil {
-                        s.passInterval = min(max(2, 2 * s.passInterval), options.quietInterval)
+                    {
+                        changed = true
                     }
+                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
+                    wholeFramePass = result.region == nil
                 }
-                // Only a still camera's scene is let be: a moving one brings new faces into
-                // view, and tiles (every third pass) are what see small ones.
-                if !lost.isEmpty || !still { s.passInterval = 1 }
+                // Back to back (an interval of 1) unless quiet under a still camera.
+                s.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
                 if let failure = worker.takeFailure() { throw failure }
                 let now = ContinuousClock.now
                 let wanted = s.passWantedSince ?? now
@@ -429,6 +422,19 @@ struct TrackerState: ~Copyable {
     /// Frames from one pass to the next now: inline, between whole-frame passes (0 until the
     /// first); background, between passes' starts (0 or 1: back to back).
     var passInterval = 0
+
+    /// Sets the frames to the next pass after this frame's: `base` again on any change (a new
+    /// face, one missed or lost) or under a moving camera — a pan brings new faces into view
+    /// all the time, small ones only tiles see; after a quiet whole-frame pass under a still
+    /// camera, twice the interval so far, up to `quiet` (both schedules: inline `base` is its
+    /// interval, background 1, back to back).
+    mutating func pace(base: Int, changed: Bool, still: Bool, wholeFramePass: Bool, quiet: Int) {
+        if changed || !still {
+            passInterval = base
+        } else if wholeFramePass {
+            passInterval = min(2 * max(passInterval, base), max(base, quiet))
+        }
+    }
 
     /// Whether the camera looks still: at least half the faces found in this frame are within
     /// four pixels each way of where a pass last put them (a panning camera carries them all
