@@ -33,7 +33,7 @@ struct DetectorSettings {
     static let quietInterval = Option.integer(
         "quiet-interval", "N", 1...1000,
         help:
-            "tracking: while passes change nothing (no new face, none missed or lost) and the camera looks still, the frames from one pass to the next double, up to N, and any change brings passes back to their pace (every --pass-interval frames, or back to back for paced sources); a face appearing meanwhile waits up to N frames (default 12; 1: never stretched)."
+            "tracking: while passes change nothing (no new face, none missed or lost) and the camera looks still (the scene behind the faces, or where it cannot tell, the faces themselves), the frames from one pass to the next double, up to N, and any change brings passes back to their pace (every --pass-interval frames, or back to back for paced sources); a face appearing meanwhile waits up to N frames (default 12; 1: never stretched)."
     )
     static let cpuBudget = Option.number(
         "cpu-budget", "CORES", 0...1024,

@@ -144,15 +144,24 @@ final class GatedDetector: FaceDetecting {
 
 /// A 640x360 NV12 video: the astronaut's head over the coffee photo, at `positions` (top-left
 /// of the 200x200 head crop; nil: no face in that frame). Returns frames and face boxes.
-func astronautVideo(_ positions: [(Int, Int)?]) throws -> (frames: [PixelBuffer], faces: [Rect?]) {
+///
+/// `pan`: the camera's offset in each frame (px; the coffee photo drawn wider and shifted by
+/// it, the face where `positions` says). `plain`: a uniform gray scene instead of the photo.
+func astronautVideo(
+    _ positions: [(Int, Int)?], pan: [Int]? = nil, plain: Bool = false
+) throws -> (frames: [PixelBuffer], faces: [Rect?]) {
     let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
     let head = try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200))
-    var scene = try PixelBuffer(width: 640, height: 360, format: .rgb24)
-    try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+    var scene = try PixelBuffer(width: 640 + (pan?.max() ?? 0), height: 360, format: .rgb24)
+    if plain {
+        scene.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 128) }
+    } else {
+        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+    }
     var frames: [PixelBuffer] = []
     var faces: [Rect?] = []
-    for position in positions {
-        var frame = scene.copy()
+    for (n, position) in positions.enumerated() {
+        var frame = try scene.cropped(to: Rect(x: pan?[n] ?? 0, y: 0, width: 640, height: 360)).copy()
         if let (x, y) = position {
             head.withUnsafeBytes(ofPlane: 0) { s, sp in
                 frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in

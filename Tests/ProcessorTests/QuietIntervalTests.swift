@@ -60,7 +60,31 @@ struct QuietIntervalTests {
         }
     }
 
-    @Test("tiles' turns stretch only while the camera looks still: a panning scene keeps them every eighth frame")
+    @Test(
+        "the camera, not the faces, decides: a face moving over a still scene stretches passes; a face the camera follows (still in the frame, the scene panning behind it) keeps them every fourth frame; on a blank wall the faces decide"
+    )
+    func stillCameraNotStillFaces() throws {
+        func passes(_ video: (frames: [PixelBuffer], faces: [Rect?])) throws -> [Int] {
+            let detector = CountingDetector(try FaceDetector())
+            var options = FaceTracker.Options(schedule: .inline(interval: 4))
+            options.quietInterval = 16
+            let run = try passFrames(try FaceTracker(detector: detector, options: options), detector, video.frames)
+            for (i, (faces, truth)) in zip(run.faces, video.faces).enumerated() {
+                #expect(faces.count == 1 && faces[0].bounds.iou(truth!) > 0.5, "frame \(i + 1): \(faces.map(\.bounds))")
+            }
+            return run.passes
+        }
+        let walking = (0..<40).map { (100 + 3 * $0, 80) }
+        let everyFourth = Array(stride(from: 1, through: 40, by: 4))
+        let moving = try passes(try astronautVideo(walking))
+        #expect(moving == [1, 5, 13, 29], "a face walking in front of a still camera: \(moving)")
+        let followed = try passes(try astronautVideo(Array(repeating: (200, 80), count: 40), pan: (0..<40).map { 3 * $0 }))
+        #expect(followed == everyFourth, "a face the panning camera follows: \(followed)")
+        let blank = try passes(try astronautVideo(walking, plain: true))
+        #expect(blank == everyFourth, "a face walking across a blank wall (the faces decide): \(blank)")
+    }
+
+    @Test("tiles' turns stretch only while the camera and the faces look still: a moving face keeps them every eighth frame")
     func tilesStretchOnlyWhenStill() throws {
         func tilePasses(_ positions: [(Int, Int)?]) throws -> Int {
             let video = try astronautVideo(positions)
@@ -71,9 +95,10 @@ struct QuietIntervalTests {
             return detector.regions.dropFirst(first).filter { $0 != nil }.count
         }
         let still = try tilePasses(Array(repeating: (200, 80), count: 40))
-        let panning = try tilePasses((0..<40).map { (60 + 6 * $0, 80) })
+        let moving = try tilePasses((0..<40).map { (60 + 6 * $0, 80) })
         // Still: the interval reaches 8 by frame 5, so one tile on frame 17, then none before 41.
-        #expect(still <= 2 && panning >= 3, "tile passes after the first frame: still \(still), panning \(panning)")
+        // Moving: whole-frame passes stretch (a still camera) but tiles keep their turn.
+        #expect(still <= 2 && moving >= 3, "tile passes after the first frame: still \(still), moving \(moving)")
     }
 
     @Test(
@@ -101,14 +126,21 @@ struct QuietIntervalTests {
         #expect(busy.statistics.passes == 39, "\(busy.statistics)")
     }
 
-    @Test("the background schedule under a moving camera: passes stay back to back however quiet")
+    @Test(
+        "the background schedule under a moving camera: passes stay back to back however quiet; a face moving in front of a still one lets them stretch"
+    )
     func backgroundMovingStaysBackToBack() throws {
-        let video = try astronautVideo((0..<30).map { (60 + 8 * $0, 80) })
-        let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
-        for frame in video.frames {
-            _ = try tracker.faces(in: frame)
-            tracker.waitUntilIdle()
+        func passes(_ video: (frames: [PixelBuffer], faces: [Rect?])) throws -> Int {
+            let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
+            for frame in video.frames {
+                _ = try tracker.faces(in: frame)
+                tracker.waitUntilIdle()
+            }
+            return tracker.statistics.passes
         }
-        #expect(tracker.statistics.passes == 29, "\(tracker.statistics)")
+        let panning = try passes(try astronautVideo((0..<30).map { (60 + 8 * $0, 80) }, pan: (0..<30).map { 4 * $0 }))
+        #expect(panning == 29, "panning: \(panning)")
+        let stillCamera = try passes(try astronautVideo((0..<30).map { (60 + 8 * $0, 80) }))
+        #expect(stillCamera <= 8, "a still camera: \(stillCamera)")
     }
 }

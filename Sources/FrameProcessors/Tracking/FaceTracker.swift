@@ -64,14 +64,17 @@ public final class FaceTracker: Sendable {
         /// for the whole-frame pass (from about 20 px at 720p) are found and then tracked.
         public var tiles: Bool = true
         /// How far apart passes may grow while they change nothing (no new face, none missed,
-        /// none lost since the last) and the camera looks still (half the faces or more within
-        /// four pixels of where a pass last put them). Inline, after such a whole-frame pass the
-        /// interval doubles, up to this many frames, and the tiles' turns stretch with it; on
-        /// the background schedule, passes that went back to back start further apart in the
-        /// same way. Any change brings passes back to
-        /// their pace at once. Passes are where the time goes and a still scene needs few; the
-        /// price is that a face appearing meanwhile waits for the next pass. 1 (or the inline
-        /// interval): never stretched.
+        /// none lost since the last) and the camera looks still: judged from the scene behind
+        /// the faces (patches of it followed from frame to frame, none having moved four pixels
+        /// in four frames), or, where the scene is too plain or too full of faces to judge,
+        /// from the faces (half of them within four pixels of where a pass last put them).
+        /// Inline, after such a whole-frame pass the interval doubles, up to this many frames,
+        /// and the tiles' turns stretch with it while the faces are still too; on the
+        /// background schedule, passes that went back to back start further apart in the same
+        /// way. Any change, or a moving camera, brings passes back to their pace at once.
+        /// Passes are where the time goes, and a still camera needs few however its faces move
+        /// (they are tracked); the price is that a face appearing meanwhile waits for the next
+        /// pass. 1 (or the inline interval): never stretched.
         public var quietInterval: Int = 12
 
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
@@ -134,6 +137,8 @@ public final class FaceTracker: Sendable {
                 }
             }
 
+            s.camera.step(in: gray, minCorrelation: options.minCorrelation)
+
             // 2. Passes: over the whole frame, and (where the detector shrinks the frame) over
             //    its tiles in turn, for faces too small to be seen in the whole.
             if options.tiles, s.plan?.width != image.width || s.plan?.height != image.height {
@@ -148,10 +153,11 @@ public final class FaceTracker: Sendable {
                 // to see was lost; the first frame's looks at every tile too; a face too small
                 // for them calls for the tile that holds it; then one tile every twice the
                 // interval, on a frame between whole-frame passes, in turn.
-                let current = max(interval, s.passInterval)
-                // Judged before this frame's passes: a track a pass has just renewed starts again
-                // where the pass put it, and would look still however the camera moves.
-                let still = s.tracksStill
+                // Judged before this frame's passes (where the faces judge it, a track a pass has
+                // just renewed starts again where the pass put it, and would look still however
+                // the camera moves); a camera that starts moving brings the pass due at once.
+                let still = s.cameraStill
+                let current = still ? max(interval, s.passInterval) : interval
                 var regions: [Rect?] = []
                 let first = s.lastPass == 0
                 let smallFace = s.plan?.smallFace ?? 0
@@ -168,8 +174,11 @@ public final class FaceTracker: Sendable {
                 // and again — a panning crowd — held back the tiles where new small faces are).
                 // Tiles stretch only while the camera looks still: under a moving camera new small
                 // faces come into view, and only tiles see them (report split, `crowd-pan`: recall
-                // 0.996 → 0.952 in a run where tiles stretched whatever the camera did).
-                let tileInterval = 2 * (still ? current : interval)
+                // 0.996 → 0.952 in a run where tiles stretched whatever the camera did). And only
+                // while the faces are still too: people moving about under a still camera come and
+                // go (tune split, `enter-leave-occluded`: recall 0.987 against 0.973 with tiles
+                // stretched under any still camera).
+                let tileInterval = 2 * (still && s.tracksStill ? current : interval)
                 if !regions.contains(nil), let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= tileInterval {
                     let tile = tiles[s.nextTile % tiles.count]
                     if !regions.contains(tile) { regions.append(tile) }
@@ -186,10 +195,11 @@ public final class FaceTracker: Sendable {
                 s.pace(
                     base: interval, changed: changed || first, still: still, wholeFramePass: regions.contains(nil),
                     quiet: options.quietInterval)
+                s.placeAnchors(in: gray, wholeFramePass: regions.contains(nil), options: options)
             case .background:
                 guard let worker else { break }
                 s.remember(gray)
-                let still = s.tracksStill // before a result renews the tracks, as inline
+                let still = s.cameraStill // before a result renews the tracks, as inline
                 var changed = !lost.isEmpty
                 var wholeFramePass = false
                 if let result = worker.takeResult() {
@@ -203,6 +213,7 @@ public final class FaceTracker: Sendable {
                 }
                 // Back to back (an interval of 1) unless quiet under a still camera.
                 s.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
+                s.placeAnchors(in: gray, wholeFramePass: wholeFramePass, options: options)
                 if let failure = worker.takeFailure() { throw failure }
                 let now = ContinuousClock.now
                 let wanted = s.passWantedSince ?? now
@@ -436,7 +447,34 @@ struct TrackerState: ~Copyable {
         }
     }
 
-    /// Whether the camera looks still: at least half the faces found in this frame are within
+    /// Where the scene behind the faces is followed, to tell whether the camera moves.
+    var camera = CameraMotion()
+
+    /// Places the anchors clear of the faces: first once a whole-frame pass has said where the
+    /// faces are; after a whole-frame pass once they have judged a whole window (clear of where
+    /// the faces have moved since, and off an object that carried one along) unless they all
+    /// moved together, a pan, which is judged over their whole window however often passes
+    /// come; as soon as most are lost; and where too few could be placed, at the next
+    /// whole-frame pass (not on every frame of a blank wall).
+    mutating func placeAnchors(in gray: PixelBuffer, wholeFramePass: Bool, options: FaceTracker.Options) {
+        let due =
+            camera.placed
+            ? camera.mostLost || (wholeFramePass && (!camera.canJudge || (camera.judged && !camera.moveTogether)))
+            : wholeFramePass
+        guard due else { return }
+        camera.place(in: gray, avoiding: tracks.map(\.box), patchSize: options.patchSize)
+    }
+
+    /// Whether the camera looks still: judged from the scene behind the faces
+    /// (``CameraMotion``), or where it cannot judge, from the faces (``tracksStill``). Where
+    /// the scene's patches disagree (some moved, some not: something passed over them, not a
+    /// pan), still faces say still too.
+    var cameraStill: Bool {
+        guard let still = camera.isStill else { return tracksStill }
+        return still || (!camera.moveTogether && tracksStill)
+    }
+
+    /// Whether the faces look still: at least half the faces found in this frame are within
     /// four pixels each way of where a pass last put them (a panning camera carries them all
     /// away, however slowly; a swaying crowd moves a few, and comes back; a track re-centring
     /// on a pass's new box steps about a pixel on a still frame). With no face, nothing says
