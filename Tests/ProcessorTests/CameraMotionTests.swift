@@ -71,6 +71,26 @@ struct CameraMotionTests {
         #expect(camera.isStill == true, "the other anchors stayed")
     }
 
+    @Test(
+        "a pan faster than the anchors' search: most lost is moving, and a set placed then inherits it; anchors that all moved say so before a whole window"
+    )
+    func fastPan() throws {
+        var camera = CameraMotion()
+        camera.place(in: try frame(0), avoiding: [], patchSize: 24)
+        for _ in 0..<CameraMotion.window { camera.step(in: try frame(0), minCorrelation: 0.7) }
+        #expect(camera.isStill == true)
+        camera.place(in: try frame(0), avoiding: [], patchSize: 24) // a whole-frame pass: still, inherited
+        camera.step(in: try frame(40), minCorrelation: 0.7) // 40 px in one frame: beyond an 11 px search
+        #expect(camera.mostLost && camera.isStill == false, "\(camera.anchors.filter(\.isFound).count) of \(camera.anchors.count) found")
+        camera.place(in: try frame(40), avoiding: [], patchSize: 24)
+        #expect(camera.isStill == false, "placed again after most were lost: moving until a window says otherwise")
+
+        var fresh = CameraMotion()
+        fresh.place(in: try frame(0), avoiding: [], patchSize: 24)
+        for n in 1...2 { fresh.step(in: try frame(3 * n), minCorrelation: 0.7) }
+        #expect(!fresh.judged && fresh.moveTogether && fresh.isStill == false, "6 px in two frames")
+    }
+
     @Test("a blank wall: no anchor, no judgement (the faces judge)")
     func blank() throws {
         var camera = CameraMotion()

@@ -42,8 +42,9 @@ struct CameraMotion {
     static let window = 4
 
     /// The judgement of the anchors before the last placing, which stands until the new ones
-    /// have been followed a whole ``window`` (nil: none, the faces judge meanwhile). A pan
-    /// under four pixels a frame looks still over a single frame.
+    /// have been followed a whole ``window`` (nil: none, the faces judge meanwhile) — unless
+    /// they all moved already, or most are lost. A pan under four pixels a frame looks still
+    /// over a single frame.
     private var inherited: Bool? = nil
 
     /// Whether anchors were ever placed (after the first whole-frame pass: clear of its faces).
@@ -95,6 +96,9 @@ struct CameraMotion {
     /// judge, or placed less than ``window`` frames ago with no judgement before them.
     var isStill: Bool? {
         guard canJudge else { return nil }
+        // Most anchors lost: a pan faster than their search, or something large in front of
+        // the camera. And anchors that all moved already, before a whole window, have moved.
+        if mostLost || moveTogether { return false }
         if !judged { return inherited }
         return 2 * anchors.indices.filter { anchors[$0].isFound && !moved($0) }.count > anchors.count
     }

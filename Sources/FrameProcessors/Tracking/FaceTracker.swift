@@ -467,11 +467,12 @@ struct TrackerState: ~Copyable {
 
     /// Whether the camera looks still: judged from the scene behind the faces
     /// (``CameraMotion``), or where it cannot judge, from the faces (``tracksStill``). Where
-    /// the scene's patches disagree (some moved, some not: something passed over them, not a
-    /// pan), still faces say still too.
+    /// the scene's patches, followed a whole window, disagree (some moved, some not: something
+    /// passed over them, not a pan), still faces say still too; most of them lost, or all
+    /// moving together, is a moving camera whatever the faces do.
     var cameraStill: Bool {
         guard let still = camera.isStill else { return tracksStill }
-        return still || (!camera.moveTogether && tracksStill)
+        return still || (camera.judged && !camera.mostLost && !camera.moveTogether && tracksStill)
     }
 
     /// Whether the faces look still: at least half the faces found in this frame are within
