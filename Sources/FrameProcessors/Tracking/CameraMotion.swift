@@ -32,8 +32,8 @@ struct CameraMotion {
     /// How far an anchor is searched for beyond where it was, as a fraction of its side, plus
     /// its last motion (a camera at 4 px a frame at 720p moves a tenth of an anchor's side).
     static let searchMargin = 0.25
-    /// An anchor that moved this far (px, either way) over ``window`` frames has moved, as
-    /// faces in ``TrackerState/tracksStill``.
+    /// An anchor that moved this far (px, either way) over ``window`` frames has moved; a face
+    /// this far from where a pass last put it too (``TrackerState/tracksStill``).
     static let stillDistance = 4.0
     /// The frames over which an anchor's motion is judged: a pan of more than a pixel a frame
     /// counts (``stillDistance`` in this many frames), as faces do at the inline interval,
@@ -128,11 +128,5 @@ struct CameraMotion {
         }
         let mean = sum / Double(patch.count)
         return (max(0, squares / Double(patch.count) - mean * mean)).squareRoot()
-    }
-}
-
-extension Box {
-    func overlaps(_ other: Box) -> Bool {
-        x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
     }
 }

@@ -83,6 +83,16 @@ public final class FaceTracker: Sendable {
         /// below the detector's own threshold, which is at most 1).
         var candidateFloor: Double { confirmationThreshold ?? 1 }
 
+        /// Whether passes can ever go further apart than the schedule's own pace (inline, its
+        /// interval; background, back to back): if not, whether the camera moves changes
+        /// nothing, and the scene behind the faces is not followed.
+        var quietStretches: Bool {
+            switch schedule {
+            case .inline(let interval): quietInterval > interval
+            case .background: quietInterval > 1
+            }
+        }
+
         func validate() throws(FaceDetectorError) {
             if case .inline(let interval) = schedule, interval < 1 {
                 throw .invalidOptions("the pass interval must be at least 1, got \(interval)")
@@ -137,7 +147,7 @@ public final class FaceTracker: Sendable {
                 }
             }
 
-            s.camera.step(in: gray, minCorrelation: options.minCorrelation)
+            if options.quietStretches { s.camera.step(in: gray, minCorrelation: options.minCorrelation) }
 
             // 2. Passes: over the whole frame, and (where the detector shrinks the frame) over
             //    its tiles in turn, for faces too small to be seen in the whole.
@@ -195,7 +205,7 @@ public final class FaceTracker: Sendable {
                 s.pace(
                     base: interval, changed: changed || first, still: still, wholeFramePass: regions.contains(nil),
                     quiet: options.quietInterval)
-                s.placeAnchors(in: gray, wholeFramePass: regions.contains(nil), options: options)
+                if options.quietStretches { s.placeAnchors(in: gray, wholeFramePass: regions.contains(nil), options: options) }
             case .background:
                 guard let worker else { break }
                 s.remember(gray)
@@ -213,7 +223,7 @@ public final class FaceTracker: Sendable {
                 }
                 // Back to back (an interval of 1) unless quiet under a still camera.
                 s.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
-                s.placeAnchors(in: gray, wholeFramePass: wholeFramePass, options: options)
+                if options.quietStretches { s.placeAnchors(in: gray, wholeFramePass: wholeFramePass, options: options) }
                 if let failure = worker.takeFailure() { throw failure }
                 let now = ContinuousClock.now
                 let wanted = s.passWantedSince ?? now
@@ -299,6 +309,9 @@ package struct Box: Equatable {
             height: Int(saturating: height.rounded()))
     }
     func moved(_ dx: Double, _ dy: Double) -> Box { Box(x: x + dx, y: y + dy, width: width, height: height) }
+    func overlaps(_ other: Box) -> Bool {
+        x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
+    }
 }
 
 /// One face followed through the video.
@@ -482,7 +495,7 @@ struct TrackerState: ~Copyable {
     /// otherwise.
     var tracksStill: Bool {
         let moves = tracks.filter(\.isFound).map { max(abs($0.box.x - $0.detectedBox.x), abs($0.box.y - $0.detectedBox.y)) }.sorted()
-        return moves.isEmpty || moves[(moves.count - 1) / 2] < 4
+        return moves.isEmpty || moves[(moves.count - 1) / 2] < CameraMotion.stillDistance
     }
 
     /// The region of the next background pass: the whole frame first, then every other pass a
