@@ -18,15 +18,21 @@ enum ClipRenderer {
         var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(ClipKind.allCases.firstIndex(of: kind)!))
         let (width, height) = kind == .fullHD ? (1920, 1080) : (1280, 720)
         let people = corpus.faces[split]!
-        let isCrowd = kind == .crowd || kind == .crowdPan
-        // A panning camera: the scene (background and faces) is drawn shifted by up to `pan` px.
-        let pan = kind == .crowdPan ? 120 : 0
+        let isCrowd = kind == .crowd || kind == .crowdPan || kind == .crowdSweep
+        // A panning camera: the scene (background and faces) is drawn shifted by up to `pan` px
+        // (a sweep: from -pan to pan, 8 px a frame).
+        let sweep = kind == .crowdSweep
+        let pan = kind == .crowdPan ? 120 : sweep ? 4 * count : 0
         let background = try cover(
             corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)], width: width + 2 * pan,
             height: height + 2 * pan)
 
         // The actors: each a face photo (maybe mirrored), a path and a size over time.
-        let faceCount = isCrowd ? Int.random(in: 8...14, using: &random) : Int.random(in: 2...3, using: &random)
+        // A sweep's group is as much wider than the frame as the sweep, as many faces a row more.
+        let sceneWidth = Double(sweep ? width + 2 * pan : width)
+        let faceCount =
+            isCrowd
+            ? Int(Double(Int.random(in: 8...14, using: &random)) * sceneWidth / Double(width)) : Int.random(in: 2...3, using: &random)
         let lane = width / faceCount
         var actors: [Actor] = []
         let rows = isCrowd ? Int.random(in: 2...3, using: &random) : 1
@@ -44,7 +50,9 @@ enum ClipRenderer {
                 let row = k / perRow
                 let column = k % perRow
                 actor.seat = (
-                    Double(width) * (0.1 + 0.8 * (Double(column) + 0.5) / Double(perRow)) + Double.random(in: -15...15, using: &random),
+                    // (A sweep's across all of the scene: they come into view and leave it.)
+                    sceneWidth * (sweep ? 0 : 0.1) + sceneWidth * (sweep ? 1 : 0.8) * (Double(column) + 0.5) / Double(perRow)
+                        - (sceneWidth - Double(width)) / 2 + Double.random(in: -15...15, using: &random),
                     Double(height) * (0.3 + 0.4 * (Double(row) + 0.5) / Double(rows)) + Double.random(in: -10...10, using: &random)
                 )
             }
@@ -68,9 +76,9 @@ enum ClipRenderer {
 
         for n in 0..<count {
             let t = Double(n) / 30
-            // The camera's offset (crowd-pan): about 4 px a frame at its fastest.
-            let panX = Double(pan) * 0.95 * sin(t * 1.0)
-            let panY = Double(pan) * 0.4 * sin(t * 0.7 + 1)
+            // The camera's offset (crowd-pan: about 4 px a frame at its fastest; crowd-sweep: 8).
+            let panX = sweep ? Double(8 * n - pan) : Double(pan) * 0.95 * sin(t * 1.0)
+            let panY = sweep ? 0 : Double(pan) * 0.4 * sin(t * 0.7 + 1)
             var frame =
                 pan == 0
                 ? background.copy()
@@ -88,7 +96,7 @@ enum ClipRenderer {
                 var cx: Double
                 var cy: Double
                 switch kind {
-                case .crowd, .crowdPan:
+                case .crowd, .crowdPan, .crowdSweep:
                     // Swaying a little in place; the camera's pan moves every face with the scene.
                     let seat = actor.seat!
                     cx = seat.0 + 2 * sin(t * actor.speed + actor.phase) - panX

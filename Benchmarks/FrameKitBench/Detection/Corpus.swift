@@ -123,4 +123,8 @@ enum ClipKind: String, CaseIterable, Codable {
     /// An edited video: half a `crowd-pan` clip, then a cut to another scene's `crowd` (every
     /// face tracked before the cut is gone after it).
     case cuts
+    /// A group wider than the frame under a camera sweeping one way across it at 8 px a frame:
+    /// faces keep coming into view at one edge and leaving at the other. (Last, so that adding
+    /// it changed no other kind's clips: a clip's seed counts its kind's place.)
+    case crowdSweep = "crowd-sweep"
 }
