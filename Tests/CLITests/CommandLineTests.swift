@@ -196,10 +196,11 @@ struct ProfileAndReportTests {
         #expect(run.status == 0, "\(run.stderr)")
         let presets = try #require(try run.jsonLines().first?["presets"] as? [[String: Any]])
         let peaks = presets.compactMap { ($0["memory"] as? [String: Any])?["rss_peak_mb"] as? Double }
-        // Before, both said the process's peak, the 1080p run's: 275.4 / 275.4 MB here. Now
-        // ~260 / ~160 idle; on a busy machine the 1080p run's memory is not all given back by
-        // the time the CIF run starts (243 MB seen under load), and what is still held counts
-        // (docs/stats.md): so the check is only that CIF's is its own, below 1080p's.
+        // Before, both said the process's peak, the 1080p run's: 275.4 / 275.4 MB here. Then
+        // ~240 / ~90, but now and then ~240 / ~235, even idle, once failing under load (232.8 /
+        // 232.9): the 1080p run's detector, held a few milliseconds past the run's end by the
+        // pass lane and the late-pass timer, was freed during the CIF run (docs/stats.md). The
+        // check stays that CIF's is its own, below 1080p's.
         try #require(peaks.count == 2)
         #expect(peaks[1] < peaks[0] - 1, "CIF after 1080p: \(peaks)")
     }

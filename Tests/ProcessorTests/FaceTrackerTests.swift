@@ -287,6 +287,26 @@ struct FaceTrackerTests {
     }
 
     @Test(
+        "a background tracker let go once its passes are over frees its detector at once: the pass lane no longer holds it (a detector's networks outlived a run of framekit profile)"
+    )
+    func detectorFreedWhenIdle() throws {
+        let frame = try PixelBuffer(width: 64, height: 64, format: .gray8)
+        weak var released: ScriptedDetector?
+        for round in 0..<50 {
+            var tracker: FaceTracker? = nil
+            do {
+                let detector = ScriptedDetector([DetectionPass(faces: [])])
+                released = detector
+                tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
+            }
+            for _ in 0..<3 { _ = try tracker?.faces(in: frame) }
+            tracker?.waitUntilIdle()
+            tracker = nil
+            #expect(released == nil, "round \(round): the detector is still held")
+        }
+    }
+
+    @Test(
         "a pass that finishes long after its frame (30 frames, past any fixed history) still reports its faces, where they are now; the late frames are counted"
     )
     func latePassKeepsItsFaces() throws {

@@ -689,11 +689,8 @@ final class PassWorker: Sendable {
         }
         passes.enter()
         Self.inFlight.enter()
+        let passes = self.passes
         scheduler.run(admission) { [self] in
-            defer {
-                passes.leave()
-                Self.inFlight.leave()
-            }
             let started = ContinuousClock.now
             let outcome = Result { () throws(FaceDetectorError) -> DetectionPass in
                 try detector.pass(in: image, region: region, candidatesDownTo: floor)
@@ -708,6 +705,9 @@ final class PassWorker: Sendable {
                 case .failure(let error): s.failure = error
                 }
             }
+        } done: {
+            passes.leave()
+            PassWorker.inFlight.leave()
         }
     }
 
