@@ -215,8 +215,14 @@ struct ProfileAndReportTests {
             ])
         #expect(run.status == 0, "\(run.stderr)")
         let objects = try run.jsonLines()
-        let faces = objects.dropLast().compactMap { ($0["faces"] as? [[String: Any]])?.first }
-        #expect(faces.count >= 8)
+        let frames = objects.dropLast()
+        let faces = frames.compactMap { ($0["faces"] as? [[String: Any]])?.first }
+        // Full mode on a paced camera: a busy machine drops frames (newest wins: a CI run once
+        // had faces in only 4 of 10 captured frames), never a delivered frame's face (here: 10
+        // of 10 delivered, idle and beside two busy loops; 7-8 of 10 beside six, each with its
+        // face).
+        let dropped = (objects.last?["summary"] as? [String: Any])?["frames_dropped"] ?? "?"
+        #expect(!frames.isEmpty && faces.count >= frames.count - 1, "\(faces.count) faces in \(frames.count) frames, \(dropped) dropped")
         for face in faces {
             #expect(face["confidence"] is NSNull)
             #expect((face["landmarks"] as? [Any])?.isEmpty == true)
