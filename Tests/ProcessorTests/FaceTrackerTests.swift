@@ -301,6 +301,7 @@ struct FaceTrackerTests {
             }
             for _ in 0..<3 { _ = try tracker?.faces(in: frame) }
             tracker?.waitUntilIdle()
+            #expect((released?.calls ?? 0) > 0, "round \(round): a pass ran")
             tracker = nil
             #expect(released == nil, "round \(round): the detector is still held")
         }

@@ -68,7 +68,7 @@ public final class PassScheduler: Sendable {
     }
 
     /// Runs an admitted `pass` when a lane is free (FIFO), gives back what its admission set
-    /// aside, then calls `done` — once the pass closure, and all it holds, has been let go.
+    /// aside, then calls `done` — once the lane has let go of the pass closure.
     /// (A tracker waiting for its passes to end is waiting for its detector to be free too:
     /// a closure let go after its pass had said it was over kept a detector's networks, ~150
     /// MB at 1080p, alive past the end of a run, now and then into the next preset's peak
