@@ -128,13 +128,17 @@ struct DetectorSettings {
     /// come at the source's pace (a camera, `--realtime`), so passes run on their own thread.
     func stage(frameWidth: Int, frameHeight: Int, live: Bool) throws -> any Processor {
         let detector = try self.detector(frameHeight: frameHeight)
-        do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure(error) }
-        guard tracking else { return FaceDetectionProcessor(detector: detector) }
+        guard tracking else {
+            do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure(error) }
+            return FaceDetectionProcessor(detector: detector)
+        }
         do {
             var options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
             options.tiles = tiles
             options.quietInterval = quietInterval
-            return FaceTrackingProcessor(tracker: try FaceTracker(detector: detector, options: options, scheduler: passScheduler))
+            let tracker = try FaceTracker(detector: detector, options: options, scheduler: passScheduler)
+            try tracker.prepare(width: frameWidth, height: frameHeight)
+            return FaceTrackingProcessor(tracker: tracker)
         } catch { throw RuntimeFailure(error) }
     }
 

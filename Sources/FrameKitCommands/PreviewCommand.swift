@@ -61,9 +61,8 @@ enum PreviewCommand: Command {
         let feed = PreviewFeed(server: server, videoBitrate: options[bitrate])
         let size = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
         do {
-            let detector = try FaceDetector()
-            try detector.prepare(width: size.width, height: size.height)
-            let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
+            let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
+            try tracker.prepare(width: size.width, height: size.height)
             let stamp: [any Processor] = options[stampCaptureTime] ? [CaptureTimeStamp()] : []
             // No AnnotationStage: the feed boxes the faces itself — into the MJPEG pictures, and
             // beside the H.264 stream for the page to draw over the frame shown.

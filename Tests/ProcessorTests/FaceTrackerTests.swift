@@ -142,6 +142,41 @@ final class GatedDetector: FaceDetecting {
     }
 }
 
+/// A detector that shrinks frames (so a tracker takes its quick look) whose quick look finds
+/// `quick` and whose whole-frame passes, each held until the test lets it through, find `full`.
+final class QuickLookDetector: FaceDetecting {
+    let quick: [Face]
+    let full: [Face]
+    private let gate = DispatchSemaphore(value: 0)
+    private let isOpen = Mutex(false)
+    private let counts = Mutex((quick: 0, full: 0))
+    init(quick: [Face], full: [Face]) { (self.quick, self.full) = (quick, full) }
+    var quickLooks: Int { counts.withLock { $0.quick } }
+    var passes: Int { counts.withLock { $0.full } }
+    var name: String { "quick-look" }
+    var modelURL: URL { URL(fileURLWithPath: "/") }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        try pass(in: image, region: region, candidatesDownTo: 1).faces
+    }
+    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        if !isOpen.withLock({ $0 }) { gate.wait() }
+        counts.withLock { $0.full += 1 }
+        return DetectionPass(faces: region == nil ? full : [])
+    }
+    func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
+        counts.withLock { $0.quick += 1 }
+        return DetectionPass(faces: quick)
+    }
+    func passScale(width: Int, height: Int) -> Double { 0.5 }
+    /// Lets one waiting (or the next) pass through.
+    func release() { gate.signal() }
+    /// Lets every pass through from now on.
+    func open() {
+        isOpen.withLock { $0 = true }
+        gate.signal()
+    }
+}
+
 /// A 640x360 NV12 video: the astronaut's head over the coffee photo, at `positions` (top-left
 /// of the 200x200 head crop; nil: no face in that frame). Returns frames and face boxes.
 ///
@@ -284,6 +319,61 @@ struct FaceTrackerTests {
         #expect(first <= statistics.maxAge + 1 && statistics.framesWithoutPass > 0, "\(counts) \(statistics)")
         #expect(counts[first...].allSatisfy { $0 == 1 }, "\(counts)")
         #expect(hits == counts.count - first, "\(hits) of \(counts.count - first) boxes where the face is")
+    }
+
+    @Test(
+        "the first background pass starts with the detector's quick look: its faces are reported while the pass is still running, and the pass's faces join the same tracks (once each); not again after, again after reset()"
+    )
+    func quickFirstLook() throws {
+        let video = try astronautVideo(Array(repeating: (100, 80), count: 60))
+        let large = Face(bounds: video.faces[0]!, confidence: 0.9)
+        let small = Face(bounds: Rect(x: 420, y: 220, width: 40, height: 44), confidence: 0.8) // on the coffee photo's texture
+        let detector = QuickLookDetector(quick: [large], full: [large, small])
+        var options = FaceTracker.Options(schedule: .background)
+        options.tiles = false
+        let tracker = try FaceTracker(detector: detector, options: options)
+        defer {
+            detector.open()
+            tracker.waitUntilIdle()
+        }
+        var frames = video.frames.makeIterator()
+        func next() throws -> [Rect] { try tracker.faces(in: frames.next()!).map(\.bounds) }
+        #expect(try next().isEmpty, "frame 1: nothing known yet")
+        // The quick look's face arrives while the pass is held (polled: the lane runs it).
+        var seen: [Rect] = []
+        for _ in 0..<40 where seen.isEmpty {
+            Thread.sleep(forTimeInterval: 0.05)
+            seen = try next()
+        }
+        #expect(seen.count == 1 && seen[0].iou(large.bounds) > 0.8, "\(seen)")
+        #expect(detector.passes == 0 && detector.quickLooks == 1)
+        // The pass, on the same frame, finds both faces: the large one renews the quick look's track.
+        detector.release()
+        tracker.waitUntilIdle()
+        let both = try next()
+        #expect(both.count == 2, "\(both)")
+        #expect(both.contains { $0.iou(large.bounds) > 0.8 } && both.contains { $0.iou(small.bounds) > 0.8 }, "\(both)")
+        #expect(tracker.statistics.passes == 2, "the quick look and the pass: \(tracker.statistics)")
+        detector.open()
+        for _ in 0..<5 { _ = try next() }
+        tracker.waitUntilIdle()
+        #expect(detector.quickLooks == 1, "the quick look is for the first pass only")
+        tracker.reset()
+        _ = try next()
+        tracker.waitUntilIdle()
+        #expect(detector.quickLooks == 2, "a reset starts with a quick look again")
+
+        // Off: the first faces are the pass's.
+        options.quickFirstLook = false
+        let off = QuickLookDetector(quick: [large], full: [large, small])
+        let plain = try FaceTracker(detector: off, options: options)
+        _ = try plain.faces(in: video.frames[0])
+        off.release()
+        plain.waitUntilIdle()
+        #expect(try plain.faces(in: video.frames[1]).count == 2)
+        #expect(off.quickLooks == 0)
+        off.open()
+        plain.waitUntilIdle()
     }
 
     @Test(

@@ -24,6 +24,11 @@ public protocol FaceDetecting: Sendable {
     /// boxes in the image's coordinates. Optional: by default the faces of
     /// ``detect(in:region:)`` and no candidates.
     func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass
+    /// As ``pass(in:candidatesDownTo:)`` with the whole image shrunk further: a quicker look
+    /// that finds the larger faces only. A tracker on the background schedule takes it before
+    /// its first pass, so a live source's first frames get their faces while that pass is
+    /// still running. Optional: nil by default (no look quicker than a pass).
+    func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
     /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A
     /// tracker whose detector shrinks frames looks at tiles of them too, for faces too small to
     /// be found in the shrunk frame. Optional: 1 by default.
@@ -64,6 +69,8 @@ extension FaceDetecting {
     }
 
     public func passScale(width: Int, height: Int) -> Double { 1 }
+
+    public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
 
     /// Faces in the whole of `image`.
     public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {

@@ -94,6 +94,17 @@ public final class FaceDetector: FaceDetecting {
         return DetectionPass(splitting: try detect(in: image, region: region, options: call), threshold: options.scoreThreshold)
     }
 
+    /// A whole-image pass with the network's input half ``Options/inputSize`` on its longest
+    /// side (at most): a quarter of the pixels, ~20 ms against ~80 ms for a 720p frame here.
+    /// Faces under about twice the size a full pass needs are missed.
+    public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
+        var call = options
+        call.inputSize = max(32, options.inputSize / 2)
+        call.scoreThreshold = min(options.scoreThreshold, max(0, floor))
+        return DetectionPass(
+            splitting: try detect(in: image, region: nil, options: call), threshold: options.scoreThreshold, floor: floor)
+    }
+
     /// The network's input is at most ``Options/inputSize`` on its longest side.
     public func passScale(width: Int, height: Int) -> Double {
         min(1, Double(options.inputSize) / Double(max(1, width, height)))

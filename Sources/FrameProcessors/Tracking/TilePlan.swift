@@ -15,6 +15,10 @@ package struct TilePlan: Equatable {
     /// The side (px at the network's input) from which a whole-frame pass is trusted to see a face.
     static let trustedSide = 32.0
 
+    /// Below this scale a whole-frame pass shrinks a frame enough to leave faces it cannot see
+    /// (tiles) and to cost much more than a look at half its input (the tracker's quick look).
+    static let shrinkingScale = 0.9
+
     /// The plan for `width` x `height` frames that a whole-frame pass shrinks by `scale`; no
     /// tiles when it shrinks them little (the pass itself sees small faces).
     package init(width: Int, height: Int, scale: Double) {
@@ -22,7 +26,7 @@ package struct TilePlan: Equatable {
         self.height = height
         smallFace = scale > 0 ? Self.trustedSide / scale : 0
         tiles = []
-        guard scale > 0, scale < 0.9, width >= 64, height >= 64 else {
+        guard scale > 0, scale < Self.shrinkingScale, width >= 64, height >= 64 else {
             smallFace = 0
             return
         }
