@@ -221,14 +221,20 @@ public final class FaceTracker: Sendable {
                 let still = s.cameraStill // before a result renews the tracks, as inline
                 var changed = !lost.isEmpty
                 var wholeFramePass = false
-                for result in worker.takeResults() {
+                // Results and whether a pass is still under way, read together: a pass ending
+                // between the two looked idle with its result not yet merged, and the next pass's
+                // start let go of the frames that result is carried forward through.
+                let (results, busy) = worker.poll()
+                for result in results {
                     if s.merge(
                         result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
                     {
                         changed = true
                     }
                     s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
-                    wholeFramePass = wholeFramePass || result.region == nil
+                    // A quick look sees only the larger faces: it neither quiets the pace nor
+                    // places the scene's anchors as a whole-frame pass does.
+                    wholeFramePass = wholeFramePass || (result.region == nil && !result.quick)
                 }
                 // Back to back (an interval of 1) unless quiet under a still camera.
                 s.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
@@ -236,7 +242,7 @@ public final class FaceTracker: Sendable {
                 if let failure = worker.takeFailure() { throw failure }
                 let now = ContinuousClock.now
                 let wanted = s.passWantedSince ?? now
-                if worker.isBusy {
+                if busy {
                     s.statistics.framesWithoutPass &+= 1
                 } else if s.lastPass > 0 && s.frame - s.lastPass < s.passInterval {
                     // A quiet scene: no pass is wanted yet (the schedule asked for none; not a
@@ -687,6 +693,8 @@ struct PassResult {
     var frame: Int
     /// The tile the pass looked at (nil: the whole frame).
     var region: Rect?
+    /// Whether it was the detector's quick look (the whole frame, shrunk further).
+    var quick = false
     var pass: DetectionPass
     var latency: Duration
 }
@@ -721,8 +729,6 @@ final class PassWorker: Sendable {
 
     func waitUntilIdle() { passes.wait() }
 
-    var isBusy: Bool { state.withLock { $0.busy } }
-
     /// Runs a pass over `region` of `image` (nil: all of it) when the scheduler lets it;
     /// `quickFirst`: the detector's quick look first, its result given as soon as it is ready
     /// and the pass right after it on the same lane (on a frame of ~70 ms passes, the faces it
@@ -736,8 +742,10 @@ final class PassWorker: Sendable {
         Self.inFlight.enter()
         let passes = self.passes
         scheduler.run(admission) { [self] in
-            // Runs one look and keeps its result; returns whether to go on.
-            func run(quick: Bool) -> Bool {
+            // Runs one look and keeps its result; returns whether to go on. The last look, or
+            // one that ends the job (a reset meanwhile, a failure), frees the worker in the same
+            // lock: a frame never finds it free with a result not yet given.
+            func run(quick: Bool, last: Bool) -> Bool {
                 let started = ContinuousClock.now
                 let outcome = Result { () throws(FaceDetectorError) -> DetectionPass? in
                     quick
@@ -746,32 +754,35 @@ final class PassWorker: Sendable {
                 }
                 let latency = ContinuousClock.now - started
                 return self.state.withLock { s in
-                    guard s.generation == generation else { return false }
-                    switch outcome {
-                    case .success(let pass):
-                        if let pass {
-                            s.results.append(PassResult(frame: frame, region: quick ? nil : region, pass: pass, latency: latency))
+                    var goOn = false
+                    if s.generation == generation {
+                        switch outcome {
+                        case .success(let pass):
+                            if let pass {
+                                s.results.append(
+                                    PassResult(frame: frame, region: quick ? nil : region, quick: quick, pass: pass, latency: latency))
+                            }
+                            goOn = true
+                        case .failure(let error): s.failure = error
                         }
-                        return true
-                    case .failure(let error):
-                        s.failure = error
-                        return false
                     }
+                    if last || !goOn { s.busy = false }
+                    return goOn
                 }
             }
-            if !quickFirst || run(quick: true) { _ = run(quick: false) }
-            self.state.withLock { $0.busy = false }
+            if !quickFirst || run(quick: true, last: false) { _ = run(quick: false, last: true) }
         } done: {
             passes.leave()
             PassWorker.inFlight.leave()
         }
     }
 
-    /// The results of passes finished since the last call, oldest first.
-    func takeResults() -> [PassResult] {
+    /// The results of passes finished since the last call, oldest first, and whether a pass is
+    /// still under way.
+    func poll() -> (results: [PassResult], busy: Bool) {
         state.withLock { s in
             defer { s.results = [] }
-            return s.results
+            return (s.results, s.busy)
         }
     }
 
