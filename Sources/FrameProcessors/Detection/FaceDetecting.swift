@@ -133,6 +133,14 @@ func checkFaceSizes(min: Int?, max: Int?) throws(FaceDetectorError) {
     if let max, let min, max > 0, max < min { throw .invalidOptions("maxFaceSize is below minFaceSize") }
 }
 
+/// A blank gray frame of about this size (even sides, at least 2x2), to set a detector's
+/// network up on before the first real frame.
+func blankFrame(width: Int, height: Int) throws(FaceDetectorError) -> PixelBuffer {
+    do { return try PixelBuffer(width: max(2, width & ~1), height: max(2, height & ~1), format: .gray8) } catch {
+        throw .pixelBuffer(error)
+    }
+}
+
 /// The part of `image` a detector looks at: `region` (nil: all of it) inside the image, its
 /// edges on the format's crop grid (Y'CbCr crops start and end on even pixels: chroma is shared
 /// by pixel pairs).

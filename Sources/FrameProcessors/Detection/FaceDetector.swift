@@ -73,11 +73,7 @@ public final class FaceDetector: FaceDetecting {
     /// Runs the network once on a blank frame of this size: OpenCV sets a network up on its
     /// first forward pass (~100–200 ms here), which would otherwise fall on the first frame.
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
-        let blank: PixelBuffer
-        do { blank = try PixelBuffer(width: max(2, width & ~1), height: max(2, height & ~1), format: .gray8) } catch {
-            throw .pixelBuffer(error)
-        }
-        _ = try detect(in: blank)
+        _ = try detect(in: try blankFrame(width: width, height: height))
     }
 
     /// One network run for both: the boxes down to `floor`, suppressed together (a weak box
@@ -88,10 +84,7 @@ public final class FaceDetector: FaceDetecting {
     }
 
     public func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        guard floor < options.scoreThreshold else { return DetectionPass(faces: try detect(in: image, region: region)) }
-        var call = options
-        call.scoreThreshold = max(0, floor)
-        return DetectionPass(splitting: try detect(in: image, region: region, options: call), threshold: options.scoreThreshold)
+        try pass(in: image, region: region, candidatesDownTo: floor, options: options)
     }
 
     /// A whole-image pass with the network's input half ``Options/inputSize`` on its longest
@@ -100,9 +93,17 @@ public final class FaceDetector: FaceDetecting {
     public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
         var call = options
         call.inputSize = max(32, options.inputSize / 2)
-        call.scoreThreshold = min(options.scoreThreshold, max(0, floor))
-        return DetectionPass(
-            splitting: try detect(in: image, region: nil, options: call), threshold: options.scoreThreshold, floor: floor)
+        return try pass(in: image, region: nil, candidatesDownTo: floor, options: call)
+    }
+
+    /// A pass with `call` for this network run, split at this detector's own threshold.
+    private func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double, options call: Options) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        guard floor < options.scoreThreshold else { return DetectionPass(faces: try detect(in: image, region: region, options: call)) }
+        var call = call
+        call.scoreThreshold = max(0, floor)
+        return DetectionPass(splitting: try detect(in: image, region: region, options: call), threshold: options.scoreThreshold)
     }
 
     /// The network's input is at most ``Options/inputSize`` on its longest side.

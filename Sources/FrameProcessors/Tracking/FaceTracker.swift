@@ -289,10 +289,7 @@ public final class FaceTracker: Sendable {
         try detector.prepare(width: width, height: height)
         let scale = detector.passScale(width: width, height: height)
         guard scale < TilePlan.shrinkingScale else { return }
-        let blank: PixelBuffer
-        do { blank = try PixelBuffer(width: max(2, width & ~1), height: max(2, height & ~1), format: .gray8) } catch {
-            throw .pixelBuffer(error)
-        }
+        let blank = try blankFrame(width: width, height: height)
         if options.tiles, let tile = TilePlan(width: width, height: height, scale: scale).tiles.first {
             _ = try detector.pass(in: blank, region: tile, candidatesDownTo: options.candidateFloor)
         }
