@@ -79,10 +79,22 @@ final class ScriptedDetector: FaceDetecting {
 final class RegionRecorder: FaceDetecting {
     let inner: any FaceDetecting
     let scale: Double?
+    /// Whether the inner detector's fine pass is offered (else none: the tracker sweeps tiles).
+    let offersFinePass: Bool
     private let log = Mutex<[Rect?]>([])
-    init(_ inner: any FaceDetecting, scale: Double? = nil) { (self.inner, self.scale) = (inner, scale) }
+    private let fineLog = Mutex(0)
+    init(_ inner: any FaceDetecting, scale: Double? = nil, offersFinePass: Bool = false) {
+        (self.inner, self.scale, self.offersFinePass) = (inner, scale, offersFinePass)
+    }
+    /// The regions of the passes so far (nil: the whole frame), and how many fine passes.
     var regions: [Rect?] { log.withLock { $0 } }
+    var finePasses: Int { fineLog.withLock { $0 } }
     func clear() { log.withLock { $0 = [] } }
+    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
+        guard offersFinePass else { return nil }
+        fineLog.withLock { $0 += 1 }
+        return try inner.finePass(in: image, candidatesDownTo: floor)
+    }
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
     func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
@@ -448,6 +460,38 @@ struct FaceTrackerTests {
         let tiled = try run(tiles: true)
         #expect(tiled.allSatisfy { $0.count == 1 && $0[0].bounds.iou(truth) > 0.4 }, "\(tiled.map { $0.map(\.bounds) })")
         #expect(try run(tiles: false).allSatisfy(\.isEmpty))
+    }
+
+    @Test(
+        "on the background schedule the tiles' first sweep is one fine pass (the whole frame at the tiles' scale): a small face a whole-frame pass cannot see is reported before any tile is looked at"
+    )
+    func fineSweep() throws {
+        let (frame, _, truth) = try smallFaceScene()
+        let detector = RegionRecorder(try FaceDetector(), offersFinePass: true)
+        let tracker = try FaceTracker(detector: detector, options: FaceTracker.Options(schedule: .background))
+        let deadline = ContinuousClock.now + .seconds(20)
+        var found: [Face] = []
+        while found.isEmpty && ContinuousClock.now < deadline {
+            found = try tracker.faces(in: frame)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(found.count == 1 && found.first.map { $0.bounds.iou(truth) > 0.4 } == true, "\(found.map(\.bounds))")
+        #expect(detector.finePasses == 1)
+        #expect(!detector.regions.contains { $0 != nil }, "found by the fine pass, not a tile: \(detector.regions)")
+        tracker.waitUntilIdle()
+        // Without it the same face waits for its tile (a second or more: the tiles take turns
+        // with whole-frame passes), so the assertions above can fail.
+        var options = FaceTracker.Options(schedule: .background)
+        options.fineSweep = false
+        let sweeping = RegionRecorder(try FaceDetector(), offersFinePass: true)
+        let plain = try FaceTracker(detector: sweeping, options: options)
+        found = []
+        while found.isEmpty && ContinuousClock.now < deadline + .seconds(20) {
+            found = try plain.faces(in: frame)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(found.count == 1 && sweeping.finePasses == 0 && sweeping.regions.contains { $0 != nil }, "\(sweeping.regions)")
+        plain.waitUntilIdle()
     }
 
     @Test(

@@ -29,6 +29,11 @@ public protocol FaceDetecting: Sendable {
     /// its first pass, so a live source's first frames get their faces while that pass is
     /// still running. Optional: nil by default (no look quicker than a pass).
     func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
+    /// As ``pass(in:candidatesDownTo:)`` with the whole image shrunk half as much (at most to
+    /// its own size): the small faces a tracker's tiles would find one tile at a time, all in
+    /// one pass, at a few times a pass's cost. A tracker takes it for its first pass where it
+    /// looks at tiles. Optional: nil by default (a tracker then sweeps its tiles in turn).
+    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
     /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A
     /// tracker whose detector shrinks frames looks at tiles of them too, for faces too small to
     /// be found in the shrunk frame. Optional: 1 by default.
@@ -71,6 +76,8 @@ extension FaceDetecting {
     public func passScale(width: Int, height: Int) -> Double { 1 }
 
     public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
+
+    public func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
 
     /// Faces in the whole of `image`.
     public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {

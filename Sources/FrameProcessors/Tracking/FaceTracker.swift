@@ -85,6 +85,15 @@ public final class FaceTracker: Sendable {
         /// more gained 0.02–0.04 of recall and scenes of only small faces lost up to 0.03
         /// (docs/performance.md).
         public var quickFirstLook: Bool = true
+        /// On the background schedule with tiles (``tiles``), whether the tiles' sweep (after
+        /// the first whole-frame pass, after ``reset()``, and after a cut: most of three or more
+        /// faces lost in one frame) is the detector's fine pass
+        /// (``FaceDetecting/finePass(in:candidatesDownTo:)``): every tile at once, in one pass,
+        /// where the tiles took turns with whole-frame passes, one tile every other pass (at
+        /// 720p, six tiles: twelve passes, a second or more). It costs about what the six tiles
+        /// cost, at once (~250 ms at 720p here, its network set up for it), and holds its lane
+        /// meanwhile. Inline, the first frame looks at every tile in turn, which costs less.
+        public var fineSweep: Bool = true
 
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
 
@@ -149,6 +158,7 @@ public final class FaceTracker: Sendable {
             //    pass; one lost earlier already had it (a small face a whole-frame pass cannot
             //    judge waits for its tile: it must not call for a pass on every frame).
             var lost: [Box] = []
+            let foundBefore = s.tracks.filter(\.isFound).count
             for i in s.tracks.indices {
                 let wasFound = s.tracks[i].isFound
                 if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation), wasFound {
@@ -208,7 +218,9 @@ public final class FaceTracker: Sendable {
                 for region in regions {
                     let started = ContinuousClock.now
                     let found = try detector.pass(in: image, region: region, candidatesDownTo: options.candidateFloor)
-                    if s.merge(found, region: region, passFrame: s.frame, gray: gray, history: nil, options: options) { changed = true }
+                    if s.merge(found, look: .region(region), passFrame: s.frame, gray: gray, history: nil, options: options) {
+                        changed = true
+                    }
                     s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
                 }
                 s.pace(
@@ -217,6 +229,9 @@ public final class FaceTracker: Sendable {
                 if options.quietStretches { s.placeAnchors(in: gray, wholeFramePass: regions.contains(nil), options: options) }
             case .background:
                 guard let worker else { break }
+                // A cut (most of three or more faces lost in one frame): the new scene's small
+                // faces are looked for as at the start, the tiles' sweep again (a fine pass).
+                if options.fineSweep, lost.count >= 3, 2 * lost.count >= foundBefore { s.turns = 0 }
                 s.remember(gray)
                 let still = s.cameraStill // before a result renews the tracks, as inline
                 var changed = !lost.isEmpty
@@ -226,15 +241,18 @@ public final class FaceTracker: Sendable {
                 // start let go of the frames that result is carried forward through.
                 let (results, busy) = worker.poll()
                 for result in results {
-                    if s.merge(
-                        result.pass, region: result.region, passFrame: result.frame, gray: gray, history: s.history, options: options)
-                    {
+                    if s.merge(result.pass, look: result.look, passFrame: result.frame, gray: gray, history: s.history, options: options) {
                         changed = true
                     }
                     s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
                     // A quick look sees only the larger faces: it neither quiets the pace nor
-                    // places the scene's anchors as a whole-frame pass does.
-                    wholeFramePass = wholeFramePass || (result.region == nil && !result.quick)
+                    // places the scene's anchors as a whole-frame pass does. A fine pass has
+                    // looked at every tile: the tiles' first sweep is over.
+                    switch result.look {
+                    case .region(let region): wholeFramePass = wholeFramePass || region == nil
+                    case .quick: break
+                    case .fine: s.sweepDone()
+                    }
                 }
                 // Back to back (an interval of 1) unless quiet under a still camera.
                 s.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
@@ -251,14 +269,17 @@ public final class FaceTracker: Sendable {
                     s.passWantedSince = nil
                     s.statistics.recordBudgetWait(now - wanted)
                     // The first pass starts with a quick look where the detector has one
-                    // (``Options/quickFirstLook``).
+                    // (``Options/quickFirstLook``); the tiles' first turn is the fine pass where
+                    // it has one (``Options/fineSweep``).
                     let quick =
                         s.lastPass == 0 && options.quickFirstLook
                         && detector.passScale(width: image.width, height: image.height) < TilePlan.shrinkingScale
-                    let region = s.nextRegion()
+                    let (region, sweepStarts) = s.nextRegion()
+                    let fine = sweepStarts && options.fineSweep
                     s.lastPass = s.frame
                     s.beginPass()
-                    worker.submit(s.passCopy(of: image), frame: s.frame, region: region, quickFirst: quick, admission: admission)
+                    worker.submit(
+                        s.passCopy(of: image), frame: s.frame, region: region, quickFirst: quick, fine: fine, admission: admission)
                 } else {
                     // Over the CPU budget: no pass, and none on a frame kept for later — the
                     // pass is made from the frame of the moment it may start.
@@ -296,6 +317,7 @@ public final class FaceTracker: Sendable {
         if options.schedule == .background && options.quickFirstLook {
             _ = try detector.quickPass(in: blank, candidatesDownTo: options.candidateFloor)
         }
+        // Not the fine pass: its network is set up for each call (it is not kept).
     }
 
     /// Waits for a pass under way on the background schedule to finish (returns at once on
@@ -541,14 +563,23 @@ struct TrackerState: ~Copyable {
     /// Tiles back to back after the first pass found a still crowd's small faces sooner on a
     /// busy machine (tune split, paced, two busy loops: recall 0.78 → 0.83) but faces entering
     /// meanwhile, too large for a tile's judgement, waited for the sweep's end (0.6 → 0.3).
-    mutating func nextRegion() -> Rect? {
-        guard let tiles = plan?.tiles, !tiles.isEmpty else { return nil }
+    /// `sweepStarts`: this is the sweep's first tile, which the detector's fine pass may take
+    /// the place of, the whole sweep in one pass (``sweepDone()``).
+    mutating func nextRegion() -> (region: Rect?, sweepStarts: Bool) {
+        guard let tiles = plan?.tiles, !tiles.isEmpty else { return (nil, false) }
         turns &+= 1
         let sweeping = turns <= 2 * tiles.count
-        guard sweeping ? turns % 2 == 0 : turns % 3 == 0 else { return nil }
+        guard sweeping ? turns % 2 == 0 : turns % 3 == 0 else { return (nil, false) }
         defer { nextTile = (nextTile + 1) % tiles.count }
-        return tiles[nextTile % tiles.count]
+        return (tiles[nextTile % tiles.count], turns == 2)
     }
+
+    /// After a fine pass (every tile seen at once): tiles every third pass from now on.
+    mutating func sweepDone() {
+        guard let tiles = plan?.tiles else { return }
+        turns = max(turns, 2 * tiles.count)
+    }
+
     var statistics = PassStatistics()
 
     /// The luma plane itself where the format has one, else a converted copy.
@@ -636,12 +667,12 @@ struct TrackerState: ~Copyable {
     /// Returns whether the pass changed what is tracked (``TrackAssociation/merge(_:changed:)``).
     @discardableResult
     mutating func merge(
-        _ whole: DetectionPass, region: Rect?, passFrame: Int, gray: PixelBuffer,
+        _ whole: DetectionPass, look: PassLook, passFrame: Int, gray: PixelBuffer,
         history: [(frame: Int, gray: PixelBuffer)]?, options: FaceTracker.Options
     ) -> Bool {
         let frame = frame
         let association = TrackAssociation(
-            whole: whole, region: region, plan: plan, passFrame: passFrame, frame: frame, options: options,
+            whole: whole, look: look, plan: plan, passFrame: passFrame, frame: frame, options: options,
             reacquire: { face in Self.reacquire(face, passFrame: passFrame, frame: frame, gray: gray, history: history, options: options) })
         var changed = false
         tracks = association.merge(tracks, changed: &changed)
@@ -685,13 +716,20 @@ struct TrackerState: ~Copyable {
 
 // MARK: - The background schedule's thread
 
-/// A finished pass: the frame it ran on, its boxes, and how long it took.
+/// What a pass looked at.
+enum PassLook: Equatable {
+    /// A tile, or the whole frame (nil), at the detector's own scale.
+    case region(Rect?)
+    /// The detector's quick look: the whole frame, shrunk further.
+    case quick
+    /// The detector's fine pass: the whole frame at the tiles' scale.
+    case fine
+}
+
+/// A finished pass: the frame it ran on, what it looked at, its boxes, and how long it took.
 struct PassResult {
     var frame: Int
-    /// The tile the pass looked at (nil: the whole frame).
-    var region: Rect?
-    /// Whether it was the detector's quick look (the whole frame, shrunk further).
-    var quick = false
+    var look: PassLook
     var pass: DetectionPass
     var latency: Duration
 }
@@ -729,8 +767,12 @@ final class PassWorker: Sendable {
     /// Runs a pass over `region` of `image` (nil: all of it) when the scheduler lets it;
     /// `quickFirst`: the detector's quick look first, its result given as soon as it is ready
     /// and the pass right after it on the same lane (on a frame of ~70 ms passes, the faces it
-    /// sees ~50 ms sooner, the pass's own ~20 ms later).
-    func submit(_ image: PixelBuffer, frame: Int, region: Rect?, quickFirst: Bool = false, admission: PassScheduler.Admission) {
+    /// sees ~50 ms sooner, the pass's own ~20 ms later). `fine`: the pass is the detector's
+    /// fine pass (the whole frame at the tiles' scale), where it has one.
+    func submit(
+        _ image: PixelBuffer, frame: Int, region: Rect?, quickFirst: Bool = false, fine: Bool = false,
+        admission: PassScheduler.Admission
+    ) {
         let generation = state.withLock { s -> Int in
             s.busy = true
             return s.generation
@@ -744,10 +786,17 @@ final class PassWorker: Sendable {
             // lock: a frame never finds it free with a result not yet given.
             func run(quick: Bool, last: Bool) -> Bool {
                 let started = ContinuousClock.now
+                var look = PassLook.region(region)
                 let outcome = Result { () throws(FaceDetectorError) -> DetectionPass? in
-                    quick
-                        ? try detector.quickPass(in: image, candidatesDownTo: floor)
-                        : try detector.pass(in: image, region: region, candidatesDownTo: floor)
+                    if quick {
+                        look = .quick
+                        return try detector.quickPass(in: image, candidatesDownTo: floor)
+                    }
+                    if fine, let pass = try detector.finePass(in: image, candidatesDownTo: floor) {
+                        look = .fine
+                        return pass
+                    }
+                    return try detector.pass(in: image, region: region, candidatesDownTo: floor)
                 }
                 let latency = ContinuousClock.now - started
                 return self.state.withLock { s in
@@ -757,7 +806,7 @@ final class PassWorker: Sendable {
                         case .success(let pass):
                             if let pass {
                                 s.results.append(
-                                    PassResult(frame: frame, region: quick ? nil : region, quick: quick, pass: pass, latency: latency))
+                                    PassResult(frame: frame, look: look, pass: pass, latency: latency))
                             }
                             goOn = true
                         case .failure(let error): s.failure = error

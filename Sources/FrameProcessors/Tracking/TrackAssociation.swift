@@ -6,8 +6,10 @@ struct TrackAssociation {
     /// The pass as run, and as judged: a tile's pass keeps only the small faces it saw whole.
     let whole: DetectionPass
     let pass: DetectionPass
-    /// The tile the pass ran on (nil: the whole frame), and the tiles of this frame size.
+    /// The tile the pass ran on (nil: the whole frame, at the detector's scale or, a fine
+    /// pass, at the tiles': every tile at once), and the tiles of this frame size.
     let region: Rect?
+    let fine: Bool
     let plan: TilePlan?
     /// The frame the pass ran on, and the current one.
     let passFrame: Int
@@ -16,21 +18,28 @@ struct TrackAssociation {
     let reacquire: (Face) -> Track?
 
     init(
-        whole: DetectionPass, region: Rect?, plan: TilePlan?, passFrame: Int, frame: Int, options: FaceTracker.Options,
+        whole: DetectionPass, look: PassLook, plan: TilePlan?, passFrame: Int, frame: Int, options: FaceTracker.Options,
         reacquire: @escaping (Face) -> Track?
     ) {
         self.whole = whole
+        var region: Rect? = nil
+        if case .region(let tile) = look { region = tile }
         // A tile's pass is for small faces: only those it saw whole, and it judges the small
         // tracks lying whole inside it. A whole-frame pass judges the tracks large enough for
         // it to see. (A tile's view of a large face is often a part of it: a face entering at
         // the frame's edge, or half covered.)
+        // A fine pass is every tile at once: the small faces, none cut by a tile's edge.
         var pass = whole
         if let region, let plan {
             pass.faces = plan.small(plan.whole(pass.faces, in: region))
             pass.candidates = plan.small(plan.whole(pass.candidates, in: region))
+        } else if look == .fine, let plan {
+            pass.faces = plan.small(pass.faces)
+            pass.candidates = plan.small(pass.candidates)
         }
         self.pass = pass
         self.region = region
+        self.fine = look == .fine
         self.plan = plan
         self.passFrame = passFrame
         self.frame = frame
@@ -64,7 +73,7 @@ struct TrackAssociation {
             guard let then = boxThen(tracks[i]) else { continue }
             // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
             // no tile has: judged by whole-frame passes too, else it lived until its tile came.
-            let unsure = region == nil && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
+            let unsure = region == nil && !fine && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
             if judges(then) || unsure {
                 tracks[i].missedPasses += 1
                 changed = true
@@ -73,7 +82,7 @@ struct TrackAssociation {
         tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
         for (fi, face) in found.enumerated() where !faceTaken.contains(fi) && !isSecondBox(face) {
             if var track = reacquire(face) {
-                track.seenByTile = region != nil
+                track.seenByTile = region != nil || fine
                 tracks.append(track)
                 changed = true
             }
@@ -88,6 +97,7 @@ struct TrackAssociation {
     /// is the tile beside it's, and was judged missed here while this tile left it out); a
     /// whole-frame pass what is large enough for it to see.
     func judges(_ box: Box) -> Bool {
+        if fine, let plan { return plan.isSmall(max(box.width, box.height)) } // every tile at once
         if let region, let plan { return plan.seesWhole(region, box) && plan.isSmall(max(box.width, box.height)) }
         return max(box.width, box.height) >= (plan?.smallFace ?? 0)
     }
@@ -122,7 +132,7 @@ struct TrackAssociation {
             taken.insert(pair.face)
             guard var renewed = reacquire(boxes[pair.face]) else { continue }
             renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
-            renewed.seenByTile = tracks[pair.track].seenByTile || (reported && region != nil)
+            renewed.seenByTile = tracks[pair.track].seenByTile || (reported && (region != nil || fine))
             trackTaken.insert(pair.track)
             tracks[pair.track] = renewed
         }
