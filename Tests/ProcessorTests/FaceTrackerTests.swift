@@ -107,18 +107,25 @@ final class RegionRecorder: FaceDetecting {
     func passScale(width: Int, height: Int) -> Double { scale ?? inner.passScale(width: width, height: height) }
 }
 
+/// A test's detector whose passes are scripted (``pass(in:region:candidatesDownTo:)``): no
+/// model file, and `detect` gives what its pass reports.
+protocol ScriptedPasses: FaceDetecting {}
+
+extension ScriptedPasses {
+    var modelURL: URL { URL(fileURLWithPath: "/") }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        try pass(in: image, region: region, candidatesDownTo: 1).faces
+    }
+}
+
 /// A detector that shrinks frames by `scale` (so a tracker plans tiles) and whose passes follow
 /// `script`: given the region and how many whole-frame passes came before, what it finds.
-final class TiledScriptDetector: FaceDetecting {
+final class TiledScriptDetector: ScriptedPasses {
     let scale: Double
     let script: @Sendable (_ region: Rect?, _ wholeFramePassesBefore: Int) -> DetectionPass
     private let wholeFramePasses = Mutex(0)
     init(scale: Double, script: @escaping @Sendable (Rect?, Int) -> DetectionPass) { (self.scale, self.script) = (scale, script) }
     var name: String { "scripted" }
-    var modelURL: URL { URL(fileURLWithPath: "/") }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try pass(in: image, region: region, candidatesDownTo: 1).faces
-    }
     func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
         let before = wholeFramePasses.withLock { n -> Int in
             defer { if region == nil { n += 1 } }
@@ -156,7 +163,7 @@ final class GatedDetector: FaceDetecting {
 
 /// A detector that shrinks frames (so a tracker takes its quick look) whose quick look finds
 /// `quick` and whose whole-frame passes, each held until the test lets it through, find `full`.
-final class QuickLookDetector: FaceDetecting {
+final class QuickLookDetector: ScriptedPasses {
     let quick: [Face]
     let full: [Face]
     private let gate = DispatchSemaphore(value: 0)
@@ -166,10 +173,6 @@ final class QuickLookDetector: FaceDetecting {
     var quickLooks: Int { counts.withLock { $0.quick } }
     var passes: Int { counts.withLock { $0.full } }
     var name: String { "quick-look" }
-    var modelURL: URL { URL(fileURLWithPath: "/") }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try pass(in: image, region: region, candidatesDownTo: 1).faces
-    }
     func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
         if !isOpen.withLock({ $0 }) { gate.wait() }
         counts.withLock { $0.full += 1 }
@@ -229,6 +232,54 @@ func astronautVideo(
         frames.append(try PixelFormatConversion.convert(frame, to: .nv12VideoRange))
     }
     return (frames, faces)
+}
+
+/// A detector that shrinks frames by half (so a tracker plans tiles and sweeps them) whose
+/// whole-frame passes find `faces` where the frame is not plain (a cut to a blank wall: none),
+/// whose tiles find nothing, and whose fine passes, counted, find nothing either.
+final class FineSweepCounter: ScriptedPasses {
+    let faces: [Face]
+    private let counts = Mutex((whole: 0, fine: 0))
+    init(faces: [Face]) { self.faces = faces }
+    var finePasses: Int { counts.withLock { $0.fine } }
+    var wholeFramePasses: Int { counts.withLock { $0.whole } }
+    var name: String { "fine-sweep-counter" }
+    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        guard region == nil else { return DetectionPass(faces: []) }
+        counts.withLock { $0.whole += 1 }
+        // A plain frame (a uniform wall) has no face.
+        let plain = image.withUnsafeBytes(ofPlane: 0) { bytes, p in
+            let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + (image.height / 2) * p.bytesPerRow
+            return (0..<image.width).allSatisfy { row[$0] == row[0] }
+        }
+        return DetectionPass(faces: plain ? [] : faces)
+    }
+    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
+        counts.withLock { $0.fine += 1 }
+        return DetectionPass(faces: [])
+    }
+    func passScale(width: Int, height: Int) -> Double { 0.5 }
+}
+
+/// A 1280x720 NV12 frame: three astronaut heads of 200 px on the coffee photo, and their faces.
+func threeFaceScene() throws -> (frame: PixelBuffer, faces: [Rect]) {
+    let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+    let head = try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200))
+    var scene = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
+    try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+    let xs = [100, 540, 980]
+    head.withUnsafeBytes(ofPlane: 0) { s, sp in
+        scene.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+            for x in xs {
+                for row in 0..<200 {
+                    for byte in 0..<(200 * 3) { d[(260 + row) * dp.bytesPerRow + x * 3 + byte] = s[row * sp.bytesPerRow + byte] }
+                }
+            }
+        }
+    }
+    return (
+        try PixelFormatConversion.convert(scene, to: .nv12VideoRange), xs.map { Rect(x: $0 + 50, y: 260 + 48, width: 100, height: 115) }
+    )
 }
 
 /// A 1280x720 NV12 frame: the astronaut's head shrunk to 52 px (her face, `truth`, ~26 px)
@@ -492,6 +543,43 @@ struct FaceTrackerTests {
         }
         #expect(found.count == 1 && sweeping.finePasses == 0 && sweeping.regions.contains { $0 != nil }, "\(sweeping.regions)")
         plain.waitUntilIdle()
+    }
+
+    @Test(
+        "a cut (three tracked faces lost in one frame) starts the tiles' sweep again: a whole-frame pass, then the fine pass; a shaking camera does not bring one after every pass"
+    )
+    func cutRestartsFineSweep() throws {
+        let (scene, boxes) = try threeFaceScene()
+        var blank = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
+        blank.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 128) }
+        let wall = try PixelFormatConversion.convert(blank, to: .nv12VideoRange)
+        let detector = FineSweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
+        let tracker = try FaceTracker(detector: detector, options: .backToBack)
+        func feed(_ frame: PixelBuffer, frames: Int) throws -> [Face] {
+            var faces: [Face] = []
+            for _ in 0..<frames {
+                faces = try tracker.faces(in: frame)
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            return faces
+        }
+        // The scene for 40 frames: its faces, and the first sweep's fine pass.
+        #expect(try feed(scene, frames: 40).count == 3)
+        tracker.waitUntilIdle()
+        #expect(detector.finePasses == 1)
+        let before = detector.wholeFramePasses
+        // The cut (frame 41), and 13 frames of the new scene: the sweep again.
+        #expect(try feed(wall, frames: 10).isEmpty)
+        tracker.waitUntilIdle()
+        _ = try feed(wall, frames: 3)
+        tracker.waitUntilIdle()
+        #expect(detector.finePasses == 2, "a fine pass after the cut")
+        #expect(detector.wholeFramePasses > before, "a whole-frame pass before it")
+        // Back to the faces and away again (frame 61) within a second of the last restart: no third.
+        #expect(try feed(scene, frames: 6).count == 3)
+        _ = try feed(wall, frames: 10)
+        tracker.waitUntilIdle()
+        #expect(detector.finePasses == 2, "no fine pass for a cut within a second of the last")
     }
 
     @Test(

@@ -31,8 +31,9 @@ public protocol FaceDetecting: Sendable {
     func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
     /// As ``pass(in:candidatesDownTo:)`` with the whole image shrunk half as much (at most to
     /// its own size): the small faces a tracker's tiles would find one tile at a time, all in
-    /// one pass, at a few times a pass's cost. A tracker takes it for its first pass where it
-    /// looks at tiles. Optional: nil by default (a tracker then sweeps its tiles in turn).
+    /// one pass, at a few times a pass's cost. A tracker on the background schedule takes it
+    /// for its tiles' sweep (after its first pass, and after a cut). Optional: nil by default
+    /// (a tracker then sweeps its tiles in turn).
     func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
     /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A
     /// tracker whose detector shrinks frames looks at tiles of them too, for faces too small to

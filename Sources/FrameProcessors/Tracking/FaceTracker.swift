@@ -86,13 +86,14 @@ public final class FaceTracker: Sendable {
         /// (docs/performance.md).
         public var quickFirstLook: Bool = true
         /// On the background schedule with tiles (``tiles``), whether the tiles' sweep (after
-        /// the first whole-frame pass, after ``reset()``, and after a cut: most of three or more
-        /// faces lost in one frame) is the detector's fine pass
+        /// the first whole-frame pass, after ``reset()``, and after a cut: half or more of three
+        /// or more faces lost in one frame, at most once a second) is the detector's fine pass
         /// (``FaceDetecting/finePass(in:candidatesDownTo:)``): every tile at once, in one pass,
         /// where the tiles took turns with whole-frame passes, one tile every other pass (at
-        /// 720p, six tiles: twelve passes, a second or more). It costs about what the six tiles
-        /// cost, at once (~250 ms at 720p here, its network set up for it), and holds its lane
-        /// meanwhile. Inline, the first frame looks at every tile in turn, which costs less.
+        /// 720p, six tiles: twelve passes, a second or more). It costs ~250 ms at 720p here
+        /// (its network set up for it) against ~180 ms for the six tiles one after another, and
+        /// holds its lane meanwhile. Inline, the first frame looks at every tile in turn. A
+        /// detector with no fine pass sweeps its tiles one every other pass, after a cut too.
         public var fineSweep: Bool = true
 
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
@@ -173,7 +174,7 @@ public final class FaceTracker: Sendable {
             if options.tiles, s.plan?.width != image.width || s.plan?.height != image.height {
                 s.plan = TilePlan(
                     width: image.width, height: image.height, scale: detector.passScale(width: image.width, height: image.height))
-                s.turns = 0
+                s.restartSweep()
             }
             switch options.schedule {
             case .inline(let interval):
@@ -229,9 +230,15 @@ public final class FaceTracker: Sendable {
                 if options.quietStretches { s.placeAnchors(in: gray, wholeFramePass: regions.contains(nil), options: options) }
             case .background:
                 guard let worker else { break }
-                // A cut (most of three or more faces lost in one frame): the new scene's small
-                // faces are looked for as at the start, the tiles' sweep again (a fine pass).
-                if options.fineSweep, lost.count >= 3, 2 * lost.count >= foundBefore { s.turns = 0 }
+                // A cut (half or more of three or more faces lost in one frame): the new scene's
+                // small faces are looked for as at the start, the tiles' sweep again (a fine
+                // pass) — unless one is already due or the last began within a second (a shaking
+                // camera, a flash: not a fine pass after every pass).
+                if options.fineSweep, lost.count >= 3, 2 * lost.count >= foundBefore, s.turns > 2,
+                    s.frame - s.sweepFrom >= TrackerState.sweepSpacing
+                {
+                    s.restartSweep()
+                }
                 s.remember(gray)
                 let still = s.cameraStill // before a result renews the tracks, as inline
                 var changed = !lost.isEmpty
@@ -251,7 +258,7 @@ public final class FaceTracker: Sendable {
                     switch result.look {
                     case .region(let region): wholeFramePass = wholeFramePass || region == nil
                     case .quick: break
-                    case .fine: s.sweepDone()
+                    case .fine: s.sweepDone(passFrame: result.frame)
                     }
                 }
                 // Back to back (an interval of 1) unless quiet under a still camera.
@@ -500,6 +507,11 @@ struct TrackerState: ~Copyable {
     /// Background schedule with a CPU budget: since when a pass has been held back (nil: none is).
     var passWantedSince: ContinuousClock.Instant? = nil
     var turns = 0
+    /// The frame the tiles' sweep last (re)started on: a fine pass from before it (a cut while
+    /// it ran) does not end the new one.
+    var sweepFrom = 0
+    /// Frames from one restarted sweep to the next, at least.
+    static let sweepSpacing = 30
     var nextTile = 0
     var lastTilePass = 0
     /// Frames from one pass to the next now: inline, between whole-frame passes (0 until the
@@ -574,10 +586,17 @@ struct TrackerState: ~Copyable {
         return (tiles[nextTile % tiles.count], turns == 2)
     }
 
-    /// After a fine pass (every tile seen at once): tiles every third pass from now on.
-    mutating func sweepDone() {
-        guard let tiles = plan?.tiles else { return }
+    /// After a fine pass on `passFrame` (every tile seen at once): tiles every third pass from
+    /// now on, unless the sweep has started again since that frame.
+    mutating func sweepDone(passFrame: Int) {
+        guard let tiles = plan?.tiles, passFrame >= sweepFrom else { return }
         turns = max(turns, 2 * tiles.count)
+    }
+
+    /// The sweep again from the next pass: a whole-frame pass, then the fine pass.
+    mutating func restartSweep() {
+        turns = 0
+        sweepFrom = frame
     }
 
     var statistics = PassStatistics()
@@ -792,7 +811,9 @@ final class PassWorker: Sendable {
                         look = .quick
                         return try detector.quickPass(in: image, candidatesDownTo: floor)
                     }
-                    if fine, let pass = try detector.finePass(in: image, candidatesDownTo: floor) {
+                    // A fine pass that fails (its network is set up for the call: memory short,
+                    // the model file gone) gives way to the tile's pass, which may not.
+                    if fine, let pass = (try? detector.finePass(in: image, candidatesDownTo: floor)) ?? nil {
                         look = .fine
                         return pass
                     }
