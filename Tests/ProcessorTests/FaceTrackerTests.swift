@@ -875,6 +875,25 @@ struct FaceTrackerTests {
         #expect(budget.admit(estimate: 0), "a burst of other work is forgotten once the longest wait has passed")
     }
 
+    @Test("a fine pass's CPU is not what the next pass is expected to cost: the next admission sets a typical pass's aside")
+    func finePassNotTheEstimate() throws {
+        let lane = FakeCPU()
+        let scheduler = PassScheduler(
+            lanes: 1, budget: CPUBudget(cores: 100, cpuTime: { .zero }), passCPU: { lane.spent.withLock { $0 } })
+        func pass(costing cost: Duration, typical: Bool) throws {
+            let admission = try #require(scheduler.admit(waitingSince: .now, now: .now))
+            let done = DispatchSemaphore(value: 0)
+            scheduler.run(admission, typical: typical, { lane.spend(cost) }, done: { done.signal() })
+            done.wait()
+        }
+        try pass(costing: .milliseconds(100), typical: true)
+        #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.1)
+        try pass(costing: .milliseconds(900), typical: false)
+        #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.1, "not the fine pass's 0.9 s")
+        try pass(costing: .milliseconds(200), typical: true)
+        #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.2)
+    }
+
     @Test("a pass the budget is holding back counts in budgetWaitSeconds while it is held, not only once it starts")
     func openHoldCounted() throws {
         let tracker = try FaceTracker(

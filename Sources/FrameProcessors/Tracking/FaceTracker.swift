@@ -799,7 +799,7 @@ final class PassWorker: Sendable {
         passes.enter()
         Self.inFlight.enter()
         let passes = self.passes
-        scheduler.run(admission) { [self] in
+        scheduler.run(admission, typical: !fine) { [self] in
             // Runs one look and keeps its result; returns whether to go on. The last look, or
             // one that ends the job (a reset meanwhile, a failure), frees the worker in the same
             // lock: a frame never finds it free with a result not yet given.

@@ -31,7 +31,7 @@ public final class PassScheduler: Sendable {
 
     /// A pass let through, with the CPU set aside for it.
     package struct Admission: Sendable {
-        let reserved: Double
+        package let reserved: Double
     }
 
     /// - Parameters:
@@ -68,12 +68,16 @@ public final class PassScheduler: Sendable {
     }
 
     /// Runs an admitted `pass` when a lane is free (FIFO), gives back what its admission set
-    /// aside, then calls `done` — once the lane has let go of the pass closure.
+    /// aside, then calls `done` — once the lane has let go of the pass closure. `typical`:
+    /// whether its CPU is what the next pass is expected to cost (a tracker's fine pass, a few
+    /// passes' worth once a stream, is not: the next admission would set that much aside).
     /// (A tracker waiting for its passes to end is waiting for its detector to be free too:
     /// a closure let go after its pass had said it was over kept a detector's networks, ~150
     /// MB at 1080p, alive past the end of a run, now and then into the next preset's peak
     /// memory in `framekit profile`.)
-    package func run(_ admission: Admission, _ pass: @escaping @Sendable () -> Void, done: @escaping @Sendable () -> Void) {
+    package func run(
+        _ admission: Admission, typical: Bool = true, _ pass: @escaping @Sendable () -> Void, done: @escaping @Sendable () -> Void
+    ) {
         let held = PassHolder(pass)
         queue.async { [self] in
             free.wait()
@@ -81,7 +85,7 @@ public final class PassScheduler: Sendable {
             let start = passCPU()
             held.run()
             let spent = (passCPU() - start).seconds
-            lastPassCPU.withLock { $0 = spent }
+            if typical { lastPassCPU.withLock { $0 = spent } }
             budget?.release(admission.reserved)
             done()
         }
