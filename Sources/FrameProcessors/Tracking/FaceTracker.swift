@@ -161,9 +161,10 @@ public final class FaceTracker: Sendable {
             //    pass; one lost earlier already had it (a small face a whole-frame pass cannot
             //    judge waits for its tile: it must not call for a pass on every frame).
             var lost: [Box] = []
-            let foundBefore = s.tracks.filter(\.isFound).count
+            var foundBefore = 0
             for i in s.tracks.indices {
                 let wasFound = s.tracks[i].isFound
+                if wasFound { foundBefore += 1 }
                 if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation), wasFound {
                     lost.append(s.tracks[i].box)
                 }
@@ -578,7 +579,7 @@ struct TrackerState: ~Copyable {
     /// busy machine (tune split, paced, two busy loops: recall 0.78 → 0.83) but faces entering
     /// meanwhile, too large for a tile's judgement, waited for the sweep's end (0.6 → 0.3).
     /// `sweepStarts`: this is the sweep's first tile, which the detector's fine pass may take
-    /// the place of, the whole sweep in one pass (``sweepDone()``).
+    /// the place of, the whole sweep in one pass (``sweepDone(passFrame:)``).
     mutating func nextRegion() -> (region: Rect?, sweepStarts: Bool) {
         guard let tiles = plan?.tiles, !tiles.isEmpty else { return (nil, false) }
         turns &+= 1

@@ -73,7 +73,7 @@ struct TrackAssociation {
             guard let then = boxThen(tracks[i]) else { continue }
             // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
             // no tile has: judged by whole-frame passes too, else it lived until its tile came.
-            let unsure = region == nil && !fine && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
+            let unsure = !judgedAsTiles && !tracks[i].seenByTile && tracks[i].reports < options.establishedAfter
             if judges(then) || unsure {
                 tracks[i].missedPasses += 1
                 changed = true
@@ -82,7 +82,7 @@ struct TrackAssociation {
         tracks.removeAll { $0.missedPasses > options.maxMissedPasses }
         for (fi, face) in found.enumerated() where !faceTaken.contains(fi) && !isSecondBox(face) {
             if var track = reacquire(face) {
-                track.seenByTile = region != nil || fine
+                track.seenByTile = judgedAsTiles
                 tracks.append(track)
                 changed = true
             }
@@ -91,6 +91,10 @@ struct TrackAssociation {
         if kept.count != before.count { changed = true }
         return kept
     }
+
+    /// Whether this pass is a tile's or every tile's at once (a fine pass): it deals with small
+    /// faces as tiles do, and a face it reports counts as seen by a tile.
+    var judgedAsTiles: Bool { region != nil || fine }
 
     /// Whether this pass judges a track at `box` (counts it missed when no box renews it): a
     /// tile judges only what it would report, what it sees whole and small (a face by its edge
@@ -132,7 +136,7 @@ struct TrackAssociation {
             taken.insert(pair.face)
             guard var renewed = reacquire(boxes[pair.face]) else { continue }
             renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
-            renewed.seenByTile = tracks[pair.track].seenByTile || (reported && (region != nil || fine))
+            renewed.seenByTile = tracks[pair.track].seenByTile || (reported && judgedAsTiles)
             trackTaken.insert(pair.track)
             tracks[pair.track] = renewed
         }
