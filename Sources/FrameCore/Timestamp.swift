@@ -30,13 +30,32 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             : -Double(earlier.nanoseconds - nanoseconds) / 1e9
     }
 
-    /// The wall-clock time this instant was, in milliseconds since 1970: now's wall clock less
-    /// the instant's age (the monotonic clock has no epoch of its own).
+    /// The wall-clock time this instant was, in milliseconds since 1970: the instant plus the
+    /// wall clock's lead over the monotonic clock (which has no epoch of its own).
     public var wallClockMilliseconds: Int64 {
-        var wall = timespec()
-        clock_gettime(CLOCK_REALTIME, &wall)
-        let nowMilliseconds = Double(wall.tv_sec) * 1000 + Double(wall.tv_nsec) / 1e6
-        return Int64((nowMilliseconds - Timestamp.now().seconds(since: self) * 1000).rounded())
+        Int64((Double(nanoseconds) / 1e6 + Self.wallClockLeadMilliseconds()).rounded())
+    }
+
+    /// How far the wall clock is ahead of the monotonic one now, in milliseconds: the monotonic
+    /// clock read between two reads of the wall clock, taken where those two were closest. A
+    /// thread preempted between its reads of the two clocks (a busy machine) was off by the
+    /// preemption, milliseconds: two conversions of one instant (a frame's stamp and its faces'
+    /// capture time in the preview) disagreed.
+    static func wallClockLeadMilliseconds() -> Double {
+        func milliseconds(_ clock: clockid_t) -> Double {
+            var ts = timespec()
+            clock_gettime(clock, &ts)
+            return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1e6
+        }
+        var best = (spread: Double.infinity, lead: 0.0)
+        for _ in 0..<8 {
+            let before = milliseconds(CLOCK_REALTIME)
+            let monotonic = milliseconds(CLOCK_MONOTONIC)
+            let after = milliseconds(CLOCK_REALTIME)
+            if after - before < best.spread { best = (after - before, (before + after) / 2 - monotonic) }
+            if best.spread < 0.05 { break }
+        }
+        return best.lead
     }
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }

@@ -18,10 +18,12 @@ struct CustomSourceTests {
         private let corrupt: Int?
         private var index = 0
         private let pool: BufferPool
-        init(configuration: SourceConfiguration, count: Int, corrupt: Int?) throws(CaptureError) {
+        private let onRead: (@Sendable () -> Void)?
+        init(configuration: SourceConfiguration, count: Int, corrupt: Int?, onRead: (@Sendable () -> Void)? = nil) throws(CaptureError) {
             self.configuration = configuration
             self.count = count
             self.corrupt = corrupt
+            self.onRead = onRead
             let size = configuration.format.size
             do {
                 pool = try BufferPool(width: size.width, height: size.height, format: .gray8, capacity: configuration.bufferCount)
@@ -31,6 +33,7 @@ struct CustomSourceTests {
         }
         func start() throws(CaptureError) {}
         func next() throws(CaptureError) -> SourceEvent {
+            onRead?()
             guard index < count else { return .endOfStream }
             let time = Double(index) / configuration.frameRate
             if index == corrupt {
@@ -51,14 +54,16 @@ struct CustomSourceTests {
         let count: Int
         let corrupt: Int?
         let made = Mutex(0)
-        init(count: Int, corrupt: Int?) {
+        let onRead: (@Sendable () -> Void)?
+        init(count: Int, corrupt: Int?, onRead: (@Sendable () -> Void)? = nil) {
             self.count = count
             self.corrupt = corrupt
+            self.onRead = onRead
         }
         var isRealTime: Bool { false }
         func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
             made.withLock { $0 += 1 }
-            return try CountingSource(configuration: configuration, count: count, corrupt: corrupt)
+            return try CountingSource(configuration: configuration, count: count, corrupt: corrupt, onRead: onRead)
         }
     }
 
@@ -106,6 +111,36 @@ struct CustomSourceTests {
         session.stopRunning()
         #expect(numbers == Array(0..<10))
         #expect(output.counts.delivered == 10 && output.counts.isBalanced)
+    }
+
+    @Test("a source read as fast as consumed reads its next frame while the consumer is still at work on the last")
+    func readsAheadOfTheConsumer() throws {
+        // A consumer that takes 50 ms a frame (a detector's pass); the source notes each read
+        // made while the consumer was inside its callback. Reading only once the consumer was
+        // done put the source's decoding between frames, on the consumer's time.
+        let recorder = Recorder(delay: 0.05)
+        let readsWhileBusy = Mutex(0)
+        let factory = Counting(count: 8, corrupt: nil) {
+            if recorder.record.withLock({ $0.inCallback }) { readsWhileBusy.withLock { $0 += 1 } }
+        }
+        let format = CaptureDeviceFormat(
+            fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
+        let device = CaptureDevice(
+            uniqueID: "counting-ahead", localizedName: "Counting source", deviceType: .file, modelID: "test", formats: [format],
+            source: factory)
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, discardsLate: false)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(log.wait { if case .sourceEnded = $0 { true } else { false } } != nil)
+        #expect(recorder.wait { $0.frames.count == 8 })
+        session.stopRunning()
+        // Every frame, in order, none dropped: reading ahead holds a frame, it does not replace one.
+        #expect(recorder.frames.map(\.sequenceNumber) == Array(0..<8))
+        #expect(recorder.drops.isEmpty && output.counts.isBalanced && output.counts.delivered == 8)
+        // Frames 1…7 and the end: read while the consumer slept in the frame before (a busy
+        // machine may be late to a few of them, never to most).
+        #expect(readsWhileBusy.withLock { $0 } >= 4)
+        #expect(recorder.record.withLock { $0.busyCallbacks } == 0) // one frame at a time still
     }
 
     func virtualSessionLike(_ device: CaptureDevice, _ output: VideoDataOutput) throws -> CaptureSession {

@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import Synchronization
 import Testing
 
 @Suite("Capture times stamped into the picture (CaptureTimeStamp)")
@@ -20,6 +21,34 @@ struct CaptureTimeStampTests {
             let jpeg = try JPEG.decode(try JPEG.encode(picture, quality: 75), to: .rgb24)
             #expect(CaptureTimeStamp.read(from: jpeg) == value, "\(format) \(value) after JPEG")
         }
+    }
+
+    @Test("one instant converted to wall-clock time again and again, on a busy machine, is the same millisecond each time")
+    func wallClockHoldsUnderLoad() {
+        // The preview stamps a frame's capture time into its picture and sends the same time
+        // beside its faces: two conversions of one instant, which must agree. A conversion read
+        // the two clocks one after the other, and a thread preempted between them was off by
+        // the preemption (the browser test saw 1 frame of 178 disagree, with two busy loops).
+        let instant = Timestamp.now()
+        let reference = instant.wallClockMilliseconds
+        let stop = Atomic(false)
+        let spinning = Atomic(0)
+        for _ in 0..<4 { // busy loops beside the conversions, twice the cores here
+            Thread {
+                spinning.add(1, ordering: .relaxed)
+                var spin = 0
+                while !stop.load(ordering: .relaxed) { spin &+= 1 }
+            }.start()
+        }
+        while spinning.load(ordering: .relaxed) < 4 { Thread.sleep(forTimeInterval: 0.001) }
+        var worst: Int64 = 0
+        let started = Timestamp.now()
+        while Timestamp.now().seconds(since: started) < 1 { // about 1 s of conversions, among them
+            for _ in 0..<10_000 { worst = max(worst, abs(instant.wallClockMilliseconds - reference)) }
+        }
+        stop.store(true, ordering: .relaxed)
+        // A millisecond for rounding (the clocks' lead itself moves by NTP's slewing, a few µs).
+        #expect(worst <= 1, "one instant converted \(worst) ms apart")
     }
 
     @Test("the stage stamps the frame's own capture instant in wall-clock milliseconds")

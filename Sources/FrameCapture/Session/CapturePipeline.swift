@@ -150,7 +150,6 @@ final class CapturePipeline: Sendable {
     private func loop(_ source: any FrameSource) -> SessionNotification? {
         var ending: SessionNotification?
         while !control.withLock({ $0.stopRequested }) {
-            if !source.isRealTime && !waitForConsumers() { break }
             for case let photo as PhotoOutput in outputs {
                 if let still = photo.pendingStill { photo.receiveStill(takeStill(still, from: source)) }
             }
@@ -163,6 +162,12 @@ final class CapturePipeline: Sendable {
                 }
                 break
             }
+            // A source that waits for its consumers reads its next frame while they are still at
+            // work on the last, and hands it over once they can take it: its decoding runs beside
+            // their processing rather than between two frames (a 720p JPEG is ~2.5 ms here; that
+            // is 10–25% more frames a second for `framekit detect --input`). Reading further ahead
+            // bought no more: the passes that make a frame slow already keep both cores busy.
+            if case .frame = event, !source.isRealTime, !waitForConsumers() { break }
             switch event {
             case .frame(var frame):
                 frame.dequeueInstant = .now()
@@ -210,7 +215,8 @@ final class CapturePipeline: Sendable {
         }
     }
 
-    /// Sources that wait for their consumer: block until every output can take a frame.
+    /// Sources that wait for their consumer: block until every output can take a frame (false:
+    /// the session is stopping).
     private func waitForConsumers() -> Bool {
         for output in outputs {
             while !output.isReadyForMoreFrames {

@@ -40,7 +40,9 @@ public enum SourceEvent {
 public protocol FrameSource: AnyObject {
     var configuration: SourceConfiguration { get }
     /// Real-time sources (cameras, paced files) never wait for the consumer: late frames drop.
-    /// Others wait until the consumer is ready for the next frame and drop nothing but corrupt ones.
+    /// Others are read one frame ahead of the consumer (``next()`` is called while it is still at
+    /// work on the last frame), which is handed the frame once ready; they drop nothing but
+    /// corrupt ones.
     var isRealTime: Bool { get }
     func start() throws(CaptureError)
     /// The next frame, drop or notice; ``SourceEvent/idle`` after a short wait with nothing
