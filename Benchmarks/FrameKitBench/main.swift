@@ -36,7 +36,8 @@ enum BenchOptions {
     static let kinds = Option.text(
         "kinds", "K,...",
         help: "detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ","))).")
-    static let keepClips = Option.text("keep-clips", "DIR", help: "detection: keep every clip in DIR (NAME.mjpeg, NAME.truth.json).")
+    static let keepClips = Option.text(
+        "keep-clips", "DIR", help: "detection: keep every clip in DIR (NAME.mjpeg, NAME.truth.json; the fleet's as fleet-NAME).")
     static let detectors = Option.text(
         "detectors", "D,...",
         help: "detection: only these detectors (framekit, framekit-cli, framekit-cli-mp4, cnn-full, haar-full, python-haar).")

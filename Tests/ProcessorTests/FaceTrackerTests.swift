@@ -353,6 +353,54 @@ struct FaceTrackerTests {
         #expect(reported[2].count == 1 && reported[2][0].bounds.iou(video.faces[2]!) > 0.5, "\(reported[2])")
     }
 
+    @Test("a face coming closer is carried as it grows, its box with it, with no pass called for it")
+    func followsAFaceComingCloser() throws {
+        // The astronaut's head pasted at 150 px and grown 5% a frame to ~300 px about one
+        // point, over the coffee scene. At one size the correlation lost it within a few
+        // frames, and each loss called a pass.
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let head = try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200))
+        var scene = try PixelBuffer(width: 640, height: 360, format: .rgb24)
+        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+        var frames: [PixelBuffer] = []
+        var truths: [Rect] = []
+        for n in 0..<15 {
+            let side = Int((150 * pow(1.05, Double(n))).rounded())
+            var sized = try PixelBuffer(width: side, height: side, format: .rgb24)
+            try Resize.bilinear(head, into: &sized)
+            var frame = scene.copy()
+            let (x, y) = (320 - side / 2, 180 - side / 2)
+            sized.withUnsafeBytes(ofPlane: 0) { s, sp in
+                frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+                    for row in 0..<side where y + row >= 0 && y + row < 360 {
+                        for column in 0..<side where x + column >= 0 && x + column < 640 {
+                            for c in 0..<3 {
+                                d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c]
+                            }
+                        }
+                    }
+                }
+            }
+            frames.append(try PixelFormatConversion.convert(frame, to: .nv12VideoRange))
+            // The face in the head crop: about x 50…150, y 48…163 of 200.
+            let k = Double(side) / 200
+            truths.append(
+                Rect(x: x + Int(50 * k), y: y + Int(48 * k), width: Int((100 * k).rounded()), height: Int((115 * k).rounded())))
+        }
+        let detector = CountingDetector(try FaceDetector())
+        var options = FaceTracker.Options(schedule: .inline(interval: 100))
+        options.quietInterval = 100
+        let tracker = try FaceTracker(detector: detector, options: options)
+        var widths: [Int] = []
+        for (frame, truth) in zip(frames, truths) {
+            let faces = try tracker.faces(in: frame)
+            #expect(faces.count == 1 && faces[0].bounds.iou(truth) > 0.5, "\(faces.map(\.bounds)) vs \(truth)")
+            widths.append(faces.first?.bounds.width ?? 0)
+        }
+        #expect(detector.calls == 1, "passes: \(detector.calls) (the first frame's only)")
+        #expect(widths.last ?? 0 > 3 * (widths.first ?? 0) / 2, "the box grew with the face: \(widths)")
+    }
+
     @Test("a face that leaves is no longer reported")
     func leaves() throws {
         let video = try astronautVideo([(100, 80), (110, 80), (120, 80), nil, nil, nil])

@@ -173,13 +173,7 @@ enum DetectionSuite {
                             log("  mediapipe skipped: \(error)")
                         }
                     }
-                    if let keep = settings.keep {
-                        try? FileManager.default.removeItem(at: keep.appendingPathComponent(file.lastPathComponent))
-                        try FileManager.default.moveItem(at: file, to: keep.appendingPathComponent(file.lastPathComponent))
-                        try JSONEncoder().encode(clip.truth).write(to: keep.appendingPathComponent("\(clip.name).truth.json"))
-                    } else {
-                        try? FileManager.default.removeItem(at: file)
-                    }
+                    try keepOrRemove(file, truth: clip.truth, in: settings.keep)
                 }
                 for name in ["framekit", "framekit-cli", "framekit-cli-mp4", "cnn-full", "haar-full", "python-haar", "mediapipe"] {
                     guard let list = runs[name], !list.isEmpty else { continue }
@@ -235,9 +229,22 @@ enum DetectionSuite {
                         realTimeRow(kind: kind, clip: clip, busyLoops: busyLoops, run: run, summary: summary, command: command, sources: 4))
                 }
             }
-            for file in files { try? FileManager.default.removeItem(at: file) }
+            for (clip, file) in zip(clips, files) { try keepOrRemove(file, truth: clip.truth, in: settings.keep) }
         }
         return (results, realtime)
+    }
+
+    /// A clip once measured: moved into `keep` with its truth beside it (NAME.mjpeg,
+    /// NAME.truth.json), or removed.
+    static func keepOrRemove(_ file: URL, truth: [[TruthFace]], in keep: URL?) throws {
+        guard let keep else {
+            try? FileManager.default.removeItem(at: file)
+            return
+        }
+        let kept = keep.appendingPathComponent(file.lastPathComponent)
+        try? FileManager.default.removeItem(at: kept)
+        try FileManager.default.moveItem(at: file, to: kept)
+        try JSONEncoder().encode(truth).write(to: kept.deletingPathExtension().appendingPathExtension("truth.json"))
     }
 
     /// A paced run's row from its accuracy and its summary line.

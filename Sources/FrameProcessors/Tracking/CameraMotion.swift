@@ -85,7 +85,9 @@ struct CameraMotion {
     /// Follows every anchor into `gray`, the next frame.
     mutating func step(in gray: PixelBuffer, minCorrelation: Double) {
         for i in anchors.indices {
-            _ = anchors[i].step(in: gray, margin: Self.searchMargin, minCorrelation: minCorrelation)
+            // At its size only: the scene behind the faces does not come closer (a zoom, or
+            // something passing in front, is not a still camera either).
+            _ = anchors[i].step(in: gray, margin: Self.searchMargin, minCorrelation: minCorrelation, rescaling: false)
             paths[i].append((anchors[i].box.x, anchors[i].box.y))
             if paths[i].count > Self.window + 1 { paths[i].removeFirst() }
         }

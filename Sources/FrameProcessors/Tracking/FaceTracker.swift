@@ -415,7 +415,9 @@ struct Track {
 
     /// The face as reported: the detector's face moved to where the track is now.
     var face: Face {
-        detected.mapped(scaleX: 1, scaleY: 1, dx: box.x - detectedBox.x, dy: box.y - detectedBox.y)
+        let sx = box.width / max(1, detectedBox.width)
+        let sy = box.height / max(1, detectedBox.height)
+        return detected.mapped(scaleX: sx, scaleY: sy, dx: box.x - sx * detectedBox.x, dy: box.y - sy * detectedBox.y)
     }
 
     /// The patch the track looks for: the face's box shrunk so its longer side is `patchSize`.
@@ -435,8 +437,16 @@ struct Track {
         patch = small.packedBytes()
     }
 
-    /// Finds the patch near where the face was; false when the best match is too weak.
-    mutating func step(in gray: PixelBuffer, margin: Double, minCorrelation: Double) -> Bool {
+    /// A face found at neither its size nor these (its size times each) is lost: a face coming
+    /// closer or going away grows or shrinks past its patch in a few frames, and each time it
+    /// was lost a pass was called for it (report split, `sizes`: 41 of 117 passes after the
+    /// first frame). Tried only where the face is not found at its size, so a face that keeps
+    /// its size costs no more.
+    static let growths = [1.1, 1 / 1.1]
+
+    /// Finds the patch near where the face was, at its size or (`rescaling`) a tenth larger or
+    /// smaller (the box and the patch's scale follow); false when the best match is too weak.
+    mutating func step(in gray: PixelBuffer, margin: Double, minCorrelation: Double, rescaling: Bool = true) -> Bool {
         guard isFound else { return false }
         let mx = box.width * margin + abs(motion.dx)
         let my = box.height * margin + abs(motion.dy)
@@ -445,23 +455,27 @@ struct Track {
             width: Int((box.width + 2 * mx).rounded(.up)), height: Int((box.height + 2 * my).rounded(.up))
         )
         .clamped(width: gray.width, height: gray.height)
-        let sw = Int((Double(area.width) * patchScale).rounded())
-        let sh = Int((Double(area.height) * patchScale).rounded())
-        guard sw >= patchWidth, sh >= patchHeight, let search = try? Self.shrink(gray, area, width: sw, height: sh) else {
-            isFound = false
-            return false
-        }
-        var match = fkcv_match()
-        var message = [CChar](repeating: 0, count: 128)
-        let status = search.withUnsafeBytes(ofPlane: 0) { s, sp in
-            patch.withUnsafeBufferPointer { p in
-                fkcv_match_template(
-                    s.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(sw), Int32(sh), sp.bytesPerRow,
-                    p.baseAddress!, Int32(patchWidth), Int32(patchHeight), patchWidth, &match,
-                    &message, message.count)
+        var found: (match: fkcv_match, growth: Double, sw: Int, sh: Int)? = nil
+        for growth in [1] + (rescaling ? Self.growths : []) {
+            let sw = Int((Double(area.width) * patchScale / growth).rounded())
+            let sh = Int((Double(area.height) * patchScale / growth).rounded())
+            guard sw >= patchWidth, sh >= patchHeight, let search = try? Self.shrink(gray, area, width: sw, height: sh) else { continue }
+            var match = fkcv_match()
+            var message = [CChar](repeating: 0, count: 128)
+            let status = search.withUnsafeBytes(ofPlane: 0) { s, sp in
+                patch.withUnsafeBufferPointer { p in
+                    fkcv_match_template(
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(sw), Int32(sh), sp.bytesPerRow,
+                        p.baseAddress!, Int32(patchWidth), Int32(patchHeight), patchWidth, &match,
+                        &message, message.count)
+                }
+            }
+            if status == FKCV_OK, Double(match.score) >= minCorrelation {
+                found = (match, growth, sw, sh)
+                break
             }
         }
-        guard status == FKCV_OK, Double(match.score) >= minCorrelation else {
+        guard let (match, growth, sw, sh) = found else {
             isFound = false
             return false
         }
@@ -476,6 +490,10 @@ struct Track {
         let ny = Double(area.y) + py / (Double(sh) / Double(area.height))
         motion = (nx - box.x, ny - box.y)
         box = box.moved(motion.dx, motion.dy)
+        if growth != 1 {
+            box = Box(x: box.x, y: box.y, width: box.width * growth, height: box.height * growth)
+            patchScale /= growth
+        }
         return true
     }
 
@@ -738,9 +756,7 @@ struct TrackerState: ~Copyable {
             previous = later.frame
         }
         guard track.isFound else { return nil }
-        track.detected = face.mapped(
-            scaleX: 1, scaleY: 1, dx: track.box.x - Double(face.bounds.x),
-            dy: track.box.y - Double(face.bounds.y))
+        track.detected = track.face // the pass's face where (and at the size) it was carried to
         track.detectedBox = track.box
         return track
     }
