@@ -113,34 +113,53 @@ struct CustomSourceTests {
         #expect(output.counts.delivered == 10 && output.counts.isBalanced)
     }
 
+    /// A consumer that takes 50 ms a frame (a detector's pass), counting the callbacks it has
+    /// started and finished.
+    final class SlowConsumer: VideoDataOutputSampleBufferDelegate {
+        let state = Mutex((started: 0, finished: 0, overlapping: 0, sequence: [UInt64]()))
+        func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+            state.withLock {
+                if $0.started > $0.finished { $0.overlapping += 1 }
+                $0.started += 1
+                $0.sequence.append(frame.sequenceNumber)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+            state.withLock { $0.finished += 1 }
+        }
+    }
+
     @Test("a source read as fast as consumed reads its next frame while the consumer is still at work on the last")
     func readsAheadOfTheConsumer() throws {
-        // A consumer that takes 50 ms a frame (a detector's pass); the source notes each read
-        // made while the consumer was inside its callback. Reading only once the consumer was
-        // done put the source's decoding between frames, on the consumer's time.
-        let recorder = Recorder(delay: 0.05)
-        let readsWhileBusy = Mutex(0)
+        // Each read notes whether the consumer had finished the frame before the one it reads.
+        // Reading only once the consumer was done put the source's decoding between frames, on
+        // the consumer's time.
+        let consumer = SlowConsumer()
+        let reads = Mutex((count: 0, ahead: 0))
         let factory = Counting(count: 8, corrupt: nil) {
-            if recorder.record.withLock({ $0.inCallback }) { readsWhileBusy.withLock { $0 += 1 } }
+            let finished = consumer.state.withLock { $0.finished }
+            reads.withLock {
+                if $0.count > 0 && finished < $0.count { $0.ahead += 1 }
+                $0.count += 1
+            }
         }
         let format = CaptureDeviceFormat(
             fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
         let device = CaptureDevice(
             uniqueID: "counting-ahead", localizedName: "Counting source", deviceType: .file, modelID: "test", formats: [format],
             source: factory)
-        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, discardsLate: false)
+        let (session, output) = try makeSession(device, preset: .high, recorder: consumer, discardsLate: false)
         let log = NotificationLog(session)
         try session.startRunning()
-        #expect(log.wait { if case .sourceEnded = $0 { true } else { false } } != nil)
-        #expect(recorder.wait { $0.frames.count == 8 })
+        #expect(log.wait(timeout: 10) { if case .sourceEnded = $0 { true } else { false } } != nil)
         session.stopRunning()
-        // Every frame, in order, none dropped: reading ahead holds a frame, it does not replace one.
-        #expect(recorder.frames.map(\.sequenceNumber) == Array(0..<8))
-        #expect(recorder.drops.isEmpty && output.counts.isBalanced && output.counts.delivered == 8)
-        // Frames 1…7 and the end: read while the consumer slept in the frame before (a busy
-        // machine may be late to a few of them, never to most).
-        #expect(readsWhileBusy.withLock { $0 } >= 4)
-        #expect(recorder.record.withLock { $0.busyCallbacks } == 0) // one frame at a time still
+        let seen = consumer.state.withLock { $0 }
+        // Every frame, in order, none dropped, one at a time: reading ahead holds a frame, it
+        // does not replace one.
+        #expect(seen.sequence == Array(0..<8) && seen.overlapping == 0)
+        #expect(output.counts.isBalanced && output.counts.delivered == 8 && output.counts.droppedTotal == 0)
+        // Reads 1…7 and the end, each made while the frame before was in the consumer's 50 ms (a
+        // busy machine may be late to a few of them, never to most).
+        #expect(reads.withLock { $0.ahead } >= 4, "\(reads.withLock { $0 })")
     }
 
     func virtualSessionLike(_ device: CaptureDevice, _ output: VideoDataOutput) throws -> CaptureSession {

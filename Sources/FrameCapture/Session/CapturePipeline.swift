@@ -149,7 +149,7 @@ final class CapturePipeline: Sendable {
 
     private func loop(_ source: any FrameSource) -> SessionNotification? {
         var ending: SessionNotification?
-        while !control.withLock({ $0.stopRequested }) {
+        reading: while !control.withLock({ $0.stopRequested }) {
             for case let photo as PhotoOutput in outputs {
                 if let still = photo.pendingStill { photo.receiveStill(takeStill(still, from: source)) }
             }
@@ -163,11 +163,15 @@ final class CapturePipeline: Sendable {
                 break
             }
             // A source that waits for its consumers reads its next frame while they are still at
-            // work on the last, and hands it over once they can take it: its decoding runs beside
-            // their processing rather than between two frames (a 720p JPEG is ~2.5 ms here; that
-            // is 10–25% more frames a second for `framekit detect --input`). Reading further ahead
-            // bought no more: the passes that make a frame slow already keep both cores busy.
-            if case .frame = event, !source.isRealTime, !waitForConsumers() { break }
+            // work on the last, and hands it over (or its drop, in order) once they can take it:
+            // its decoding runs beside their processing rather than between two frames (a 720p
+            // JPEG is ~2.5 ms here; that is 10–25% more frames a second for `framekit detect
+            // --input`). Reading further ahead bought no more: the passes that make a frame slow
+            // already keep both cores busy.
+            switch event {
+            case .frame, .dropped: if !source.isRealTime && !waitForConsumers() { break reading }
+            default: break
+            }
             switch event {
             case .frame(var frame):
                 frame.dequeueInstant = .now()
@@ -184,6 +188,9 @@ final class CapturePipeline: Sendable {
             }
             if ending != nil { break }
         }
+        // Ended (not stopped): the source is stopped once its consumers are done with its last
+        // frame, as when it read only for consumers ready for more.
+        if !source.isRealTime { _ = waitForConsumers() }
         source.stop()
         control.withLock { $0.running = false }
         return ending

@@ -441,7 +441,8 @@ struct Track {
     /// closer or going away grows or shrinks past its patch in a few frames, and each time it
     /// was lost a pass was called for it (report split, `sizes`: 41 of 117 passes after the
     /// first frame). Tried only where the face is not found at its size, so a face that keeps
-    /// its size costs no more.
+    /// its size costs no more. (A face whose patch is its own size, under ~24 px, is not
+    /// followed smaller: that would enlarge the search area, which the area resize refuses.)
     static let growths = [1.1, 1 / 1.1]
 
     /// Finds the patch near where the face was, at its size or (`rescaling`) a tenth larger or
@@ -470,9 +471,12 @@ struct Track {
                         &message, message.count)
                 }
             }
-            if status == FKCV_OK, Double(match.score) >= minCorrelation {
+            // At its size if found so; else the better of the two sizes either side (the first
+            // to pass the floor leaned towards growing, across the size that decides which
+            // passes judge a face).
+            if status == FKCV_OK, Double(match.score) >= minCorrelation, match.score > found?.match.score ?? -1 {
                 found = (match, growth, sw, sh)
-                break
+                if growth == 1 { break }
             }
         }
         guard let (match, growth, sw, sh) = found else {
