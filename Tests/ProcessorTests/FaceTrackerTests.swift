@@ -197,6 +197,21 @@ final class QuickLookDetector: ScriptedPasses {
 ///
 /// `pan`: the camera's offset in each frame (px; the coffee photo drawn wider and shifted by
 /// it, the face where `positions` says). `plain`: a uniform gray scene instead of the photo.
+/// `image` (RGB24) laid over `frame` (RGB24) with its top-left at `x`, `y`; what falls outside
+/// the frame is left out.
+func paste(_ image: PixelBuffer, into frame: inout PixelBuffer, x: Int, y: Int) {
+    let (width, height) = (frame.width, frame.height)
+    image.withUnsafeBytes(ofPlane: 0) { s, sp in
+        frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
+            for row in 0..<image.height where y + row >= 0 && y + row < height {
+                for column in 0..<image.width where x + column >= 0 && x + column < width {
+                    for c in 0..<3 { d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c] }
+                }
+            }
+        }
+    }
+}
+
 func astronautVideo(
     _ positions: [(Int, Int)?], pan: [Int]? = nil, plain: Bool = false
 ) throws -> (frames: [PixelBuffer], faces: [Rect?]) {
@@ -213,17 +228,7 @@ func astronautVideo(
     for (n, position) in positions.enumerated() {
         var frame = try scene.cropped(to: Rect(x: pan?[n] ?? 0, y: 0, width: 640, height: 360)).copy()
         if let (x, y) = position {
-            head.withUnsafeBytes(ofPlane: 0) { s, sp in
-                frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-                    for row in 0..<200 where y + row >= 0 && y + row < 360 {
-                        for column in 0..<200 where x + column >= 0 && x + column < 640 {
-                            for c in 0..<3 {
-                                d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c]
-                            }
-                        }
-                    }
-                }
-            }
+            paste(head, into: &frame, x: x, y: y)
             // The face in the head crop: about x 50…150, y 50…165.
             faces.append(Rect(x: x + 50, y: y + 48, width: 100, height: 115))
         } else {
@@ -268,15 +273,7 @@ func threeFaceScene() throws -> (frame: PixelBuffer, faces: [Rect]) {
     var scene = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
     try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
     let xs = [100, 540, 980]
-    head.withUnsafeBytes(ofPlane: 0) { s, sp in
-        scene.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-            for x in xs {
-                for row in 0..<200 {
-                    for byte in 0..<(200 * 3) { d[(260 + row) * dp.bytesPerRow + x * 3 + byte] = s[row * sp.bytesPerRow + byte] }
-                }
-            }
-        }
-    }
+    for x in xs { paste(head, into: &scene, x: x, y: 260) }
     return (
         try PixelFormatConversion.convert(scene, to: .nv12VideoRange), xs.map { Rect(x: $0 + 50, y: 260 + 48, width: 100, height: 115) }
     )
@@ -291,13 +288,7 @@ func smallFaceScene() throws -> (withFace: PixelBuffer, empty: PixelBuffer, trut
     var empty = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
     try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &empty)
     var scene = empty.copy()
-    head.withUnsafeBytes(ofPlane: 0) { s, sp in
-        scene.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-            for row in 0..<52 {
-                for byte in 0..<(52 * 3) { d[(400 + row) * dp.bytesPerRow + 700 * 3 + byte] = s[row * sp.bytesPerRow + byte] }
-            }
-        }
-    }
+    paste(head, into: &scene, x: 700, y: 400)
     return (
         try PixelFormatConversion.convert(scene, to: .nv12VideoRange), try PixelFormatConversion.convert(empty, to: .nv12VideoRange),
         Rect(x: 700 + 13, y: 400 + 12, width: 26, height: 30)
@@ -370,17 +361,7 @@ struct FaceTrackerTests {
             try Resize.bilinear(head, into: &sized)
             var frame = scene.copy()
             let (x, y) = (320 - side / 2, 180 - side / 2)
-            sized.withUnsafeBytes(ofPlane: 0) { s, sp in
-                frame.withUnsafeMutableBytes(ofPlane: 0) { d, dp in
-                    for row in 0..<side where y + row >= 0 && y + row < 360 {
-                        for column in 0..<side where x + column >= 0 && x + column < 640 {
-                            for c in 0..<3 {
-                                d[(y + row) * dp.bytesPerRow + (x + column) * 3 + c] = s[row * sp.bytesPerRow + column * 3 + c]
-                            }
-                        }
-                    }
-                }
-            }
+            paste(sized, into: &frame, x: x, y: y)
             frames.append(try PixelFormatConversion.convert(frame, to: .nv12VideoRange))
             // The face in the head crop: about x 50…150, y 48…163 of 200.
             let k = Double(side) / 200

@@ -413,7 +413,8 @@ struct Track {
         takePatch(from: gray, patchSize: patchSize)
     }
 
-    /// The face as reported: the detector's face moved to where the track is now.
+    /// The face as reported: the detector's face moved to where the track is now, and scaled to
+    /// the size it is followed at.
     var face: Face {
         let sx = box.width / max(1, detectedBox.width)
         let sy = box.height / max(1, detectedBox.height)
@@ -457,12 +458,12 @@ struct Track {
         )
         .clamped(width: gray.width, height: gray.height)
         var found: (match: fkcv_match, growth: Double, sw: Int, sh: Int)? = nil
+        var message = [CChar](repeating: 0, count: 128)
         for growth in [1] + (rescaling ? Self.growths : []) {
             let sw = Int((Double(area.width) * patchScale / growth).rounded())
             let sh = Int((Double(area.height) * patchScale / growth).rounded())
             guard sw >= patchWidth, sh >= patchHeight, let search = try? Self.shrink(gray, area, width: sw, height: sh) else { continue }
             var match = fkcv_match()
-            var message = [CChar](repeating: 0, count: 128)
             let status = search.withUnsafeBytes(ofPlane: 0) { s, sp in
                 patch.withUnsafeBufferPointer { p in
                     fkcv_match_template(
