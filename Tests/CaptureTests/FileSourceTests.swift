@@ -192,6 +192,47 @@ struct FileSourceTests {
         #expect(one.frames[0].pixelBuffer.format == .gray8)
     }
 
+    @Test(
+        "a consumer keeping every frame of a file starves its pool: after a second the rest drop as outOfBuffers, and the file still ends")
+    func holdingBuffers() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
+        try Y4MWriter.write(frames: 40, width: 64, height: 48, to: file)
+        let recorder = Recorder(holdFirst: 100)
+        let (session, output) = try makeSession(try CaptureDevice.file(file), preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        let start = Date()
+        try session.startRunning()
+        // It used to wait a minute for a buffer and then end as if the file had.
+        #expect(log.wait(timeout: 20) { if case .sourceEnded = $0 { true } else { false } } != nil)
+        let elapsed = Date().timeIntervalSince(start)
+        session.stopRunning()
+        let counts = output.counts
+        #expect(counts.captured == 40 && counts.delivered == 4) // the pool's size
+        #expect(counts.dropped(.outOfBuffers) == 36 && counts.isBalanced)
+        #expect(recorder.drops(.outOfBuffers) == 36)
+        #expect(elapsed > 0.9 && elapsed < 10, "\(elapsed) s")
+        // Frames given back end the starvation: the next run of the same file loses none.
+        recorder.releaseHeld()
+        let (_, again) = try runToEnd(try CaptureDevice.file(file))
+        #expect(again.delivered == 40 && again.droppedTotal == 0)
+    }
+
+    @Test("a stop while a file waits for a buffer its consumer keeps returns at once")
+    func stopWhileStarved() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
+        try Y4MWriter.write(frames: 40, width: 64, height: 48, to: file)
+        let recorder = Recorder(holdFirst: 100)
+        let (session, output) = try makeSession(try CaptureDevice.file(file), preset: .high, recorder: recorder)
+        try session.startRunning()
+        #expect(eventually { output.counts.delivered == 4 })
+        let start = Date()
+        session.stopRunning() // inside the second's wait for a fifth buffer
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed < 0.5, "the stop took \(elapsed) s")
+        #expect(output.counts.delivered == 4 && output.counts.isBalanced)
+        recorder.releaseHeld()
+    }
+
     @Test("paced at the file's rate, a slow consumer gets late drops like a camera")
     func realTimePacing() throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")

@@ -122,6 +122,31 @@ struct MediaSourceTests {
         }
     }
 
+    @Test("a consumer keeping every frame starves the pool: after a second the rest drop as outOfBuffers, a stop is seen at once")
+    func holdingBuffers() throws {
+        try #require(FFmpegTool.isInstalled)
+        let url = Fixtures.temporaryFolder().appendingPathComponent("clip.mp4")
+        try FFmpegTool.clip(url, frames: 30, codec: ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        // It used to wait a minute for a buffer, then end as if the file had.
+        let start = Date()
+        let keeper = Recorder(holdFirst: 100)
+        let (output, log) = try capture(try CaptureDevice.file(url), recorder: keeper, timeout: 20)
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(log.all.contains { if case .sourceEnded = $0 { true } else { false } })
+        #expect(output.counts.delivered == 4 && output.counts.dropped(.outOfBuffers) == 26, "\(output.counts)")
+        #expect(output.counts.isBalanced && elapsed > 0.9 && elapsed < 15, "\(elapsed) s")
+        keeper.releaseHeld()
+        // A stop while the source waits for a fifth buffer.
+        let second = Recorder(holdFirst: 100)
+        let (session, counted) = try makeSession(try CaptureDevice.file(url), preset: .high, recorder: second)
+        try session.startRunning()
+        #expect(eventually { counted.counts.delivered == 4 })
+        let stopping = Date()
+        session.stopRunning()
+        #expect(Date().timeIntervalSince(stopping) < 0.5)
+        second.releaseHeld()
+    }
+
     @Test("a 2 s jump in the timestamps is one discontinuity drop per missing frame")
     func timestampJump() throws {
         try #require(FFmpegTool.isInstalled)

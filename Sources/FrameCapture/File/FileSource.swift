@@ -22,6 +22,8 @@ final class FileSource: FrameSource {
     /// Frames known lost (a damaged Y4M stretch): each is reported as a corrupt drop.
     private var framesLost = 0
     private var startInstant = Timestamp.now()
+    /// Not real-time: how long no buffer has been free (a consumer keeping frames).
+    private var starvation = StarvationGuard()
 
     init(description: FileSourceDescription, configuration: SourceConfiguration) throws(CaptureError) {
         self.description = description
@@ -52,6 +54,7 @@ final class FileSource: FrameSource {
         }
         index = 0
         startInstant = Timestamp.now()
+        starvation = StarvationGuard()
     }
 
     func next() throws(CaptureError) -> SourceEvent {
@@ -74,12 +77,16 @@ final class FileSource: FrameSource {
             index += 1
             return corrupt
         }
+        // Not real-time: the buffer is taken before the frame is read, so a wait for one reads
+        // nothing and can end in a stop.
+        var waited: PixelBuffer?
+        if !isRealTime, !starvation.take(from: pool, into: &waited) { return .idle }
         guard let bytes = nextFrameBytes() else { return .endOfStream }
         index += 1
-        // Not real-time: wait for a free buffer (the consumer's pace). Real-time: none free is a drop.
-        guard var buffer = isRealTime ? pool.makeBuffer() : waitForBuffer() else {
-            return isRealTime
-                ? .dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .outOfBuffers)) : .endOfStream
+        // Real-time: none free is a drop, as a camera's. (`take()`: a second reference to the
+        // buffer would make the write below copy it out of the pool.)
+        guard var buffer = isRealTime ? pool.makeBuffer() : waited.take() else {
+            return .dropped(DroppedFrame(sequenceNumber: sequence, presentationTime: time, reason: .outOfBuffers))
         }
         do {
             switch bytes {
@@ -104,12 +111,6 @@ final class FileSource: FrameSource {
             return corrupt
         }
         return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: sequence, captureInstant: captureInstant))
-    }
-
-    private func waitForBuffer() -> PixelBuffer? {
-        // Consumers that never release their frames would stall a file forever; a minute
-        // without any buffer back is treated as the end.
-        pool.makeBuffer(waitingUpTo: 60)
     }
 
     private enum FrameBytes {

@@ -30,6 +30,8 @@ final class MediaSource: FrameSource {
     static let maximumGapDrops = 10_000
     private var lastTime: Double?
     private var startInstant = Timestamp.now()
+    /// Not real-time: how long no buffer has been free (a consumer keeping frames).
+    private var starvation = StarvationGuard()
 
     /// The open input, shared with the thread that stops the session (which interrupts it).
     final class InputSlot: Sendable {
@@ -74,6 +76,7 @@ final class MediaSource: FrameSource {
         pending = []
         reconnection = nil
         startInstant = Timestamp.now()
+        starvation = StarvationGuard()
     }
 
     private func open() throws(CaptureError) -> MediaInput {
@@ -100,13 +103,17 @@ final class MediaSource: FrameSource {
             return try tryToReconnect(&r)
         }
         guard let input = slot.input.withLock({ $0 }) else { return .endOfStream }
+        // Not real-time: the buffer is taken before a frame is decoded, so a wait for one
+        // decodes nothing and can end in a stop.
+        var waited: PixelBuffer?
+        if !isRealTime, !starvation.take(from: pool, into: &waited) { return .idle }
         switch input.next() {
         case .frame(let decoded):
             // A seek lands on the key frame before `start`: the frames up to it are skipped.
             if description.start > 0 && decoded.time >= 0 && decoded.time < description.start - 0.5 / description.frameRate {
                 return .idle
             }
-            return try deliver(decoded)
+            return try deliver(decoded, into: waited.take())
         case .corrupt:
             return drop(.corrupt)
         case .end:
@@ -127,7 +134,8 @@ final class MediaSource: FrameSource {
         return .dropped(DroppedFrame(sequenceNumber: index, presentationTime: t, reason: reason))
     }
 
-    private func deliver(_ decoded: MediaInput.DecodedFrame) throws(CaptureError) -> SourceEvent {
+    /// `waited`: not real-time, the buffer taken for it (nil: none was free, a drop).
+    private func deliver(_ decoded: MediaInput.DecodedFrame, into waited: consuming PixelBuffer?) throws(CaptureError) -> SourceEvent {
         let time = decoded.time >= 0 ? decoded.time : (lastTime.map { $0 + 1 / description.frameRate } ?? 0)
         // From a start point, numbers are still indices in the file: the first frame read is
         // frame time x rate (at a constant rate, the index of that frame), not frame 0.
@@ -154,8 +162,10 @@ final class MediaSource: FrameSource {
             pending.append(drop(.corrupt, at: time))
             return pending.removeFirst()
         }
-        guard var buffer = isRealTime ? pool.makeBuffer() : pool.makeBuffer(waitingUpTo: 60) else {
-            pending.append(isRealTime ? drop(.outOfBuffers, at: time) : .endOfStream)
+        // Real-time: none free is a drop, as a camera's. (`take()`: a second reference to the
+        // buffer would make the copy below allocate a new one.)
+        guard var buffer = isRealTime ? pool.makeBuffer() : waited.take() else {
+            pending.append(drop(.outOfBuffers, at: time))
             return pending.removeFirst()
         }
         guard decoded.copy(into: &buffer) else {
