@@ -382,6 +382,46 @@ struct FaceTrackerTests {
         #expect(widths.last ?? 0 > 3 * (widths.first ?? 0) / 2, "the box grew with the face: \(widths)")
     }
 
+    @Test(
+        "a face passing behind something is taken up again as it comes out, with no pass called for it; not without coasting, nor where the network's box for it was weak",
+        arguments: [(30, 0.9), (0, 0.9), (30, 0.4)])
+    func comesOutFromBehind(coastFrames: Int, confidence: Double) throws {
+        // The astronaut's head (120 px, its face ~60 px) crosses the coffee scene 12 px a frame
+        // behind a grey post 100 px wide: covered from about frame 14, out again from frame 24.
+        // The network sees the face on the first frame only (the passes called when it is lost
+        // find nothing): only the correlation can find it again.
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        var head = try PixelBuffer(width: 120, height: 120, format: .rgb24)
+        try Resize.bilinear(try photo.cropped(to: Rect(x: 124, y: 10, width: 200, height: 200)), into: &head)
+        var scene = try PixelBuffer(width: 640, height: 360, format: .rgb24)
+        try Resize.bilinear(try PixelBuffer(contentsOf: Fixtures.coffee), into: &scene)
+        var post = try PixelBuffer(width: 100, height: 360, format: .rgb24)
+        post.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 140) }
+        func face(_ n: Int) -> Rect { Rect(x: 40 + 12 * n + 30, y: 100 + 29, width: 60, height: 69) } // in the head
+        let detector = ScriptedDetector([DetectionPass(faces: [Face(bounds: face(0), confidence: confidence)]), DetectionPass(faces: [])])
+        var options = FaceTracker.Options(schedule: .inline(interval: 100))
+        options.quietInterval = 100
+        options.coastFrames = coastFrames
+        let tracker = try FaceTracker(detector: detector, options: options)
+        var reported: [Int] = []
+        for n in 0..<36 {
+            var frame = scene.copy()
+            paste(head, into: &frame, x: 40 + 12 * n, y: 100)
+            paste(post, into: &frame, x: 260, y: 0)
+            let faces = try tracker.faces(in: try PixelFormatConversion.convert(frame, to: .nv12VideoRange))
+            if faces.contains(where: { $0.bounds.iou(face(n)) > 0.5 }) { reported.append(n) }
+            #expect(faces.count <= 1, "frame \(n): \(faces.map(\.bounds))")
+        }
+        #expect(reported.starts(with: 0..<10), "reported on \(reported)")
+        let afterwards = reported.filter { $0 >= 20 }
+        if coastFrames > 0 && confidence > 0.6 {
+            #expect(afterwards.first ?? 99 <= 26 && afterwards.count >= 36 - 27, "reported on \(reported)")
+            #expect(detector.calls <= 2, "passes: \(detector.calls)")
+        } else {
+            #expect(afterwards.isEmpty, "reported on \(reported)")
+        }
+    }
+
     @Test("a face that leaves is no longer reported")
     func leaves() throws {
         let video = try astronautVideo([(100, 80), (110, 80), (120, 80), nil, nil, nil])
@@ -952,6 +992,12 @@ struct FaceTrackerTests {
         #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
         options = FaceTracker.Options()
         options.establishedAfter = 0
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
+        options = FaceTracker.Options()
+        options.coastFrames = -1
+        #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
+        options = FaceTracker.Options()
+        options.revivalCorrelation = .nan
         #expect(throws: FaceDetectorError.self) { try FaceTracker(detector: detector, options: options) }
     }
 }

@@ -97,6 +97,16 @@ public final class FaceTracker: Sendable {
         /// Inline, the first frame looks at every tile in turn. A detector with no fine pass
         /// sweeps its tiles one every other pass, after a cut too.
         public var fineSweep: Bool = true
+        /// For how many frames a face the correlation lost is still looked for, carried on by
+        /// its last motion (a face passing behind someone or something), and taken up again,
+        /// with no pass, where it matches its patch by at least ``revivalCorrelation``. Not
+        /// reported meanwhile; not looked for after a cut (half or more of three or more
+        /// faces lost in one frame), nor where the detector's last box for it was weak (0.6).
+        /// 0: a lost face is dropped, and a pass finds it anew.
+        public var coastFrames: Int = 30
+        /// The correlation (−1…1) at which a lost face is taken up again (see ``coastFrames``):
+        /// above ``minCorrelation``, as a face is found again where it was not expected.
+        public var revivalCorrelation: Double = 0.8
 
         public init(schedule: Schedule = .inline(interval: 4)) { self.schedule = schedule }
 
@@ -125,6 +135,8 @@ public final class FaceTracker: Sendable {
             guard matchOverlap > 0, matchOverlap <= 1 else { throw .invalidOptions("matchOverlap must be in (0, 1]") }
             guard quietInterval >= 1 else { throw .invalidOptions("quietInterval must be at least 1, got \(quietInterval)") }
             guard establishedAfter >= 1 else { throw .invalidOptions("establishedAfter must be at least 1") }
+            guard coastFrames >= 0 else { throw .invalidOptions("coastFrames must be at least 0, got \(coastFrames)") }
+            guard revivalCorrelation > -1, revivalCorrelation < 1 else { throw .invalidOptions("revivalCorrelation must be in (-1, 1)") }
             if let c = confirmationThreshold, !(c >= 0 && c <= 1) {
                 throw .invalidOptions("confirmationThreshold must be in 0…1, got \(c)")
             }
@@ -160,15 +172,20 @@ public final class FaceTracker: Sendable {
             // 1. Every track, carried into this frame. A face lost in this frame calls for a
             //    pass; one lost earlier already had it (a small face a whole-frame pass cannot
             //    judge waits for its tile: it must not call for a pass on every frame).
+            //    A face lost earlier is still looked for a while (``Options/coastFrames``).
             var lost: [Box] = []
             var foundBefore = 0
+            var revived: [Int] = []
             for i in s.tracks.indices {
                 let wasFound = s.tracks[i].isFound
                 if wasFound { foundBefore += 1 }
-                if !s.tracks[i].step(in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation), wasFound {
-                    lost.append(s.tracks[i].box)
-                }
+                let found = s.tracks[i].step(
+                    in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation, coast: options.coastFrames,
+                    revival: options.revivalCorrelation)
+                if !found, wasFound { lost.append(s.tracks[i].box) }
+                if found, !wasFound { revived.append(i) }
             }
+            s.endCoasting(revived: revived, cut: lost.count >= 3 && 2 * lost.count >= foundBefore, coast: options.coastFrames)
 
             if options.quietStretches { s.camera.step(in: gray, minCorrelation: options.minCorrelation) }
 
@@ -298,10 +315,11 @@ public final class FaceTracker: Sendable {
                 }
             }
 
-            // 3. Lost faces no pass has found again are dropped. A pass that did not confirm a
-            //    track outranks the correlation: the track is kept (the network may miss a face
-            //    once) but not reported until a pass confirms it again.
-            s.tracks.removeAll { !$0.isFound && $0.missedPasses > 0 }
+            // 3. Lost faces are dropped once a pass has judged them missed or they are no longer
+            //    looked for. A pass that did not confirm a track outranks the correlation: the
+            //    track is kept (the network may miss a face once) but not reported until a pass
+            //    confirms it again.
+            s.tracks.removeAll { !$0.isFound && ($0.missedPasses > 0 || $0.lostFrames >= options.coastFrames) }
             let w = image.width
             let h = image.height
             return s.tracks.filter { $0.isFound && $0.missedPasses == 0 }.map { track in
@@ -395,6 +413,8 @@ struct Track {
     var patchScale = 1.0
     var motion = (dx: 0.0, dy: 0.0)
     var missedPasses = 0
+    /// Frames since the correlation lost the face (0 while it is found).
+    var lostFrames = 0
     /// How many passes have reported this face (weaker boxes do not count).
     var reports = 1
     /// Whether a tile's pass has reported this face: a small face only whole-frame passes have
@@ -446,10 +466,44 @@ struct Track {
     /// followed smaller: that would enlarge the search area, which the area resize refuses.)
     static let growths = [1.1, 1 / 1.1]
 
+    /// The confidence of the detector's last box for a face below which the face, once lost,
+    /// is not looked for again: a weak box is often part of a face (cut by something in front
+    /// of it, or by the frame's edge), and its patch, a part of a face and of what hid the
+    /// rest, matched beside the face where it came out (report clips, paced, four at once:
+    /// boxes beside the face, scored 0.07–0.49, for up to seven frames each).
+    static let sureConfidence = 0.6
+
     /// Finds the patch near where the face was, at its size or (`rescaling`) a tenth larger or
     /// smaller (the box and the patch's scale follow); false when the best match is too weak.
-    mutating func step(in gray: PixelBuffer, margin: Double, minCorrelation: Double, rescaling: Bool = true) -> Bool {
-        guard isFound else { return false }
+    /// A face lost fewer than `coast` frames ago is looked for where its last motion carries
+    /// it, at its size, and found again at `revival` or better.
+    mutating func step(
+        in gray: PixelBuffer, margin: Double, minCorrelation: Double, rescaling: Bool = true, coast: Int = 0, revival: Double = 1
+    ) -> Bool {
+        if isFound {
+            let found = find(in: gray, margin: margin, minCorrelation: minCorrelation, rescaling: rescaling)
+            if !found, (detected.confidence ?? 1) < Self.sureConfidence { lostFrames = coast } // not looked for
+            return found
+        }
+        guard lostFrames < coast else { return false }
+        lostFrames += 1
+        let velocity = motion
+        box = box.moved(velocity.dx, velocity.dy)
+        // Carried out of the frame: it has left (and is not looked for at a cost every frame).
+        guard 2 * box.rect.clamped(width: gray.width, height: gray.height).area >= box.rect.area else {
+            lostFrames = coast
+            return false
+        }
+        guard find(in: gray, margin: margin, minCorrelation: revival, rescaling: false) else {
+            motion = velocity // what `find` found nothing with
+            return false
+        }
+        // `find` measured the correction to where the motion carried the box.
+        motion = (velocity.dx + motion.dx, velocity.dy + motion.dy)
+        return true
+    }
+
+    private mutating func find(in gray: PixelBuffer, margin: Double, minCorrelation: Double, rescaling: Bool) -> Bool {
         let mx = box.width * margin + abs(motion.dx)
         let my = box.height * margin + abs(motion.dy)
         let area = Rect(
@@ -484,6 +538,8 @@ struct Track {
             isFound = false
             return false
         }
+        isFound = true
+        lostFrames = 0
         // Sub-pixel peak: a parabola through the best score and its neighbours, each way.
         func refine(_ left: Float, _ centre: Float, _ right: Float) -> Double {
             let d = Double(left - 2 * centre + right)
@@ -543,6 +599,25 @@ struct TrackerState: ~Copyable {
     /// Frames from one pass to the next now: inline, between whole-frame passes (0 until the
     /// first); background, between passes' starts (0 or 1: back to back).
     var passInterval = 0
+
+    /// Faces lost earlier and found again this frame (`revived`) stay lost where they lie on a
+    /// face that is followed (the patch matched a neighbour, or the face it lies on is this
+    /// one, found again by a pass); after a cut no lost face is looked for again (the scene
+    /// it was in has gone).
+    mutating func endCoasting(revived: [Int], cut: Bool, coast: Int) {
+        for i in revived {
+            let r = tracks[i].box.rect
+            let onAnother = tracks.indices.contains { j in
+                j != i && tracks[j].isFound && !revived.contains(j)
+                    && (tracks[j].box.rect.iou(r) > 0.3 || TrackAssociation.isPart(r, of: tracks[j].box.rect)
+                        || TrackAssociation.isPart(tracks[j].box.rect, of: r))
+            }
+            if onAnother { tracks[i].isFound = false }
+        }
+        if cut {
+            for i in tracks.indices where !tracks[i].isFound { tracks[i].lostFrames = coast }
+        }
+    }
 
     /// Sets the frames to the next pass after this frame's: `base` again on any change (a new
     /// face, one missed or lost) or under a moving camera — a pan brings new faces into view

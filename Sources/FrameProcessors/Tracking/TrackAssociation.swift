@@ -69,7 +69,10 @@ struct TrackAssociation {
         }
         let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
         _ = confirm(&tracks, with: candidates, only: established.subtracting(trackTaken), trackTaken: &trackTaken, reported: false)
-        for i in tracks.indices where !trackTaken.contains(i) {
+        // A face the correlation lost is not judged: the pass not seeing it says no more than
+        // the correlation did (it may be behind something); it is looked for a while and ends
+        // unless found again (``FaceTracker/Options/coastFrames``).
+        for i in tracks.indices where !trackTaken.contains(i) && tracks[i].isFound {
             guard let then = boxThen(tracks[i]) else { continue }
             // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
             // no tile has: judged by whole-frame passes too, else it lived until its tile came.
@@ -137,6 +140,9 @@ struct TrackAssociation {
             guard var renewed = reacquire(boxes[pair.face]) else { continue }
             renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
             renewed.seenByTile = tracks[pair.track].seenByTile || (reported && judgedAsTiles)
+            // A box from this very frame has no motion of its own yet: the face keeps moving as
+            // it did (where it goes if lost next: ``FaceTracker/Options/coastFrames``).
+            if renewed.motion == (0, 0) { renewed.motion = tracks[pair.track].motion }
             trackTaken.insert(pair.track)
             tracks[pair.track] = renewed
         }
@@ -160,10 +166,15 @@ struct TrackAssociation {
     /// weakly, and a small track is judged only by the tiles): the face is kept.
     static func withoutDuplicates(_ tracks: [Track]) -> [Track] {
         var kept: [Track] = []
-        for t in tracks.sorted(by: { $0.missedPasses < $1.missedPasses }) {
+        // Found faces first: a lost face's box (where its motion carried it) never hides one.
+        for t in tracks.sorted(by: { ($0.isFound ? 0 : 1, $0.missedPasses) < ($1.isFound ? 0 : 1, $1.missedPasses) }) {
             let r = t.box.rect
             if kept.contains(where: { $0.box.rect.iou(r) > 0.5 }) { continue }
             if kept.contains(where: { isPart(r, of: $0.box.rect) }) { continue }
+            if !t.isFound {
+                // A lost face lying on a followed one is that face, or gone.
+                if kept.contains(where: { $0.isFound && ($0.box.rect.iou(r) > 0.3 || isPart($0.box.rect, of: r)) }) { continue }
+            }
             kept.removeAll { isPart($0.box.rect, of: r) }
             kept.append(t)
         }
