@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,29 +35,46 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// The wall-clock time this instant was, in milliseconds since 1970: the instant plus the
     /// wall clock's lead over the monotonic clock (which has no epoch of its own).
     public var wallClockMilliseconds: Int64 {
-        Int64((Double(nanoseconds) / 1e6 + Self.wallClockLeadMilliseconds()).rounded())
+        Int64((Double(nanoseconds) / 1e6 + Self.heldWallClockLead()).rounded())
     }
 
-    /// How far the wall clock is ahead of the monotonic one now, in milliseconds: the monotonic
-    /// clock read between two reads of the wall clock, taken where those two were closest. A
-    /// thread preempted between its reads of the two clocks (a busy machine) was off by the
-    /// preemption, milliseconds: two conversions of one instant (a frame's stamp and its faces'
-    /// capture time in the preview) disagreed.
-    static func wallClockLeadMilliseconds() -> Double {
+    /// The wall clock's lead over the monotonic clock, in milliseconds, held while sure
+    /// estimates stay within half a millisecond of it. Each estimate is off by up to a few
+    /// hundredths of a millisecond, and an instant near a half millisecond then rounded one way
+    /// in one conversion and the other in the next: the preview's two conversions of a frame's
+    /// capture instant (its stamp, its faces' time) disagreed for one frame in ~230 in the
+    /// browser test. A clock set, or slewed by NTP (at most 0.5 ms a second), moves it.
+    static func heldWallClockLead() -> Double {
+        let (fresh, spread) = wallClockLead()
+        let held = Double(bitPattern: heldLead.load(ordering: .relaxed))
+        // An unsure estimate (its reads of the wall clock far apart: a preempted thread) never
+        // replaces a held lead.
+        if !held.isNaN && (abs(fresh - held) < 0.5 || spread > 0.1) { return held }
+        heldLead.store(fresh.bitPattern, ordering: .relaxed)
+        return fresh
+    }
+
+    private static let heldLead = Atomic<UInt64>(Double.nan.bitPattern)
+
+    /// How far the wall clock is ahead of the monotonic one now, in milliseconds, and how sure
+    /// that is: the monotonic clock read between two reads of the wall clock, taken where those
+    /// two were closest (`spread` apart). A thread preempted between its reads of the two clocks
+    /// (a busy machine) was off by the preemption, milliseconds.
+    static func wallClockLead() -> (lead: Double, spread: Double) {
         func milliseconds(_ clock: clockid_t) -> Double {
             var ts = timespec()
             clock_gettime(clock, &ts)
             return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1e6
         }
-        var best = (spread: Double.infinity, lead: 0.0)
+        var best = (lead: 0.0, spread: Double.infinity)
         for _ in 0..<8 {
             let before = milliseconds(CLOCK_REALTIME)
             let monotonic = milliseconds(CLOCK_MONOTONIC)
             let after = milliseconds(CLOCK_REALTIME)
-            if after - before < best.spread { best = (after - before, (before + after) / 2 - monotonic) }
+            if after - before < best.spread { best = ((before + after) / 2 - monotonic, after - before) }
             if best.spread < 0.05 { break }
         }
-        return best.lead
+        return best
     }
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }
