@@ -211,10 +211,26 @@ struct FileSourceTests {
         #expect(counts.dropped(.outOfBuffers) == 36 && counts.isBalanced)
         #expect(recorder.drops(.outOfBuffers) == 36)
         #expect(elapsed > 0.9 && elapsed < 10, "\(elapsed) s")
-        // Frames given back end the starvation: the next run of the same file loses none.
         recorder.releaseHeld()
-        let (_, again) = try runToEnd(try CaptureDevice.file(file))
-        #expect(again.delivered == 40 && again.droppedTotal == 0)
+    }
+
+    @Test("frames given back end the starvation: the file is delivered again from the next frame")
+    func resumesWhenFramesAreGivenBack() throws {
+        let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")
+        try Y4MWriter.write(frames: 400, width: 64, height: 48, to: file)
+        let recorder = Recorder(holdFirst: 4) // keeps four, then four more once they are let go
+        let (session, output) = try makeSession(try CaptureDevice.file(file), preset: .high, recorder: recorder)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(eventually { output.counts.dropped(.outOfBuffers) >= 1 })
+        recorder.releaseHeld()
+        #expect(log.wait(timeout: 20) { if case .sourceEnded = $0 { true } else { false } } != nil)
+        session.stopRunning()
+        let counts = output.counts
+        #expect(counts.captured == 400 && counts.delivered == 8 && counts.isBalanced, "\(counts)")
+        let delivered = recorder.frames.map(\.sequenceNumber)
+        #expect(delivered.prefix(4) == [0, 1, 2, 3] && delivered.count == 8 && delivered[4] > 4, "\(delivered)")
+        recorder.releaseHeld()
     }
 
     @Test("a stop while a file waits for a buffer its consumer keeps returns at once")

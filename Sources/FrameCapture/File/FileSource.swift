@@ -5,9 +5,10 @@ import FramePixels
 
 /// Frames from a Y4M file, an MJPEG stream, or JPEG/PGM/PPM images.
 ///
-/// Not real-time (the default): every frame is delivered, as fast as the consumer takes them,
-/// and only damaged frames are dropped (`corrupt`). Real-time: frames are paced at the file's
-/// frame rate and late ones drop like a camera's.
+/// Not real-time (the default): every frame is delivered, as fast as the consumer takes them;
+/// only damaged frames drop (`corrupt`), and frames past a second's wait for a buffer a
+/// consumer keeps (`outOfBuffers`, `StarvationGuard`). Real-time: frames are paced at the
+/// file's frame rate and late ones drop like a camera's.
 final class FileSource: FrameSource {
     let configuration: SourceConfiguration
     let description: FileSourceDescription

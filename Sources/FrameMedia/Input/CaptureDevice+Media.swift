@@ -24,7 +24,8 @@ extension CaptureDevice {
     /// - Parameters:
     ///   - url: the file, or a folder of images (read in name order).
     ///   - realTime: pace frames at the file's frame rate and drop late ones like a camera;
-    ///     otherwise every frame is delivered as fast as the consumer takes it.
+    ///     otherwise every frame is delivered as fast as the consumer takes it (a consumer
+    ///     that keeps every buffer gets `outOfBuffers` drops after a second's wait).
     ///   - frameRate: the rate to assume where the file has none (images, MJPEG) or to use
     ///     instead of the file's own; nil: the file's rate, else 30.
     ///   - start: where to start on the media timeline, in seconds (video files read through

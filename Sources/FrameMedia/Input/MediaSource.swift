@@ -8,7 +8,8 @@ import Synchronization
 /// stream's timestamps as presentation times.
 ///
 /// Files not in real time: every frame, as fast as the consumer takes it (only damaged frames
-/// drop, as `corrupt`). Real time (`realTime` files, live streams): frames at their timestamps'
+/// drop, as `corrupt`, and frames past a second's wait for a buffer a consumer keeps, as
+/// `outOfBuffers`). Real time (`realTime` files, live streams): frames at their timestamps'
 /// pace, late ones dropped by the outputs like a camera's. A timestamp gap is one
 /// `discontinuity` drop per missing frame. A live stream that fails, ends or stays silent past
 /// the timeout posts `wasInterrupted(.streamDisconnected)`, is reopened with back-off, and posts

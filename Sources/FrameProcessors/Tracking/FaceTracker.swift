@@ -172,7 +172,7 @@ public final class FaceTracker: Sendable {
             // 1. Every track, carried into this frame. A face lost in this frame calls for a
             //    pass; one lost earlier already had it (a small face a whole-frame pass cannot
             //    judge waits for its tile: it must not call for a pass on every frame).
-            //    A face lost earlier is still looked for a while (``Options/coastFrames``).
+            //    A face lost earlier may still be looked for a while (``Options/coastFrames``).
             var lost: [Box] = []
             var foundBefore = 0
             var revived: [Int] = []
@@ -319,7 +319,7 @@ public final class FaceTracker: Sendable {
             //    looked for. A pass that did not confirm a track outranks the correlation: the
             //    track is kept (the network may miss a face once) but not reported until a pass
             //    confirms it again.
-            s.tracks.removeAll { !$0.isFound && ($0.missedPasses > 0 || $0.lostFrames >= options.coastFrames) }
+            s.tracks.removeAll { !$0.isFound && ($0.missedPasses > 0 || $0.hasGone) }
             let w = image.width
             let h = image.height
             return s.tracks.filter { $0.isFound && $0.missedPasses == 0 }.map { track in
@@ -413,7 +413,11 @@ struct Track {
     var patchScale = 1.0
     var motion = (dx: 0.0, dy: 0.0)
     var missedPasses = 0
-    /// Frames since the correlation lost the face (0 while it is found).
+    /// Lost, and looked for where its motion carries it (``FaceTracker/Options/coastFrames``):
+    /// no pass judges it meanwhile. A lost face not looked for is judged as before: the next
+    /// pass that does not see it ends it.
+    var coasting = false
+    /// Frames it has been looked for since it was lost (0 while found).
     var lostFrames = 0
     /// How many passes have reported this face (weaker boxes do not count).
     var reports = 1
@@ -482,26 +486,29 @@ struct Track {
     ) -> Bool {
         if isFound {
             let found = find(in: gray, margin: margin, minCorrelation: minCorrelation, rescaling: rescaling)
-            if !found, (detected.confidence ?? 1) < Self.sureConfidence { lostFrames = coast } // not looked for
+            if !found { coasting = coast > 0 && !patch.isEmpty && (detected.confidence ?? 1) >= Self.sureConfidence }
             return found
         }
-        guard lostFrames < coast else { return false }
+        guard coasting, lostFrames < coast else {
+            coasting = false
+            return false
+        }
         lostFrames += 1
         let velocity = motion
         box = box.moved(velocity.dx, velocity.dy)
-        // Carried out of the frame: it has left (and is not looked for at a cost every frame).
+        // Carried half out of the frame: it has left (and is not looked for at a cost every frame).
         guard 2 * box.rect.clamped(width: gray.width, height: gray.height).area >= box.rect.area else {
-            lostFrames = coast
+            coasting = false
             return false
         }
-        guard find(in: gray, margin: margin, minCorrelation: revival, rescaling: false) else {
-            motion = velocity // what `find` found nothing with
-            return false
-        }
+        guard find(in: gray, margin: margin, minCorrelation: revival, rescaling: false) else { return false }
         // `find` measured the correction to where the motion carried the box.
         motion = (velocity.dx + motion.dx, velocity.dy + motion.dy)
         return true
     }
+
+    /// Whether it was lost and is looked for no longer: it ends.
+    var hasGone: Bool { !isFound && !coasting && lostFrames > 0 }
 
     private mutating func find(in gray: PixelBuffer, margin: Double, minCorrelation: Double, rescaling: Bool) -> Bool {
         let mx = box.width * margin + abs(motion.dx)
@@ -539,6 +546,7 @@ struct Track {
             return false
         }
         isFound = true
+        coasting = false
         lostFrames = 0
         // Sub-pixel peak: a parabola through the best score and its neighbours, each way.
         func refine(_ left: Float, _ centre: Float, _ right: Float) -> Double {
@@ -600,22 +608,26 @@ struct TrackerState: ~Copyable {
     /// first); background, between passes' starts (0 or 1: back to back).
     var passInterval = 0
 
-    /// Faces lost earlier and found again this frame (`revived`) stay lost where they lie on a
-    /// face that is followed (the patch matched a neighbour, or the face it lies on is this
-    /// one, found again by a pass); after a cut no lost face is looked for again (the scene
-    /// it was in has gone).
+    /// Faces lost earlier and found again this frame (`revived`) end where they lie on a face
+    /// that is followed (the patch matched a neighbour, or the face it lies on is this one,
+    /// found again by a pass; of two revived onto one face, the later in the list stays);
+    /// after a cut no lost face is looked for again (the scene it was in has gone): they are
+    /// judged by the next pass, as any lost face.
     mutating func endCoasting(revived: [Int], cut: Bool, coast: Int) {
         for i in revived {
             let r = tracks[i].box.rect
             let onAnother = tracks.indices.contains { j in
-                j != i && tracks[j].isFound && !revived.contains(j)
+                j != i && tracks[j].isFound
                     && (tracks[j].box.rect.iou(r) > 0.3 || TrackAssociation.isPart(r, of: tracks[j].box.rect)
                         || TrackAssociation.isPart(tracks[j].box.rect, of: r))
             }
-            if onAnother { tracks[i].isFound = false }
+            if onAnother {
+                tracks[i].isFound = false
+                tracks[i].lostFrames = coast // it ends (its box is on the other face now)
+            }
         }
         if cut {
-            for i in tracks.indices where !tracks[i].isFound { tracks[i].lostFrames = coast }
+            for i in tracks.indices where !tracks[i].isFound { tracks[i].coasting = false }
         }
     }
 
@@ -758,7 +770,10 @@ struct TrackerState: ~Copyable {
     /// where it is, for matching the pass's boxes whenever they come.
     mutating func beginPass() {
         while let first = history.first, first.frame < frame { recycle(history.removeFirst().gray) }
-        for i in tracks.indices { tracks[i].passBox = (frame, tracks[i].box) }
+        // A face looked for where its motion carries it is not there as far as the pass knows:
+        // the pass neither judges it nor renews it (found again before the pass ends, it would
+        // be judged missed by a pass that ran while it was hidden).
+        for i in tracks.indices { tracks[i].passBox = tracks[i].coasting ? nil : (frame, tracks[i].box) }
     }
 
     /// Keeps a let-go image for the next frames: as many as one thinning or one pass's start
@@ -829,13 +844,17 @@ struct TrackerState: ~Copyable {
         var track = Track(face: face, gray: history[start].gray, patchSize: patchSize)
         track.passBox = (passFrame, Box(face.bounds))
         var previous = passFrame
+        var span = 1
         for later in history[(start + 1)...] where track.isFound {
             // A thinned history steps over several frames at once: search as much wider.
-            let margin = min(options.searchMargin * Double(later.frame - previous), 2)
+            span = later.frame - previous
+            let margin = min(options.searchMargin * Double(span), 2)
             _ = track.step(in: later.gray, margin: margin, minCorrelation: options.minCorrelation)
             previous = later.frame
         }
         guard track.isFound else { return nil }
+        // The motion a frame (where it goes if lost: ``FaceTracker/Options/coastFrames``).
+        if span > 1 { track.motion = (track.motion.dx / Double(span), track.motion.dy / Double(span)) }
         track.detected = track.face // the pass's face where (and at the size) it was carried to
         track.detectedBox = track.box
         return track

@@ -69,10 +69,10 @@ struct TrackAssociation {
         }
         let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
         _ = confirm(&tracks, with: candidates, only: established.subtracting(trackTaken), trackTaken: &trackTaken, reported: false)
-        // A face the correlation lost is not judged: the pass not seeing it says no more than
-        // the correlation did (it may be behind something); it is looked for a while and ends
+        // A face lost and looked for where its motion carries it is not judged: the pass not
+        // seeing it says no more than the correlation did (it may be behind something); it ends
         // unless found again (``FaceTracker/Options/coastFrames``).
-        for i in tracks.indices where !trackTaken.contains(i) && tracks[i].isFound {
+        for i in tracks.indices where !trackTaken.contains(i) && !tracks[i].coasting {
             guard let then = boxThen(tracks[i]) else { continue }
             // A small face a whole-frame pass reported (weakly, beside a face it half saw) and
             // no tile has: judged by whole-frame passes too, else it lived until its tile came.
