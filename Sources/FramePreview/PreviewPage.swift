@@ -97,7 +97,7 @@ enum PreviewPage {
         // The faces of the stream's frames by their time (/faces.ndjson), drawn over the frame with
         // that time as it is shown: boxes on the frame they were found in. With ?latency, the
         // frame's stamp is checked against the capture time its faces came with.
-        const faces = {entries: new Map(), after: null, shown: 0, matched: 0, boxes: 0, checked: 0, agreed: 0};
+        const faces = {entries: new Map(), after: null, shown: 0, matched: 0, boxes: 0, checked: 0, agreed: 0, movedOn: 0, mismatches: []};
         window.framekitFaces = faces;
         async function followFaces() {
           try {
@@ -135,7 +135,19 @@ enum PreviewPage {
           if (stamp !== null) record(stamp);
           if (!entry) return;
           faces.matched++;
-          if (stamp !== null) { faces.checked++; if (Math.abs(entry.c - stamp) <= 2) faces.agreed++; }
+          if (stamp !== null) {
+            faces.checked++;
+            if (Math.abs(entry.c - stamp) <= 2) {
+              faces.agreed++;
+            } else {
+              // The picture read is not always the frame the callback is for (browsers keep them
+              // in step "as a best effort"): a stamp that is a neighbouring frame's capture time
+              // says the picture had moved on, not that faces and frame disagree.
+              const near = [...faces.entries.values()].find(e => Math.abs(e.c - stamp) <= 2 && Math.abs(e.t - mediaTime) <= 0.1);
+              if (near) faces.movedOn++;
+              if (faces.mismatches.length < 8) faces.mismatches.push({t: mediaTime, c: entry.c, stamp: stamp, near: near ? near.t : null});
+            }
+          }
           context.strokeStyle = '#0f0';
           context.lineWidth = Math.max(2, Math.round(canvas.width / 320));
           for (const [x, y, w, h] of entry.faces) { context.strokeRect(x, y, w, h); faces.boxes++; }

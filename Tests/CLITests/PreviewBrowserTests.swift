@@ -30,7 +30,8 @@ struct PreviewBrowserTests {
           const s = l.samples.filter((_, i) => l.times[i] - l.times[0] > 2000).sort((a, b) => a - b); // after start-up
           const q = p => s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null;
           return {samples: s.length, p50: q(0.5), p95: q(0.95), max: s.length ? s[s.length - 1] : null,
-                  shown: window.framekitFaces.shown, checked: window.framekitFaces.checked, agreed: window.framekitFaces.agreed};
+                  shown: window.framekitFaces.shown, checked: window.framekitFaces.checked, agreed: window.framekitFaces.agreed,
+                  movedOn: window.framekitFaces.movedOn, mismatches: JSON.stringify(window.framekitFaces.mismatches)};
         })()
         """
 
@@ -109,10 +110,16 @@ struct PreviewBrowserTests {
         if !path.contains("mjpeg") {
             // Boxes on the frame they were found in: nearly every shown frame's stamp was read
             // and its faces found by its time, and those faces came with that frame's own
-            // capture time.
+            // capture time — but where the picture read had already moved on to a neighbouring
+            // frame (the browser keeps its frame callbacks and pictures in step only as a best
+            // effort: one frame in ~230 in two CI runs, the whole test suite beside it), which
+            // may not be more than one in twenty.
             let shown = last["shown"] as? Int ?? 0
             let checked = last["checked"] as? Int ?? 0
-            #expect(shown >= 20 && Double(checked) >= 0.9 * Double(shown) && last["agreed"] as? Int == checked, "\(last)")
+            let agreed = last["agreed"] as? Int ?? 0
+            let movedOn = last["movedOn"] as? Int ?? 0
+            #expect(shown >= 20 && Double(checked) >= 0.9 * Double(shown) && agreed + movedOn == checked, "\(last)")
+            #expect(20 * movedOn <= checked, "\(last)")
         }
     }
 }
