@@ -422,6 +422,24 @@ struct FaceTrackerTests {
         }
     }
 
+    @Test("a face leaving at an edge is followed while most of it is in view, with no pass called for it")
+    func followedOutOfTheFrame() throws {
+        // The astronaut's head moves left 10 px a frame until 30% of its face is out of view.
+        // The patch no longer fitted once the edge cut the face: it was lost on each frame,
+        // and each loss called a pass that found the cut face again.
+        let video = try astronautVideo((0..<13).map { (40 - 10 * $0, 80) })
+        let detector = CountingDetector(try FaceDetector())
+        var options = FaceTracker.Options(schedule: .inline(interval: 100))
+        options.quietInterval = 100
+        let tracker = try FaceTracker(detector: detector, options: options)
+        for (n, (frame, face)) in zip(video.frames, video.faces).enumerated() {
+            let truth = face!.clamped(width: 640, height: 360)
+            let faces = try tracker.faces(in: frame)
+            #expect(faces.count == 1 && faces[0].bounds.iou(truth) > 0.6, "frame \(n): \(faces.map(\.bounds)) vs \(truth)")
+        }
+        #expect(detector.calls == 1, "passes: \(detector.calls) (the first frame's only)")
+    }
+
     @Test("a face that leaves is no longer reported")
     func leaves() throws {
         let video = try astronautVideo([(100, 80), (110, 80), (120, 80), nil, nil, nil])

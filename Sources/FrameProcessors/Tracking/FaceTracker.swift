@@ -430,7 +430,9 @@ struct Track {
     var passBox: (frame: Int, box: Box)? = nil
 
     init(face: Face, gray: PixelBuffer, patchSize: Int) {
-        box = Box(face.bounds)
+        // The part in the frame (a box may stand out past an edge): the box is what the patch
+        // shows, which a face leaving at an edge relies on (``cut(_:scale:width:height:)``).
+        box = Box(face.bounds.clamped(width: gray.width, height: gray.height))
         detected = face
         detectedBox = box
         patch = []
@@ -518,18 +520,29 @@ struct Track {
             width: Int((box.width + 2 * mx).rounded(.up)), height: Int((box.height + 2 * my).rounded(.up))
         )
         .clamped(width: gray.width, height: gray.height)
+        // A face leaving at an edge: only the part of its patch that can be in view where its
+        // motion carries it is looked for (at its size), while that is half of it or more.
+        // Before, the whole patch no longer fitted, the face was lost on every frame as the
+        // edge cut it, and each loss called a pass that found the cut face again.
+        let cut = Self.cut(box.moved(motion.dx, motion.dy), scale: patchScale, width: gray.width, height: gray.height)
+        let (cw, ch) = (patchWidth - cut.left - cut.right, patchHeight - cut.top - cut.bottom)
+        guard 2 * cw >= patchWidth, 2 * ch >= patchHeight, cw >= 4, ch >= 4 else {
+            isFound = false
+            return false
+        }
+        let cropped = cw != patchWidth || ch != patchHeight
         var found: (match: fkcv_match, growth: Double, sw: Int, sh: Int)? = nil
         var message = [CChar](repeating: 0, count: 128)
-        for growth in [1] + (rescaling ? Self.growths : []) {
+        for growth in [1] + (rescaling && !cropped ? Self.growths : []) {
             let sw = Int((Double(area.width) * patchScale / growth).rounded())
             let sh = Int((Double(area.height) * patchScale / growth).rounded())
-            guard sw >= patchWidth, sh >= patchHeight, let search = try? Self.shrink(gray, area, width: sw, height: sh) else { continue }
+            guard sw >= cw, sh >= ch, let search = try? Self.shrink(gray, area, width: sw, height: sh) else { continue }
             var match = fkcv_match()
             let status = search.withUnsafeBytes(ofPlane: 0) { s, sp in
                 patch.withUnsafeBufferPointer { p in
                     fkcv_match_template(
                         s.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(sw), Int32(sh), sp.bytesPerRow,
-                        p.baseAddress!, Int32(patchWidth), Int32(patchHeight), patchWidth, &match,
+                        p.baseAddress! + cut.top * patchWidth + cut.left, Int32(cw), Int32(ch), patchWidth, &match,
                         &message, message.count)
                 }
             }
@@ -553,8 +566,9 @@ struct Track {
             let d = Double(left - 2 * centre + right)
             return d < 0 ? max(-0.5, min(0.5, Double(left - right) / (2 * d))) : 0
         }
-        let px = Double(match.x) + refine(match.left, match.score, match.right)
-        let py = Double(match.y) + refine(match.up, match.score, match.down)
+        // Where the whole patch's corner is (the part looked for starts `cut` into it).
+        let px = Double(match.x) - Double(cut.left) + refine(match.left, match.score, match.right)
+        let py = Double(match.y) - Double(cut.top) + refine(match.up, match.score, match.down)
         let nx = Double(area.x) + px / (Double(sw) / Double(area.width))
         let ny = Double(area.y) + py / (Double(sh) / Double(area.height))
         motion = (nx - box.x, ny - box.y)
@@ -564,6 +578,14 @@ struct Track {
             patchScale /= growth
         }
         return true
+    }
+
+    /// Patch pixels, each side, of a face at `box` that fall outside a `width` x `height` frame.
+    static func cut(_ box: Box, scale: Double, width: Int, height: Int) -> (left: Int, top: Int, right: Int, bottom: Int) {
+        func pixels(_ outside: Double) -> Int { outside > 0 ? Int((outside * scale).rounded(.up)) : 0 }
+        return (
+            pixels(-box.x), pixels(-box.y), pixels(box.x + box.width - Double(width)), pixels(box.y + box.height - Double(height))
+        )
     }
 
     /// `rect` of the gray image shrunk (area average) to `width` x `height`.
