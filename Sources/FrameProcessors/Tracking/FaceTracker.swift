@@ -185,7 +185,9 @@ public final class FaceTracker: Sendable {
                 if !found, wasFound { lost.append(s.tracks[i].box) }
                 if found, !wasFound { revived.append(i) }
             }
-            s.endCoasting(revived: revived, cut: lost.count >= 3 && 2 * lost.count >= foundBefore, coast: options.coastFrames)
+            // A cut: half or more of three or more faces lost in one frame.
+            let cut = lost.count >= 3 && 2 * lost.count >= foundBefore
+            s.endCoasting(revived: revived, cut: cut, coast: options.coastFrames)
 
             if options.quietStretches { s.camera.step(in: gray, minCorrelation: options.minCorrelation) }
 
@@ -254,9 +256,7 @@ public final class FaceTracker: Sendable {
                 // small faces are looked for as at the start, the tiles' sweep again (a fine
                 // pass) — unless one is already due or the last began within a second (a shaking
                 // camera, a flash: not a fine pass after every pass).
-                if options.fineSweep, lost.count >= 3, 2 * lost.count >= foundBefore, s.turns > 2,
-                    s.frame - s.sweepFrom >= TrackerState.sweepSpacing
-                {
+                if options.fineSweep, cut, s.turns > 2, s.frame - s.sweepFrom >= TrackerState.sweepSpacing {
                     s.restartSweep()
                 }
                 s.remember(gray)
@@ -638,11 +638,7 @@ struct TrackerState: ~Copyable {
     mutating func endCoasting(revived: [Int], cut: Bool, coast: Int) {
         for i in revived {
             let r = tracks[i].box.rect
-            let onAnother = tracks.indices.contains { j in
-                j != i && tracks[j].isFound
-                    && (tracks[j].box.rect.iou(r) > 0.3 || TrackAssociation.isPart(r, of: tracks[j].box.rect)
-                        || TrackAssociation.isPart(tracks[j].box.rect, of: r))
-            }
+            let onAnother = tracks.indices.contains { j in j != i && tracks[j].isFound && TrackAssociation.lies(r, on: tracks[j].box.rect) }
             if onAnother {
                 tracks[i].isFound = false
                 tracks[i].lostFrames = coast // it ends (its box is on the other face now)

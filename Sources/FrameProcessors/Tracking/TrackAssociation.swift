@@ -173,12 +173,18 @@ struct TrackAssociation {
             if kept.contains(where: { isPart(r, of: $0.box.rect) }) { continue }
             if !t.isFound {
                 // A lost face lying on a followed one is that face, or gone.
-                if kept.contains(where: { $0.isFound && ($0.box.rect.iou(r) > 0.3 || isPart($0.box.rect, of: r)) }) { continue }
+                if kept.contains(where: { $0.isFound && lies(r, on: $0.box.rect) }) { continue }
             }
             kept.removeAll { isPart($0.box.rect, of: r) }
             kept.append(t)
         }
         return kept
+    }
+
+    /// Whether a lost face's box `r` lies on a followed face's `other` (overlapping by more than
+    /// 0.3, or either mostly inside the other): it is that face, or gone.
+    static func lies(_ r: Rect, on other: Rect) -> Bool {
+        other.iou(r) > 0.3 || isPart(r, of: other) || isPart(other, of: r)
     }
 
     /// Whether `part` lies mostly (60% of its area) inside the larger `whole`.
