@@ -440,6 +440,34 @@ struct FaceTrackerTests {
         #expect(detector.calls == 1, "passes: \(detector.calls) (the first frame's only)")
     }
 
+    @Test(
+        "a small face lost against the edge it was moving towards has left: no tile's pass is called for it; a small face lost in view calls for its tile's"
+    )
+    func smallFaceLeavingCallsNoTile() throws {
+        // The detector claims to shrink frames by 4, so the ~100 px face is a tile's (small). No
+        // pass on schedule after the first frame's: any pass after it is called by a lost face.
+        func passesAfterTheFirstFrame(_ positions: [(Int, Int)?]) throws -> (regions: [Rect?], reported: [Int]) {
+            let video = try astronautVideo(positions)
+            let detector = RegionRecorder(try FaceDetector(), scale: 0.25)
+            var options = FaceTracker.Options(schedule: .inline(interval: 100))
+            options.quietInterval = 100
+            let tracker = try FaceTracker(detector: detector, options: options)
+            var reported: [Int] = []
+            for (n, frame) in video.frames.enumerated() {
+                reported.append(try tracker.faces(in: frame).count)
+                if n == 0 { detector.clear() }
+            }
+            return (detector.regions, reported)
+        }
+        // Right, 12 px a frame, until its face is out of view.
+        let leaving = try passesAfterTheFirstFrame((0..<30).map { (300 + 12 * $0, 80) })
+        #expect(leaving.reported.first == 1 && leaving.reported.last == 0, "\(leaving.reported)")
+        #expect(leaving.regions.isEmpty, "passes called: \(leaving.regions)")
+        // Gone in the middle of the frame: its tile is looked at.
+        let vanishing = try passesAfterTheFirstFrame(Array(repeating: (220, 80), count: 5) + Array(repeating: nil, count: 5))
+        #expect(vanishing.regions.contains { $0 != nil }, "passes called: \(vanishing.regions)")
+    }
+
     @Test("a face that leaves is no longer reported")
     func leaves() throws {
         let video = try astronautVideo([(100, 80), (110, 80), (120, 80), nil, nil, nil])

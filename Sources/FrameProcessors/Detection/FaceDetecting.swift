@@ -35,6 +35,11 @@ public protocol FaceDetecting: Sendable {
     /// for its tiles' sweep (after its first pass, and after a cut). Optional: nil by default
     /// (a tracker then sweeps its tiles in turn).
     func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
+    /// As ``pass(in:region:candidatesDownTo:)`` with `region` shrunk by `scale` (at most 1),
+    /// whatever its size: a tracker's look at the edge a panning camera brings into view, a
+    /// strip at the scale of its tiles. Optional: by default the region's own pass.
+    func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
     /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A
     /// tracker whose detector shrinks frames looks at tiles of them too, for faces too small to
     /// be found in the shrunk frame. Optional: 1 by default.
@@ -75,6 +80,12 @@ extension FaceDetecting {
     }
 
     public func passScale(width: Int, height: Int) -> Double { 1 }
+
+    public func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        try pass(in: image, region: region, candidatesDownTo: floor)
+    }
 
     public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
 

@@ -107,6 +107,17 @@ public final class FaceDetector: FaceDetecting {
         return try pass(in: image, region: nil, candidatesDownTo: floor, options: call, keepingNetwork: false)
     }
 
+    /// `region` shrunk by `scale`: its longest side at the network's input is that side times
+    /// `scale` (at most ``Options/inputSize`` times 2, as a fine pass).
+    public func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        var call = options
+        let longest = Double(max(region.width, region.height))
+        call.inputSize = max(32, min(4096, 2 * options.inputSize, Int((longest * min(1, scale)).rounded())))
+        return try pass(in: image, region: region, candidatesDownTo: floor, options: call)
+    }
+
     /// A pass with `call` for this network run, split at this detector's own threshold.
     private func pass(
         in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double, options call: Options, keepingNetwork: Bool = true
@@ -170,9 +181,10 @@ struct CenterFaceScratch: ~Copyable {
     let modelPath: String
     // One network per input size: OpenCV 4.6's ONNX import fixes some layer shapes at the first
     // forward pass, and a later pass at another size gives garbage (tested). A handful of sizes
-    // is all a detector meets (the frame's, a tracker's regions), so the last few are kept.
+    // is all a detector meets (the frame's, a tracker's tiles, its quick look, the edge a panning
+    // camera brings into view), so the last few are kept.
     var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
-    static let networksKept = 3
+    static let networksKept = 4
     var rgb: PixelBuffer? = nil // the region in RGB24, when the source is not RGB24
     var resized: PixelBuffer? = nil // the region at the network's scale
     var tensor: [Float] = [] // [1, 3, H, W]

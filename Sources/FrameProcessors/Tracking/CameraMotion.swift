@@ -112,6 +112,23 @@ struct CameraMotion {
         return !found.isEmpty && found.allSatisfy(moved)
     }
 
+    /// The scene's motion a frame under a pan: the median of the found anchors' motion over
+    /// the frames they have been followed (up to ``window``), while they all moved together
+    /// and most are found. nil otherwise (no pan, or too fast to follow).
+    var pan: (dx: Double, dy: Double)? {
+        guard canJudge, !mostLost, moveTogether else { return nil }
+        let found = anchors.indices.filter { anchors[$0].isFound && paths[$0].count > 1 }
+        guard !found.isEmpty else { return nil }
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted[sorted.count / 2]
+        }
+        let steps = found.map { Double(paths[$0].count - 1) }
+        let dx = median(found.indices.map { (paths[found[$0]].last!.x - paths[found[$0]][0].x) / steps[$0] })
+        let dy = median(found.indices.map { (paths[found[$0]].last!.y - paths[found[$0]][0].y) / steps[$0] })
+        return (dx, dy)
+    }
+
     /// Whether the anchors have been followed a whole ``window`` since they were placed.
     var judged: Bool { paths.first.map { $0.count > Self.window } ?? false }
 

@@ -9,6 +9,8 @@ package struct TilePlan: Equatable {
     /// such a face a pass does not report counts as missed. Smaller faces are judged only by
     /// the tiles that hold them whole.
     package var smallFace: Double
+    /// How much a tile is shrunk for its pass (1: not at all; 0: no tiles).
+    package var tileScale: Double
     var width: Int
     var height: Int
 
@@ -26,6 +28,7 @@ package struct TilePlan: Equatable {
         self.height = height
         smallFace = scale > 0 ? Self.trustedSide / scale : 0
         tiles = []
+        tileScale = 0
         guard scale > 0, scale < Self.shrinkingScale, width >= 64, height >= 64 else {
             smallFace = 0
             return
@@ -41,6 +44,7 @@ package struct TilePlan: Equatable {
             smallFace = 0
             return
         }
+        self.tileScale = tileScale
         func layout(_ extent: Int) -> [(Int, Int)] {
             let count = max(1, Int((Double(extent) - overlap) / (longest - overlap) + 0.999))
             let side = min(extent, Int(((Double(extent) + Double(count - 1) * overlap) / Double(count)).rounded(.up)))
