@@ -4,8 +4,8 @@ import FrameTestSupport
 import Synchronization
 import Testing
 
-/// A detector that shrinks frames by half (so a tracker plans tiles, and may look at an edge
-/// at the tiles' scale), each look noted. Whole-frame passes and tiles find nothing; the first
+/// A detector that claims to shrink frames by `scale` (so a tracker plans tiles, and may look
+/// at an edge at the tiles' scale), each look noted. Whole-frame passes and tiles find nothing; the first
 /// edge look finds `edgeFace` where the strip holds it (later ones would find it elsewhere:
 /// the scene moves).
 final class EdgeLookRecorder: ScriptedPasses {
@@ -15,11 +15,12 @@ final class EdgeLookRecorder: ScriptedPasses {
         case edge(Rect, scale: Double)
     }
     let edgeFace: Rect?
+    let scale: Double
     private let log = Mutex<[Look]>([])
-    init(edgeFace: Rect? = nil) { self.edgeFace = edgeFace }
+    init(edgeFace: Rect? = nil, scale: Double = 0.5) { (self.edgeFace, self.scale) = (edgeFace, scale) }
     var looks: [Look] { log.withLock { $0 } }
     var name: String { "edge-look-recorder" }
-    func passScale(width: Int, height: Int) -> Double { 0.5 }
+    func passScale(width: Int, height: Int) -> Double { scale }
     func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
         log.withLock { $0.append(region.map { .tile($0) } ?? .whole) }
         return DetectionPass(faces: [])
@@ -41,9 +42,10 @@ struct EdgeLookTests {
     /// The looks asked for on each frame of `frames` (inline schedule, interval 4), and the
     /// faces reported on each.
     private func run(
-        _ frames: [PixelBuffer], edgeLooks: Int = 2, schedule: FaceTracker.Schedule = .inline(interval: 4), edgeFace: Rect? = nil
+        _ frames: [PixelBuffer], edgeLooks: Int = 2, schedule: FaceTracker.Schedule = .inline(interval: 4), edgeFace: Rect? = nil,
+        scale: Double = 0.5
     ) throws -> (looks: [[EdgeLookRecorder.Look]], faces: [[Face]]) {
-        let detector = EdgeLookRecorder(edgeFace: edgeFace)
+        let detector = EdgeLookRecorder(edgeFace: edgeFace, scale: scale)
         var options = FaceTracker.Options(schedule: schedule)
         options.edgeLooks = edgeLooks
         let tracker = try FaceTracker(detector: detector, options: options)
@@ -79,14 +81,24 @@ struct EdgeLookTests {
         for edge in edges {
             #expect(edge.strip == Rect(x: 480, y: 0, width: 160, height: 360) && edge.scale == 1, "frame \(edge.frame): \(edge)")
         }
-        // Between two whole-frame passes on schedule, at most two edge looks.
+        // Between two whole-frame passes on schedule, at most two edge looks; the tiles' turns
+        // on frames of neither.
         var inARow = 0
         for frameLooks in looks {
             if frameLooks.contains(.whole) { inARow = 0 }
-            inARow += frameLooks.filter { if case .edge = $0 { true } else { false } }.count
+            let edgeLooks = frameLooks.filter { if case .edge = $0 { true } else { false } }.count
+            inARow += edgeLooks
             #expect(inARow <= 2, "\(looks)")
+            #expect(edgeLooks == 0 || frameLooks.count == 1, "\(looks)")
         }
         #expect(looks.flatMap { $0 }.contains(.whole) && looks.count == 40)
+
+        // Tiles shrunk by half (the pass by 4): a strip twice as wide at scale 0.5, 160 px at the
+        // network's input.
+        let halfScale = Self.edges(try run(panning, scale: 0.25).looks)
+        #expect(
+            !halfScale.isEmpty && halfScale.allSatisfy { $0.strip == Rect(x: 320, y: 0, width: 320, height: 360) && $0.scale == 0.5 },
+            "\(halfScale)")
 
         // The camera turning left: the left edge.
         let left = try astronautVideo(Array(repeating: nil, count: 40), pan: (0..<40).map { 160 - 4 * $0 }).frames

@@ -441,7 +441,7 @@ struct FaceTrackerTests {
     }
 
     @Test(
-        "a small face lost against the edge it was moving towards has left: no tile's pass is called for it; a small face lost in view calls for its tile's"
+        "a small face lost against the edge it was moving towards has left: no tile's pass is called for it; a small face lost in view, or still against an edge, calls for its tile's"
     )
     func smallFaceLeavingCallsNoTile() throws {
         // The detector claims to shrink frames by 4, so the ~100 px face is a tile's (small). No
@@ -463,9 +463,11 @@ struct FaceTrackerTests {
         let leaving = try passesAfterTheFirstFrame((0..<30).map { (300 + 12 * $0, 80) })
         #expect(leaving.reported.first == 1 && leaving.reported.last == 0, "\(leaving.reported)")
         #expect(leaving.regions.isEmpty, "passes called: \(leaving.regions)")
-        // Gone in the middle of the frame: its tile is looked at.
+        // Gone in the middle of the frame, or still against its edge: its tile is looked at.
         let vanishing = try passesAfterTheFirstFrame(Array(repeating: (220, 80), count: 5) + Array(repeating: nil, count: 5))
         #expect(vanishing.regions.contains { $0 != nil }, "passes called: \(vanishing.regions)")
+        let restingAgainstTheEdge = try passesAfterTheFirstFrame(Array(repeating: (490, 80), count: 5) + Array(repeating: nil, count: 5))
+        #expect(restingAgainstTheEdge.regions.contains { $0 != nil }, "passes called: \(restingAgainstTheEdge.regions)")
     }
 
     @Test("a face that leaves is no longer reported")

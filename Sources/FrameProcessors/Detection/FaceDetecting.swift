@@ -37,7 +37,8 @@ public protocol FaceDetecting: Sendable {
     func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
     /// As ``pass(in:region:candidatesDownTo:)`` with `region` shrunk by `scale` (at most 1),
     /// whatever its size: a tracker's look at the edge a panning camera brings into view, a
-    /// strip at the scale of its tiles. Optional: by default the region's own pass.
+    /// strip at the scale of its tiles. Optional: by default the region's own pass (a wrapper
+    /// around another detector that does not pass this on gets that, at the region's scale).
     func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A

@@ -112,8 +112,8 @@ public final class FaceTracker: Sendable {
         /// camera brings into view before a whole-frame pass: a strip at the tiles' scale,
         /// where new faces come in, small ones included (a whole-frame pass misses those, and
         /// a tile's turn comes round slowly), at about two thirds of a whole-frame pass's cost
-        /// at 720p here. The faces already in view are tracked meanwhile, and a face lost still
-        /// calls for a whole-frame pass (inline). Only with tiles (``tiles``) and the scene
+        /// at 720p here. The faces already in view are tracked meanwhile; inline, a large face
+        /// lost still calls for a whole-frame pass. Only with tiles (``tiles``) and the scene
         /// followed (``quietInterval`` above the schedule's own pace). 0: every pass is a
         /// whole-frame pass, as before a pan was told apart.
         public var edgeLooks: Int = 2
@@ -187,7 +187,7 @@ public final class FaceTracker: Sendable {
             var lost: [Box] = []
             var foundBefore = 0
             var revived: [Int] = []
-            var leaving: [Box] = []
+            var lostInView: [Box] = [] // lost, and not against the edge they were moving towards
             for i in s.tracks.indices {
                 let wasFound = s.tracks[i].isFound
                 if wasFound { foundBefore += 1 }
@@ -196,7 +196,7 @@ public final class FaceTracker: Sendable {
                     revival: options.revivalCorrelation)
                 if !found, wasFound {
                     lost.append(s.tracks[i].box)
-                    if s.tracks[i].isLeaving(width: gray.width, height: gray.height) { leaving.append(s.tracks[i].box) }
+                    if !s.tracks[i].isLeaving(width: gray.width, height: gray.height) { lostInView.append(s.tracks[i].box) }
                 }
                 if found, !wasFound { revived.append(i) }
             }
@@ -234,13 +234,12 @@ public final class FaceTracker: Sendable {
                 // leaving: tune split, `crowd-sweep`, 0.57 → 0.47 passes a frame without them).
                 // A large one still calls for a whole-frame pass, which finds faces coming in
                 // meanwhile (tune `enter-leave-occluded`: 0.994 → 0.985 where it did not).
-                let stillInView = lost.filter { max($0.width, $0.height) < smallFace && !leaving.contains($0) }
-                let lostTiles = s.plan?.tilesHolding(stillInView) ?? []
+                let lostTiles = s.plan?.tilesHolding(lostInView.filter { max($0.width, $0.height) < smallFace }) ?? []
                 if lostLarge || first || s.frame - s.lastPass >= current {
                     // Under a pan, a pass on schedule may look only at the edge the camera
-                    // brings into view (``TrackerState/enteringEdge(interval:)``), at the tiles'
+                    // brings into view (``TrackerState/enteringEdge(gap:)``), at the tiles'
                     // scale: new faces come in there, and the faces already in view are tracked.
-                    if !first, !lostLarge, s.edgeLooksInARow < options.edgeLooks, let edge = s.enteringEdge(interval: interval) {
+                    if !first, !lostLarge, s.edgeLooksInARow < options.edgeLooks, let edge = s.enteringEdge(gap: 2 * interval) {
                         looks = [.edge(edge)]
                         s.edgeLooksInARow += 1
                     } else {
@@ -261,8 +260,9 @@ public final class FaceTracker: Sendable {
                 // go (tune split, `enter-leave-occluded`: recall 0.987 against 0.973 with tiles
                 // stretched under any still camera).
                 let wholeFramePass = looks.contains(.region(nil))
+                let onSchedule = wholeFramePass || looks.contains { if case .edge = $0 { true } else { false } }
                 let tileInterval = 2 * (still && s.tracksStill ? current : interval)
-                if !wholeFramePass, let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= tileInterval {
+                if !onSchedule, let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= tileInterval {
                     let tile = tiles[s.nextTile % tiles.count]
                     if !looks.contains(.region(tile)) { looks.append(.region(tile)) }
                     s.nextTile = (s.nextTile + 1) % tiles.count
@@ -343,13 +343,14 @@ public final class FaceTracker: Sendable {
                     let (region, sweepStarts) = s.nextRegion()
                     let fine = sweepStarts && options.fineSweep && s.mayHideSmallFaces
                     // Under a pan, a whole-frame pass may look only at the entering edge, as
-                    // inline; the strip must hold what comes in until the edge's next look,
-                    // about two passes on.
+                    // inline — not the sweep's first (after a cut, the new scene's large faces
+                    // first) — if the strip holds what came in since the edge's last look.
                     var look = PassLook.region(region)
                     if region == nil, !quick {
-                        if s.edgeLooksInARow < options.edgeLooks, let edge = s.enteringEdge(interval: max(4, 2 * (s.frame - s.lastPass))) {
+                        if s.turns > 1, s.edgeLooksInARow < options.edgeLooks, let edge = s.enteringEdge(gap: s.edgeGap) {
                             look = .edge(edge)
                             s.edgeLooksInARow += 1
+                            s.lastEdgeLook = s.frame
                         } else {
                             s.edgeLooksInARow = 0
                         }
@@ -383,7 +384,8 @@ public final class FaceTracker: Sendable {
     }
 
     /// Gets the detector ready for frames of this size: its network for the whole frame, for a
-    /// tile and for the quick look, as this tracker's passes will use them (a CNN sets a
+    /// tile, for the edge a pan brings into view and for the quick look, as this tracker's
+    /// passes will use them (a CNN sets a
     /// network up on its first run, ~100–200 ms here, which would otherwise delay the first
     /// passes of each kind and the first faces). Optional: tracking works without it.
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
@@ -391,8 +393,13 @@ public final class FaceTracker: Sendable {
         let scale = detector.passScale(width: width, height: height)
         guard scale < TilePlan.shrinkingScale else { return }
         let blank = try blankFrame(width: width, height: height)
-        if options.tiles, let tile = TilePlan(width: width, height: height, scale: scale).tiles.first {
+        let plan = TilePlan(width: blank.width, height: blank.height, scale: scale)
+        if options.tiles, let tile = plan.tiles.first {
             _ = try detector.pass(in: blank, region: tile, candidatesDownTo: options.candidateFloor)
+            if options.edgeLooks > 0 && options.quietStretches, let strip = TrackerState.edgeWidth(plan) {
+                let edge = Rect(x: 0, y: 0, width: strip, height: blank.height)
+                _ = try detector.pass(in: blank, region: edge, scale: plan.tileScale, candidatesDownTo: options.candidateFloor)
+            }
         }
         if options.schedule == .background && options.quickFirstLook {
             _ = try detector.quickPass(in: blank, candidatesDownTo: options.candidateFloor)
@@ -562,10 +569,13 @@ struct Track {
     }
 
     /// Whether it is leaving the frame: its box (the part in view) against an edge it moves
-    /// towards.
+    /// towards: half a pixel a frame or more, more than across (a face resting against an edge,
+    /// or sliding along it, has not left).
     func isLeaving(width: Int, height: Int) -> Bool {
-        (box.x <= 1 && motion.dx < 0) || (box.x + box.width >= Double(width) - 1 && motion.dx > 0)
-            || (box.y <= 1 && motion.dy < 0) || (box.y + box.height >= Double(height) - 1 && motion.dy > 0)
+        let (dx, dy) = motion
+        if abs(dx) >= 0.5 && abs(dx) > abs(dy) { return dx < 0 ? box.x <= 1 : box.x + box.width >= Double(width) - 1 }
+        if abs(dy) >= 0.5 && abs(dy) > abs(dx) { return dy < 0 ? box.y <= 1 : box.y + box.height >= Double(height) - 1 }
+        return false
     }
 
     /// Whether it was lost and is looked for no longer: it ends.
@@ -727,6 +737,8 @@ struct TrackerState: ~Copyable {
     /// Passes that looked only at the entering edge since the last whole-frame pass
     /// (``FaceTracker/Options/edgeLooks``).
     var edgeLooksInARow = 0
+    /// Background schedule: the frame of the last edge look (0: none).
+    var lastEdgeLook = 0
     /// The side of an edge strip across the pan at the network's input (px): wide enough for
     /// the largest face a tile deals with (96 px at 720p) and a pan of 16 px a frame over an
     /// interval of 4 frames.
@@ -735,17 +747,31 @@ struct TrackerState: ~Copyable {
     /// Under a horizontal pan, the strip of the frame the camera brings into view (the side
     /// the scene moves away from), as wide as ``edgeSide`` at the tiles' scale: where new
     /// faces come in, small ones included. nil where there is no such pan (a still camera, a
-    /// tilt, a pan too fast for the strip to hold what came in over `interval` frames), or no
-    /// tiles (the whole-frame pass sees every face).
-    func enteringEdge(interval: Int) -> Rect? {
-        guard let plan, plan.tileScale > 0, let pan = camera.pan else { return nil }
+    /// tilt, a pan too fast for the strip to hold what came in over `gap` frames, the time
+    /// since the edge's last look), or no tiles (the whole-frame pass sees every face).
+    func enteringEdge(gap: Int) -> Rect? {
+        guard let plan, let width = Self.edgeWidth(plan), let pan = camera.pan else { return nil }
         let speed = abs(pan.dx)
-        guard speed >= 1, abs(pan.dy) <= speed / 2 else { return nil }
-        let width = min(plan.width, Int((Double(Self.edgeSide) / plan.tileScale).rounded(.up)) & ~1)
-        guard speed * Double(interval) + TilePlan.tileFaceLimit * plan.smallFace <= Double(width), 2 * width <= plan.width else {
-            return nil
-        }
+        // A face too small for a whole-frame pass that came whole into view since the last look
+        // lies whole in the strip (clear of its inner edge by the tiles' 2 px).
+        guard speed >= 1, abs(pan.dy) <= speed / 2, speed * Double(gap) + plan.smallFace + 2 <= Double(width) else { return nil }
         return Rect(x: pan.dx < 0 ? plan.width - width : 0, y: 0, width: width, height: plan.height)
+    }
+
+    /// The width of an edge strip in frames of `plan`'s size: ``edgeSide`` at the tiles' scale,
+    /// even; nil where there are no tiles or the strip would be over half the frame.
+    static func edgeWidth(_ plan: TilePlan) -> Int? {
+        guard plan.tileScale > 0 else { return nil }
+        let width = Int((Double(edgeSide) / plan.tileScale).rounded(.up)) & ~1
+        return 2 * width <= plan.width ? width : nil
+    }
+
+    /// Background schedule: frames since the edge's last look, or (none yet, or long ago)
+    /// twice the frames the last pass took.
+    var edgeGap: Int {
+        let pace = max(2, frame - lastPass)
+        let since = frame - lastEdgeLook
+        return lastEdgeLook > 0 && since <= 4 * pace ? since : 2 * pace
     }
 
     /// Places the anchors clear of the faces: first once a whole-frame pass has said where the
@@ -973,7 +999,7 @@ enum PassLook: Equatable {
     /// The detector's fine pass: the whole frame at the tiles' scale.
     case fine
     /// A strip along the edge a panning camera brings into view, at the tiles' scale: judged
-    /// as a tile is (``TrackerState/enteringEdge(interval:)``).
+    /// as a tile is (``TrackerState/enteringEdge(gap:)``).
     case edge(Rect)
 }
 
