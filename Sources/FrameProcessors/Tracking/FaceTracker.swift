@@ -28,8 +28,10 @@ public final class FaceTracker: Sendable {
     public enum Schedule: Sendable, Equatable {
         /// A pass on every `interval`-th frame (further apart while passes change nothing:
         /// ``Options/quietInterval``), and on any frame where a tracked face was lost, run
-        /// before the frame is returned. New faces are reported at most `interval - 1` frames
-        /// after they appear, or `quietInterval - 1` in a quiet scene.
+        /// before the frame is returned. New faces large enough for a whole-frame pass are
+        /// reported at most `interval - 1` frames after they appear, `quietInterval - 1` in a
+        /// quiet scene, and under a sideways pan, away from the edge it brings into view,
+        /// `(edgeLooks + 1) * interval - 1` (``Options/edgeLooks``).
         case inline(interval: Int)
         /// Passes back to back on a thread of their own, each on the newest frame (further
         /// apart while a still scene stays quiet: ``Options/quietInterval``); their faces join
