@@ -117,16 +117,13 @@ struct CameraMotion {
     /// and most are found. nil otherwise (no pan, or too fast to follow).
     var pan: (dx: Double, dy: Double)? {
         guard canJudge, !mostLost, moveTogether else { return nil }
-        let found = anchors.indices.filter { anchors[$0].isFound && paths[$0].count > 1 }
-        guard !found.isEmpty else { return nil }
-        func median(_ values: [Double]) -> Double {
-            let sorted = values.sorted()
-            return sorted[sorted.count / 2]
+        let moves = anchors.indices.filter { anchors[$0].isFound && paths[$0].count > 1 }.map { i in
+            let (from, to, steps) = (paths[i][0], paths[i][paths[i].count - 1], Double(paths[i].count - 1))
+            return (dx: (to.x - from.x) / steps, dy: (to.y - from.y) / steps)
         }
-        let steps = found.map { Double(paths[$0].count - 1) }
-        let dx = median(found.indices.map { (paths[found[$0]].last!.x - paths[found[$0]][0].x) / steps[$0] })
-        let dy = median(found.indices.map { (paths[found[$0]].last!.y - paths[found[$0]][0].y) / steps[$0] })
-        return (dx, dy)
+        guard !moves.isEmpty else { return nil }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return (median(moves.map(\.dx)), median(moves.map(\.dy)))
     }
 
     /// Whether the anchors have been followed a whole ``window`` since they were placed.

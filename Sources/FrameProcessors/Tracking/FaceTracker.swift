@@ -241,12 +241,10 @@ public final class FaceTracker: Sendable {
                     // Under a pan, a pass on schedule may look only at the edge the camera
                     // brings into view (``TrackerState/enteringEdge(gap:)``), at the tiles'
                     // scale: new faces come in there, and the faces already in view are tracked.
-                    if !first, !lostLarge, s.edgeLooksInARow < options.edgeLooks, let edge = s.enteringEdge(gap: 2 * interval) {
-                        looks = [.edge(edge)]
-                        s.edgeLooksInARow += 1
+                    if !first, !lostLarge, let edge = s.edgeInsteadOfWholeFrame(gap: 2 * interval, most: options.edgeLooks) {
+                        looks = [edge]
                     } else {
                         looks = [.region(nil)]
-                        s.edgeLooksInARow = 0
                         if first { looks += (s.plan?.tiles ?? []).map { .region($0) } }
                     }
                     s.lastPass = s.frame
@@ -262,7 +260,7 @@ public final class FaceTracker: Sendable {
                 // go (tune split, `enter-leave-occluded`: recall 0.987 against 0.973 with tiles
                 // stretched under any still camera).
                 let wholeFramePass = looks.contains(.region(nil))
-                let onSchedule = wholeFramePass || looks.contains { if case .edge = $0 { true } else { false } }
+                let onSchedule = wholeFramePass || looks.contains(where: \.isEdge)
                 let tileInterval = 2 * (still && s.tracksStill ? current : interval)
                 if !onSchedule, let tiles = s.plan?.tiles, !tiles.isEmpty, s.frame - s.lastTilePass >= tileInterval {
                     let tile = tiles[s.nextTile % tiles.count]
@@ -273,16 +271,7 @@ public final class FaceTracker: Sendable {
                 var changed = !lost.isEmpty
                 for look in looks {
                     let started = ContinuousClock.now
-                    let found: DetectionPass
-                    switch look {
-                    case .edge(let strip):
-                        found = try detector.pass(
-                            in: image, region: strip, scale: s.plan?.tileScale ?? 1, candidatesDownTo: options.candidateFloor)
-                    case .region(let region):
-                        found = try detector.pass(in: image, region: region, candidatesDownTo: options.candidateFloor)
-                    case .quick, .fine:
-                        continue // not inline
-                    }
+                    guard let found = try look.run(detector, on: image, candidatesDownTo: options.candidateFloor) else { continue }
                     if s.merge(found, look: look, passFrame: s.frame, gray: gray, history: nil, options: options) {
                         changed = true
                     }
@@ -349,19 +338,12 @@ public final class FaceTracker: Sendable {
                     // first) — if the strip holds what came in since the edge's last look.
                     var look = PassLook.region(region)
                     if region == nil, !quick {
-                        if s.turns > 1, s.edgeLooksInARow < options.edgeLooks, let edge = s.enteringEdge(gap: s.edgeGap) {
-                            look = .edge(edge)
-                            s.edgeLooksInARow += 1
-                            s.lastEdgeLook = s.frame
-                        } else {
-                            s.edgeLooksInARow = 0
-                        }
+                        look = s.edgeInsteadOfWholeFrame(gap: s.edgeGap, most: s.turns > 1 ? options.edgeLooks : 0) ?? look
                     }
                     s.lastPass = s.frame
                     s.beginPass()
                     worker.submit(
-                        s.passCopy(of: image), frame: s.frame, look: look, scale: s.plan?.tileScale ?? 1, quickFirst: quick, fine: fine,
-                        admission: admission)
+                        s.passCopy(of: image), frame: s.frame, look: look, quickFirst: quick, fine: fine, admission: admission)
                 } else {
                     // Over the CPU budget: no pass, and none on a frame kept for later — the
                     // pass is made from the frame of the moment it may start.
@@ -387,9 +369,9 @@ public final class FaceTracker: Sendable {
 
     /// Gets the detector ready for frames of this size: its network for the whole frame, for a
     /// tile, for the edge a pan brings into view and for the quick look, as this tracker's
-    /// passes will use them (a CNN sets a
-    /// network up on its first run, ~100–200 ms here, which would otherwise delay the first
-    /// passes of each kind and the first faces). Optional: tracking works without it.
+    /// passes will use them (a CNN sets a network up on its first run, ~100–200 ms here, which
+    /// would otherwise delay the first passes of each kind and the first faces). Optional:
+    /// tracking works without it.
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
         try detector.prepare(width: width, height: height)
         let scale = detector.passScale(width: width, height: height)
@@ -737,14 +719,26 @@ struct TrackerState: ~Copyable {
     var camera = CameraMotion()
 
     /// Passes that looked only at the entering edge since the last whole-frame pass
-    /// (``FaceTracker/Options/edgeLooks``).
+    /// (``FaceTracker/Options/edgeLooks``), and the frame of the last (0: none).
     var edgeLooksInARow = 0
-    /// Background schedule: the frame of the last edge look (0: none).
     var lastEdgeLook = 0
-    /// The side of an edge strip across the pan at the network's input (px): wide enough for
-    /// the largest face a tile deals with (96 px at 720p) and a pan of 16 px a frame over an
-    /// interval of 4 frames.
+    /// The side of an edge strip across the pan at the network's input (px): at 720p it holds
+    /// a face too small for a whole-frame pass (64 px) that came into view over the 8 frames
+    /// between edge looks inline, under a pan of up to ~11 px a frame.
     static let edgeSide = 160
+
+    /// The look to take instead of a whole-frame pass: the entering edge (``enteringEdge(gap:)``)
+    /// while fewer than `most` such looks came since the last whole-frame pass; nil: the whole
+    /// frame, which starts the count again.
+    mutating func edgeInsteadOfWholeFrame(gap: Int, most: Int) -> PassLook? {
+        guard edgeLooksInARow < most, let edge = enteringEdge(gap: gap) else {
+            edgeLooksInARow = 0
+            return nil
+        }
+        edgeLooksInARow += 1
+        lastEdgeLook = frame
+        return .edge(edge, scale: plan?.tileScale ?? 1)
+    }
 
     /// Under a horizontal pan, the strip of the frame the camera brings into view (the side
     /// the scene moves away from), as wide as ``edgeSide`` at the tiles' scale: where new
@@ -1000,9 +994,23 @@ enum PassLook: Equatable {
     case quick
     /// The detector's fine pass: the whole frame at the tiles' scale.
     case fine
-    /// A strip along the edge a panning camera brings into view, at the tiles' scale: judged
-    /// as a tile is (``TrackerState/enteringEdge(gap:)``).
-    case edge(Rect)
+    /// A strip along the edge a panning camera brings into view, shrunk by `scale` (the
+    /// tiles'): judged as a tile is (``TrackerState/enteringEdge(gap:)``).
+    case edge(Rect, scale: Double)
+
+    var isEdge: Bool { if case .edge = self { true } else { false } }
+
+    /// Runs this look's pass with `detector` (nil for the quick look and the fine pass, which
+    /// their own calls run).
+    func run(_ detector: any FaceDetecting, on image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass?
+    {
+        switch self {
+        case .region(let region): try detector.pass(in: image, region: region, candidatesDownTo: floor)
+        case .edge(let strip, let scale): try detector.pass(in: image, region: strip, scale: scale, candidatesDownTo: floor)
+        case .quick, .fine: nil
+        }
+    }
 }
 
 /// A finished pass: the frame it ran on, what it looked at, its boxes, and how long it took.
@@ -1043,14 +1051,13 @@ final class PassWorker: Sendable {
 
     func waitUntilIdle() { passes.wait() }
 
-    /// Runs a pass over what `asked` says of `image` (a region, nil: all of it; an edge strip,
-    /// shrunk by `scale`) when the scheduler lets it; `quickFirst`: the detector's quick look first, its result given as soon as it is ready
-    /// and the pass right after it on the same lane (on a frame of ~70 ms passes, the faces it
+    /// Runs the pass `asked` for over `image` (a region, nil: all of it; an edge strip) when
+    /// the scheduler lets it; `quickFirst`: the detector's quick look first, its result given
+    /// as soon as it is ready and the pass right after it on the same lane (on a frame of ~70 ms passes, the faces it
     /// sees ~50 ms sooner, the pass's own ~20 ms later). `fine`: the pass is the detector's
     /// fine pass (the whole frame at the tiles' scale), where it has one.
     func submit(
-        _ image: PixelBuffer, frame: Int, look asked: PassLook, scale: Double = 1, quickFirst: Bool = false,
-        fine: Bool = false,
+        _ image: PixelBuffer, frame: Int, look asked: PassLook, quickFirst: Bool = false, fine: Bool = false,
         admission: PassScheduler.Admission
     ) {
         let generation = state.withLock { s -> Int in
@@ -1078,11 +1085,7 @@ final class PassWorker: Sendable {
                         look = .fine
                         return pass
                     }
-                    switch asked {
-                    case .edge(let strip): return try detector.pass(in: image, region: strip, scale: scale, candidatesDownTo: floor)
-                    case .region(let region): return try detector.pass(in: image, region: region, candidatesDownTo: floor)
-                    case .quick, .fine: return nil // asked for by `quickFirst` and `fine`
-                    }
+                    return try asked.run(detector, on: image, candidatesDownTo: floor)
                 }
                 let latency = ContinuousClock.now - started
                 return self.state.withLock { s in

@@ -24,7 +24,7 @@ struct TrackAssociation {
         self.whole = whole
         var region: Rect? = nil
         if case .region(let tile) = look { region = tile }
-        if case .edge(let strip) = look { region = strip }
+        if case .edge(let strip, _) = look { region = strip }
         // A tile's pass is for small faces: only those it saw whole, and it judges the small
         // tracks lying whole inside it. A whole-frame pass judges the tracks large enough for
         // it to see. (A tile's view of a large face is often a part of it: a face entering at
