@@ -1,7 +1,6 @@
 #include "COpenCVShim.h"
 
 #include <opencv2/core.hpp>
-#include <opencv2/dnn.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/objdetect.hpp>
 
@@ -94,64 +93,6 @@ extern "C" fkcv_status fkcv_cascade_detect(fkcv_cascade *cascade, const uint8_t 
             rects[i] = fkcv_rect{r.x, r.y, r.width, r.height};
         }
         *found = n;
-        return FKCV_OK;
-    });
-}
-
-struct fkcv_net {
-    cv::dnn::Net net;
-    std::vector<cv::String> names;  // reused between calls
-    std::vector<cv::Mat> outputs;
-};
-
-extern "C" fkcv_status fkcv_net_create(const char *onnx_path, fkcv_net **out, char *message, size_t message_capacity) {
-    if (out == nullptr || onnx_path == nullptr) {
-        copy_message(message, message_capacity, "null argument");
-        return FKCV_INVALID_ARGUMENT;
-    }
-    *out = nullptr;
-    return guarded(message, message_capacity, [&]() -> fkcv_status {
-        cv::dnn::Net net = cv::dnn::readNetFromONNX(onnx_path);
-        if (net.empty()) {
-            copy_message(message, message_capacity, "not a readable ONNX network");
-            return FKCV_LOAD_FAILED;
-        }
-        net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-        net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-        *out = new fkcv_net{std::move(net), {}, {}};
-        return FKCV_OK;
-    });
-}
-
-extern "C" void fkcv_net_destroy(fkcv_net *net) { delete net; }
-
-extern "C" fkcv_status fkcv_net_forward(fkcv_net *net, const float *input, int32_t channels, int32_t height,
-                                        int32_t width, fkcv_tensor *outputs, int32_t output_count, char *message,
-                                        size_t message_capacity) {
-    if (net == nullptr || input == nullptr || channels <= 0 || height <= 0 || width <= 0 || output_count <= 0 ||
-        outputs == nullptr) {
-        copy_message(message, message_capacity, "invalid argument");
-        return FKCV_INVALID_ARGUMENT;
-    }
-    return guarded(message, message_capacity, [&]() -> fkcv_status {
-        const int dims[4] = {1, channels, height, width};
-        // The blob wraps the caller's floats: no copy (setInput keeps a reference until forward).
-        const cv::Mat blob(4, dims, CV_32F, const_cast<float *>(input));
-        net->net.setInput(blob);
-        net->names.clear();
-        for (int32_t i = 0; i < output_count; ++i) net->names.emplace_back(outputs[i].name);
-        net->net.forward(net->outputs, net->names);
-        for (int32_t i = 0; i < output_count; ++i) {
-            const cv::Mat &m = net->outputs[(size_t)i];
-            fkcv_tensor &t = outputs[i];
-            for (int d = 0; d < 4; ++d) t.shape[d] = d < m.dims ? m.size[d] : 1;
-            t.count = m.total();
-            if (m.type() != CV_32F || !m.isContinuous() || t.count > t.capacity || t.data == nullptr) {
-                copy_message(message, message_capacity, "output does not fit the caller's buffer");
-                return FKCV_INVALID_ARGUMENT;
-            }
-            std::memcpy(t.data, m.ptr<float>(), t.count * sizeof(float));
-        }
         return FKCV_OK;
     });
 }

@@ -46,8 +46,13 @@ enum DetectCommand: Command {
         // (docs/performance.md).
         if devices.count > 1 {
             settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.passScheduler.cpuBudget)
-            InferenceThreads.set(1)
         }
+        // A live source's passes run beside its frame path, on one thread each: a pass spread
+        // over both cores waits for whichever thread the machine's other work holds up. With
+        // two busy loops beside it, report crowd-sweep kept 0.82 of its faces on one thread and
+        // 0.59 on two (idle, 0.84 and 0.86; docs/performance.md). A file read as fast as it
+        // goes keeps a thread per core: its passes are on the frame path.
+        if devices.count > 1 || devices.contains(where: \.isPaced) { InferenceThreads.set(1) }
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
         if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one source; give one --device or --input") }
         // Every output path is checked before capture starts, not found unwritable at the end.

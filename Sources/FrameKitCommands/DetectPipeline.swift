@@ -8,7 +8,7 @@ struct DetectorSettings {
     static let detector = Option.choice(
         "detector", ["cnn", "haar"],
         help:
-            "cnn (default): CenterFace (Models/centerface.onnx) through OpenCV's dnn module, with confidences and landmarks; haar: OpenCV's Haar cascade."
+            "cnn (default): CenterFace (Models/centerface.onnx) run by XNNPACK, with confidences and landmarks; haar: OpenCV's Haar cascade."
     )
     static let mode = Option.choice(
         "mode", ["tracking", "full"],
@@ -120,7 +120,7 @@ struct DetectorSettings {
         let model = kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel
         return [
             ("detector", .string(kind.rawValue)), ("model", .string(model)), ("mode", .string(tracking ? "tracking" : "full")),
-            ("opencv_threads", .number(Double(InferenceThreads.current), decimals: 0))
+            ("inference_threads", .number(Double(InferenceThreads.current), decimals: 0))
         ]
     }
 

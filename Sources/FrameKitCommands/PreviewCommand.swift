@@ -61,6 +61,7 @@ enum PreviewCommand: Command {
         let feed = PreviewFeed(server: server, videoBitrate: options[bitrate])
         let size = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
         do {
+            InferenceThreads.set(1) // a live source: its passes beside the frame path (DetectCommand)
             let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
             try tracker.prepare(width: size.width, height: size.height)
             let stamp: [any Processor] = options[stampCaptureTime] ? [CaptureTimeStamp()] : []

@@ -18,8 +18,8 @@ struct MultiCameraCommandTests {
         let lines = try run.jsonLines()
         let summaries = lines.compactMap { $0["summary"] as? [String: Any] }
         #expect(summaries.compactMap { $0["source"] as? String } == ["virtual", "virtual:2"])
-        // Two passes at once on their lanes, one OpenCV thread each (InferenceThreads).
-        #expect(summaries.allSatisfy { $0["opencv_threads"] as? Int == 1 }, "\(summaries)")
+        // Two passes at once on their lanes, one thread each (InferenceThreads).
+        #expect(summaries.allSatisfy { $0["inference_threads"] as? Int == 1 }, "\(summaries)")
         for summary in summaries {
             let source = try #require(summary["source"] as? String)
             let frames = lines.filter { $0["source"] as? String == source && $0["frame"] != nil }

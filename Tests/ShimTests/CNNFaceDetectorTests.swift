@@ -4,7 +4,7 @@ import FrameTestSupport
 import OpenCVReference
 import Testing
 
-@Suite("CenterFace (CNN) face detection through OpenCV's dnn module")
+@Suite("CenterFace (CNN) face detection: FaceDetector, checked against OpenCV's dnn module")
 struct CNNFaceDetectorTests {
     @Test("one face in the astronaut photo, where her face is, with a confidence and five landmarks inside it")
     func astronaut() throws {
@@ -101,7 +101,7 @@ struct CNNFaceDetectorTests {
         }
     }
 
-    @Test("a corrupt, empty or missing model is a thrown error, never OpenCV's own print or a crash")
+    @Test("a corrupt, empty or missing model is a thrown error, never a print or a crash")
     func badModels() throws {
         let folder = Fixtures.temporaryFolder()
         let corrupt = folder.appendingPathComponent("corrupt.onnx")

@@ -1,5 +1,5 @@
-// COpenCVShim: OpenCV's cascade face detector, its dnn module (ONNX networks) and template
-// matching behind a pure C interface.
+// COpenCVShim: OpenCV's cascade face detector and template matching behind a pure C
+// interface (the CNN runs on XNNPACK: CXNNPack).
 // Opaque handles, plain result structs, and every C++ exception caught inside the shim and
 // returned as a status with a message: an exception must never unwind through Swift frames.
 #ifndef COPENCVSHIM_H
@@ -43,31 +43,6 @@ void fkcv_cascade_destroy(fkcv_cascade *cascade);
 fkcv_status fkcv_cascade_detect(fkcv_cascade *cascade, const uint8_t *gray, int32_t width, int32_t height,
                                 size_t bytes_per_row, const fkcv_detect_params *params, fkcv_rect *rects,
                                 int32_t capacity, int32_t *found, char *message, size_t message_capacity);
-
-/// An ONNX network loaded by OpenCV's dnn module (CPU, its default backend). One handle is
-/// used by one thread at a time; the caller serialises.
-typedef struct fkcv_net fkcv_net;
-
-/// Loads an ONNX file. On failure *out is NULL and message holds OpenCV's reason.
-fkcv_status fkcv_net_create(const char *onnx_path, fkcv_net **out, char *message, size_t message_capacity);
-void fkcv_net_destroy(fkcv_net *net);
-
-/// One output the caller wants from a forward pass: its layer name, where to write it, and how
-/// many floats fit there. The shim fills `shape` (up to 4 dimensions, NCHW, unused ones 1) and
-/// `count`; an output larger than `capacity` is an error (FKCV_INVALID_ARGUMENT) with nothing
-/// written past it.
-typedef struct {
-    const char *name;
-    float *data;
-    size_t capacity;
-    int32_t shape[4];
-    size_t count;
-} fkcv_tensor;
-
-/// Runs the network on a planar float input [1, channels, height, width] (`input` borrowed, not
-/// copied) and copies the requested outputs into the caller's buffers.
-fkcv_status fkcv_net_forward(fkcv_net *net, const float *input, int32_t channels, int32_t height, int32_t width,
-                             fkcv_tensor *outputs, int32_t output_count, char *message, size_t message_capacity);
 
 /// Threads OpenCV's parallel loops may use (process-wide; 0 = OpenCV's default). Returns the
 /// previous value.

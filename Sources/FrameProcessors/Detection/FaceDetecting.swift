@@ -99,8 +99,7 @@ extension FaceDetecting {
 }
 
 /// The model file a detector loads: `given`, else `name` along ModelCatalog's search path;
-/// checked readable here, since OpenCV prints its own error line for a missing file before it
-/// fails.
+/// checked readable here (OpenCV prints its own error line for a missing file before it fails).
 func modelFile(_ given: URL?, named name: String) throws(FaceDetectorError) -> URL {
     guard let url = given ?? ModelCatalog.url(forModel: name) else { throw .modelNotFound(name) }
     guard FileManager.default.isReadableFile(atPath: url.path) else {
@@ -113,10 +112,13 @@ func modelFile(_ given: URL?, named name: String) throws(FaceDetectorError) -> U
 public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
     /// No model file was found along the search path (see `ModelCatalog`).
     case modelNotFound(String)
-    /// OpenCV could not load the model (missing, empty or corrupt file).
+    /// The model could not be loaded (missing, empty, corrupt or forged file, or an operator the
+    /// detector does not run).
     case modelLoadFailed(path: String, message: String)
-    /// OpenCV threw while working; the message is OpenCV's.
+    /// OpenCV threw while working (the Haar detector); the message is OpenCV's.
     case openCV(message: String)
+    /// The network could not be set up or run (XNNPACK, ``FaceDetector``); the message says why.
+    case inference(message: String)
     case invalidOptions(String)
     case pixelBuffer(PixelBufferError)
 
@@ -128,6 +130,7 @@ public enum FaceDetectorError: Error, Sendable, CustomStringConvertible {
                 + "(NAME_FrameModels.resources, from the build folder) beside it"
         case .modelLoadFailed(let path, let message): "cannot load face model \(path): \(message)"
         case .openCV(let message): "OpenCV error: \(message)"
+        case .inference(let message): "network error: \(message)"
         case .invalidOptions(let message): "invalid face detector options: \(message)"
         case .pixelBuffer(let error): error.description
         }
@@ -175,7 +178,7 @@ func detectionArea(_ region: Rect?, in image: PixelBuffer) -> Rect {
 }
 
 /// `body`'s result, its errors as a detector reports them: its own as they are, a pixel
-/// buffer's wrapped, anything else (the C++ shim's) as OpenCV's.
+/// buffer's wrapped, anything else as an inference error.
 func mappingDetectorErrors<T>(_ body: () throws -> T) throws(FaceDetectorError) -> T {
     do {
         return try body()
@@ -184,6 +187,6 @@ func mappingDetectorErrors<T>(_ body: () throws -> T) throws(FaceDetectorError) 
     } catch let error as PixelBufferError {
         throw .pixelBuffer(error)
     } catch {
-        throw .openCV(message: "\(error)")
+        throw .inference(message: "\(error)")
     }
 }

@@ -1,11 +1,12 @@
 import COpenCVShim
+import CXNNPack
 import Foundation
 import FrameCore
 import FrameModels
 import Synchronization
 
-/// Finds faces with CenterFace, a CNN (Models/centerface.onnx), run by OpenCV's dnn module
-/// through COpenCVShim. The network's input is made here from any pixel format (FrameKit's own
+/// Finds faces with CenterFace, a CNN (Models/centerface.onnx), run by XNNPACK through
+/// CXNNPack (its ONNX file read there, no other runtime). The network's input is made here from any pixel format (FrameKit's own
 /// conversion and bilinear resize into reused buffers); its heatmap is decoded and the boxes
 /// suppressed here too. Gives each face a confidence and five landmarks.
 ///
@@ -50,17 +51,16 @@ public final class FaceDetector: FaceDetecting {
     public let modelURL: URL
     public var name: String { "cnn" }
 
-    // The network and every buffer a call needs, reused from call to call; the Mutex
-    // serialises calls (an OpenCV Net keeps per-call state).
+    // The networks and every buffer a call needs, reused from call to call; the Mutex
+    // serialises calls (a network's buffers are its own).
     private let state: Mutex<CenterFaceScratch>
 
     /// Loads the default model (see `ModelCatalog`) or the ONNX file at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
         let url = try modelFile(modelURL, named: ModelCatalog.defaultFaceModel)
-        // Load once now, so that a bad file fails here rather than at the first frame.
-        var scratch = CenterFaceScratch(modelPath: url.path)
-        try scratch.loadNetwork(width: 0, height: 0)
+        // Read once now, so that a bad file fails here rather than at the first frame.
+        let scratch = try CenterFaceScratch(modelPath: url.path)
         self.options = options
         self.modelURL = url
         self.state = Mutex(scratch)
@@ -70,8 +70,9 @@ public final class FaceDetector: FaceDetecting {
         try detect(in: image, region: region, options: options)
     }
 
-    /// Runs the network once on a blank frame of this size: OpenCV sets a network up on its
-    /// first forward pass (~100–200 ms here), which would otherwise fall on the first frame.
+    /// Runs the network once on a blank frame of this size: a network is set up for an input
+    /// size on its first pass (XNNPACK packs the weights and plans the buffers), which would
+    /// otherwise fall on the first frame.
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
         _ = try detect(in: try blankFrame(width: width, height: height))
     }
@@ -88,7 +89,8 @@ public final class FaceDetector: FaceDetecting {
     }
 
     /// A whole-image pass with the network's input half ``Options/inputSize`` on its longest
-    /// side (at most): a quarter of the pixels, ~20 ms against ~80 ms for a 720p frame here.
+    /// side (at most): a quarter of the pixels, ~3 ms against ~13 ms for a 720p frame here (two
+    /// threads)
     /// Faces under about twice the size a full pass needs are missed.
     public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
         var call = options
@@ -99,8 +101,9 @@ public final class FaceDetector: FaceDetecting {
     /// A whole-image pass with the network's input twice ``Options/inputSize`` on its longest
     /// side (at most the image's own size): a 720p frame at 1280x736, as the tiles of a
     /// ``FaceTracker`` see it. Its network is not kept (a tracker runs it once a stream and
-    /// once a cut, and it holds ~220 MB while it runs): each call sets one up, ~250 ms in all
-    /// here, of which ~115 ms is the forward pass (a 640x384 pass: ~36 ms).
+    /// once a cut, and its buffers are four times a 640x384 network's): each call sets one up
+    /// (~10 ms here) and runs it (~53 ms on two threads, ~90 ms on one; a 640x384 pass: ~13
+    /// and ~20 ms).
     public func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
         var call = options
         call.inputSize = min(4096, 2 * options.inputSize)
@@ -168,7 +171,7 @@ public final class FaceDetector: FaceDetecting {
 }
 
 /// The network's input as prepared: `contentWidth` x `contentHeight` pixels of image at the
-/// top left of a `width` x `height` planar RGB float tensor, the rest zero.
+/// top left of a `width` x `height` interleaved RGB float tensor (NHWC), the rest zero.
 struct NetworkInput {
     var width: Int
     var height: Int
@@ -176,26 +179,43 @@ struct NetworkInput {
     var contentHeight: Int
 }
 
-/// CenterFace's networks and the buffers one call uses, kept between calls.
+/// CenterFace's model, its networks and the buffers one call uses, kept between calls.
 struct CenterFaceScratch: ~Copyable {
     let modelPath: String
-    // One network per input size: OpenCV 4.6's ONNX import fixes some layer shapes at the first
-    // forward pass, and a later pass at another size gives garbage (tested). A handful of sizes
-    // is all a detector meets (the frame's, a tracker's tiles, its quick look, the edge a panning
-    // camera brings into view), so the last few are kept.
+    // The ONNX file read once and laid out for XNNPACK; each network is it set up for one
+    // input size (XNNPACK plans every buffer for a fixed shape). A handful of sizes is all a
+    // detector meets (the frame's, a tracker's tiles, its quick look, the edge a panning camera
+    // brings into view), so the last few are kept.
+    let model: OpaquePointer
     var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
     static let networksKept = 4
     var rgb: PixelBuffer? = nil // the region in RGB24, when the source is not RGB24
     var resized: PixelBuffer? = nil // the region at the network's scale
-    var tensor: [Float] = [] // [1, 3, H, W]
+    var tensor: [Float] = [] // [1, H, W, 3]
     var heatmap: [Float] = [], boxScale: [Float] = [], offset: [Float] = [], landmarks: [Float] = []
     var preparedSize = (0, 0)
 
-    init(modelPath: String) { self.modelPath = modelPath }
+    init(modelPath: String) throws(FaceDetectorError) {
+        self.modelPath = modelPath
+        var message = [CChar](repeating: 0, count: 512)
+        var raw: OpaquePointer? = nil
+        let status = fkxnn_model_load(modelPath, &raw, &message, message.count)
+        guard status == FKXNN_OK, let raw else {
+            throw .modelLoadFailed(path: modelPath, message: inferenceMessage(message, status))
+        }
+        guard fkxnn_model_input_channels(raw) == 3 else {
+            fkxnn_model_destroy(raw)
+            throw .modelLoadFailed(path: modelPath, message: "the network's input is not 3 channels (RGB)")
+        }
+        self.model = raw
+    }
 
-    deinit { for entry in networks { fkcv_net_destroy(entry.net) } }
+    deinit {
+        for entry in networks { fkxnn_net_destroy(entry.net) }
+        fkxnn_model_destroy(model)
+    }
 
-    /// The network for one input size, loaded on first use (the most recently used last).
+    /// The network for one input size, set up on first use (the most recently used last).
     @discardableResult
     mutating func loadNetwork(width: Int, height: Int) throws(FaceDetectorError) -> OpaquePointer {
         if let i = networks.firstIndex(where: { $0.width == width && $0.height == height }) {
@@ -203,27 +223,19 @@ struct CenterFaceScratch: ~Copyable {
             networks.append(entry)
             return entry.net
         }
-        // A network not yet run (size 0x0) takes the first size it is given.
-        if let i = networks.firstIndex(where: { $0.width == 0 }) {
-            var entry = networks.remove(at: i)
-            (entry.width, entry.height) = (width, height)
-            networks.append(entry)
-            return entry.net
-        }
-        let raw = try createNetwork()
-        if networks.count >= Self.networksKept { fkcv_net_destroy(networks.removeFirst().net) }
+        let raw = try createNetwork(width: width, height: height)
+        if networks.count >= Self.networksKept { fkxnn_net_destroy(networks.removeFirst().net) }
         networks.append((width, height, raw))
         return raw
     }
 
     /// A network of its own (not kept: the caller destroys it).
-    func createNetwork() throws(FaceDetectorError) -> OpaquePointer {
+    func createNetwork(width: Int, height: Int) throws(FaceDetectorError) -> OpaquePointer {
         var message = [CChar](repeating: 0, count: 512)
         var raw: OpaquePointer? = nil
-        let status = fkcv_net_create(modelPath, &raw, &message, message.count)
-        guard status == FKCV_OK, let raw else {
-            throw .modelLoadFailed(path: modelPath, message: shimMessage(message, status))
-        }
+        let status = fkxnn_net_create(
+            model, Int32(clamping: height), Int32(clamping: width), Int32(InferenceThreads.current), &raw, &message, message.count)
+        guard status == FKXNN_OK, let raw else { throw .inference(message: inferenceMessage(message, status)) }
         return raw
     }
 
@@ -250,25 +262,18 @@ struct CenterFaceScratch: ~Copyable {
             source = resized!
         }
 
-        let plane = input.width * input.height
-        if tensor.count != 3 * plane || preparedSize != (cw, ch) {
-            tensor = [Float](repeating: 0, count: 3 * plane) // padding stays zero
+        let count = 3 * input.width * input.height
+        if tensor.count != count || preparedSize != (cw, ch) {
+            tensor = [Float](repeating: 0, count: count) // padding stays zero
             preparedSize = (cw, ch)
         }
-        let tw = input.width
+        let rowFloats = 3 * input.width
         source.withUnsafeBytes(ofPlane: 0) { bytes, p in
             tensor.withUnsafeMutableBufferPointer { t in
-                let r = t.baseAddress!
-                let g = r + plane
-                let b = g + plane
                 for y in 0..<ch {
                     let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * p.bytesPerRow
-                    let o = y * tw
-                    for x in 0..<cw {
-                        r[o + x] = Float(row[3 &* x])
-                        g[o + x] = Float(row[3 &* x &+ 1])
-                        b[o + x] = Float(row[3 &* x &+ 2])
-                    }
+                    let out = t.baseAddress! + y * rowFloats
+                    for i in 0..<(3 * cw) { out[i] = Float(row[i]) }
                 }
             }
         }
@@ -287,8 +292,9 @@ struct CenterFaceScratch: ~Copyable {
             landmarks = [Float](repeating: 0, count: 10 * cells)
         }
         let kept = keepingNetwork || networks.contains { $0.width == input.width && $0.height == input.height }
-        let net = kept ? try loadNetwork(width: input.width, height: input.height) : try createNetwork()
-        defer { if !kept { fkcv_net_destroy(net) } }
+        let net =
+            kept ? try loadNetwork(width: input.width, height: input.height) : try createNetwork(width: input.width, height: input.height)
+        defer { if !kept { fkxnn_net_destroy(net) } }
         var message = [CChar](repeating: 0, count: 512)
         var shapes: [(Int32, Int32)] = []
         let status = tensor.withUnsafeBufferPointer { t in
@@ -302,17 +308,17 @@ struct CenterFaceScratch: ~Copyable {
                                     "539".withCString { n2 in
                                         "540".withCString { n3 in
                                             var outputs = [
-                                                fkcv_tensor(
+                                                fkxnn_tensor(
                                                     name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),
-                                                fkcv_tensor(
+                                                fkxnn_tensor(
                                                     name: n1, data: s.baseAddress, capacity: s.count, shape: (0, 0, 0, 0), count: 0),
-                                                fkcv_tensor(
+                                                fkxnn_tensor(
                                                     name: n2, data: o.baseAddress, capacity: o.count, shape: (0, 0, 0, 0), count: 0),
-                                                fkcv_tensor(name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0)
+                                                fkxnn_tensor(
+                                                    name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0)
                                             ]
-                                            let status = fkcv_net_forward(
-                                                net, t.baseAddress, 3, Int32(input.height), Int32(input.width),
-                                                &outputs, Int32(outputs.count), &message, message.count)
+                                            let status = fkxnn_net_forward(
+                                                net, t.baseAddress, t.count, &outputs, Int32(outputs.count), &message, message.count)
                                             shapes = outputs.map { ($0.shape.2, $0.shape.3) }
                                             return status
                                         }
@@ -324,11 +330,11 @@ struct CenterFaceScratch: ~Copyable {
                 }
             }
         }
-        guard status == FKCV_OK else { throw .openCV(message: shimMessage(message, status)) }
+        guard status == FKXNN_OK else { throw .inference(message: inferenceMessage(message, status)) }
         let gh = Int(shapes[0].0)
         let gw = Int(shapes[0].1)
         guard gh * gw <= cells, shapes.allSatisfy({ Int($0.0) == gh && Int($0.1) == gw }) else {
-            throw .openCV(message: "unexpected output shapes \(shapes) for input \(input.width)x\(input.height)")
+            throw .inference(message: "unexpected output shapes \(shapes) for input \(input.width)x\(input.height)")
         }
         let n = gh * gw
         let maxX = Double(input.contentWidth)
@@ -369,6 +375,11 @@ struct CenterFaceScratch: ~Copyable {
         }
         return faces
     }
+}
+
+func inferenceMessage(_ message: [CChar], _ status: fkxnn_status) -> String {
+    let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    return text.isEmpty ? "status \(status.rawValue)" : text
 }
 
 func shimMessage(_ message: [CChar], _ status: fkcv_status) -> String {

@@ -1,32 +1,43 @@
 import COpenCVShim
+import Foundation
+import Synchronization
 
-/// How many threads OpenCV gives one network pass: its parallel loops are process-wide, so this
-/// holds for every detector and every OpenCV call in the process.
+/// How many threads one network pass uses: process-wide, for every ``FaceDetector`` network
+/// set up after the call (XNNPACK's) and for OpenCV's parallel loops (the Haar detector's).
 ///
-/// OpenCV's default, a thread per core, suits one camera: its tracker has one pass at a time,
-/// and the pass is done sooner on every core. Several cameras sharing a ``PassScheduler`` of two
-/// lanes run two passes at once; at a thread per core each, the passes' threads outnumber the
-/// cores and the frame path waits behind them. One thread a pass ran more passes a second in
-/// all and left the frame path more of its CPU: four paced 720p sources on two cores, idle,
-/// went from 3–12 late frames a run to 1–5, processing p99 28–71 ms to 9–45, and recall up on
-/// every kind of clip (docs/performance.md).
-/// `framekit detect` with several sources sets one thread a pass (its summary's
-/// `opencv_threads` says what a run used).
+/// The default, a thread per core this process may use, suits a file read as fast as it goes:
+/// its passes are on the frame path, and each is done sooner on every core. A live source's
+/// passes run beside its frame path, and a pass spread over every core waits for whichever
+/// thread the machine's other work holds up: with two busy loops beside one paced 720p
+/// source, one thread a pass kept 0.82 of a panning crowd's faces where two kept 0.59 (idle,
+/// 0.84 and 0.86). Several cameras sharing a ``PassScheduler`` of two lanes run two passes at
+/// once; at a thread per core each, the passes' threads outnumber the cores and the frame path
+/// waits behind them (docs/performance.md). `framekit detect` sets one thread a pass for a live
+/// source or several sources (its summary's `inference_threads` says what a run used).
 ///
-/// Set it before any OpenCV work starts (before the trackers' first passes): OpenCV does not
-/// guard the change against parallel loops running on other threads at that moment.
+/// Set it before the first pass: a detector's networks keep the count they were set up with
+/// (each input size is set up on its first pass), and OpenCV does not guard the change against
+/// parallel loops running on other threads at that moment.
 ///
 /// ```swift
 /// InferenceThreads.set(1) // before the trackers' first passes
 /// ```
 public enum InferenceThreads {
-    /// Sets the threads a pass may use (1 or more; 0: OpenCV's default, which it works out from
-    /// the cores this process may use) and returns the number in use before.
+    private static let requested = Atomic<Int>(0)
+
+    /// Sets the threads a pass may use (1 or more; 0: a thread per core this process may use)
+    /// and returns the number in use before.
     @discardableResult
     public static func set(_ count: Int) -> Int {
-        Int(fkcv_set_threads(Int32(clamping: max(0, count))))
+        let before = current
+        requested.store(max(0, count), ordering: .relaxed)
+        _ = fkcv_set_threads(Int32(clamping: max(0, count)))
+        return before
     }
 
     /// The threads a pass may use now.
-    public static var current: Int { Int(fkcv_get_threads()) }
+    public static var current: Int {
+        let count = requested.load(ordering: .relaxed)
+        return count > 0 ? min(count, 64) : max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
 }

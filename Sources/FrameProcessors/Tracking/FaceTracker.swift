@@ -1036,7 +1036,7 @@ final class PassWorker: Sendable {
     private let passes = DispatchGroup()
 
     /// Every pass under way in the process. exit() runs C++ static destructors (OpenCV's
-    /// among them) while other threads go on: a pass still inside OpenCV then crashed (seen
+    /// and XNNPACK's among them) while other threads go on: a pass still inside OpenCV then crashed (seen
     /// here as SIGSEGV at the end of `framekit detect` on a camera). An atexit handler, which
     /// runs before destructors registered earlier, waits for them.
     private static let inFlight = DispatchGroup()

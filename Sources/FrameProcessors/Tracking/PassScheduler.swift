@@ -35,8 +35,8 @@ public final class PassScheduler: Sendable {
     }
 
     /// - Parameters:
-    ///   - lanes: passes run at once (at least 1). One network already uses a thread per core
-    ///     (OpenCV's), but not every core all the time: on a 2-core machine two lanes ran more
+    ///   - lanes: passes run at once (at least 1). One network may use a thread per core
+    ///     (``InferenceThreads``), but not every core all the time: on a 2-core machine two lanes ran more
     ///     passes a second than one, more again with one thread a pass (``InferenceThreads``;
     ///     docs/performance.md).
     ///   - cpuBudget: at most this many cores' worth of CPU for the whole process, on average;

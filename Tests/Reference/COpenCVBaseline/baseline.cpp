@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 #include <exception>
 #include <stdexcept>
@@ -182,6 +183,34 @@ extern "C" int fkcvb_centerface(const char *model, fkcvb_image rgb, int32_t cont
         return count;
     } catch (const std::exception &e) {
         std::snprintf(message, message_capacity, "%s", e.what());
+        return -1;
+    }
+}
+
+extern "C" int64_t fkcvb_dnn_forward(const char *model, const float *input, int32_t channels, int32_t height,
+                                     int32_t width, const char *const *names, int32_t name_count, float *out,
+                                     size_t capacity, int64_t *counts, char *message, size_t message_capacity) {
+    try {
+        cv::dnn::Net net = cv::dnn::readNetFromONNX(model);
+        const int dims[4] = {1, channels, height, width};
+        net.setInput(cv::Mat(4, dims, CV_32F, const_cast<float *>(input)));
+        std::vector<cv::String> wanted(names, names + name_count);
+        std::vector<cv::Mat> outputs;
+        net.forward(outputs, wanted);
+        size_t written = 0;
+        for (int32_t i = 0; i < name_count; ++i) {
+            const cv::Mat m = outputs[(size_t)i].isContinuous() ? outputs[(size_t)i] : outputs[(size_t)i].clone();
+            if (written + m.total() > capacity) {
+                if (message && message_capacity) std::snprintf(message, message_capacity, "outputs do not fit");
+                return -1;
+            }
+            std::memcpy(out + written, m.ptr<float>(), m.total() * sizeof(float));
+            counts[i] = (int64_t)m.total();
+            written += m.total();
+        }
+        return (int64_t)written;
+    } catch (const std::exception &e) {
+        if (message && message_capacity) std::snprintf(message, message_capacity, "%s", e.what());
         return -1;
     }
 }

@@ -1,4 +1,5 @@
 import COpenCVBaseline
+import Foundation
 import FrameCore
 
 /// OpenCV's own functions on FrameKit buffers (one thread), for tests and benchmarks.
@@ -150,6 +151,35 @@ extension OpenCV {
         }
         return (0..<Int(count)).map { i in
             CenterFaceBox(x0: boxes[5 * i], y0: boxes[5 * i + 1], x1: boxes[5 * i + 2], y1: boxes[5 * i + 3], score: boxes[5 * i + 4])
+        }
+    }
+}
+
+extension OpenCV {
+    /// An ONNX network run by OpenCV's dnn module on a planar [1, C, H, W] input: each named
+    /// output's floats (NCHW), in the order named. What CXNNPack's networks are checked against.
+    public static func dnnForward(
+        model: String, planar input: [Float], channels: Int, height: Int, width: Int, outputs names: [String]
+    ) throws(Failure) -> [[Float]] {
+        var out = [Float](repeating: 0, count: 64 * height * width)
+        var counts = [Int64](repeating: 0, count: names.count)
+        var message = [CChar](repeating: 0, count: 512)
+        let cNames = names.map { strdup($0) }
+        defer { for name in cNames { free(name) } }
+        let written = cNames.map { UnsafePointer($0) }.withUnsafeBufferPointer { n in
+            out.withUnsafeMutableBufferPointer { o in
+                fkcvb_dnn_forward(
+                    model, input, Int32(channels), Int32(height), Int32(width), n.baseAddress, Int32(names.count), o.baseAddress,
+                    o.count, &counts, &message, message.count)
+            }
+        }
+        guard written >= 0 else {
+            throw Failure(description: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        var start = 0
+        return counts.map { count in
+            defer { start += Int(count) }
+            return Array(out[start..<start + Int(count)])
         }
     }
 }

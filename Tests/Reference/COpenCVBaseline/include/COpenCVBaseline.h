@@ -50,6 +50,12 @@ int fkcvb_video_probe(const char *path, int32_t backend, int32_t *decoded, int32
 /// or -1 if OpenCV threw.
 int fkcvb_centerface(const char *model, fkcvb_image rgb, int32_t content_width, int32_t content_height,
                      float threshold, float *boxes, int32_t capacity, char *message, size_t message_capacity);
+/// An ONNX network run by OpenCV's dnn module on a planar [1, channels, height, width] input:
+/// the outputs named in `names`, back to back in `out` (NCHW, as OpenCV gives them), their
+/// sizes in `counts`. Returns the floats written, or -1 if OpenCV threw or `out` is too small.
+int64_t fkcvb_dnn_forward(const char *model, const float *input, int32_t channels, int32_t height, int32_t width,
+                          const char *const *names, int32_t name_count, float *out, size_t capacity, int64_t *counts,
+                          char *message, size_t message_capacity);
 /// Sets OpenCV's worker-thread count (1 for a fair single-thread comparison).
 void fkcvb_set_num_threads(int32_t threads);
 

@@ -1,0 +1,509 @@
+// An ONNX graph laid out for XNNPACK's subgraph API (weights transposed to its NHWC layouts,
+// BatchNormalization folded into the layer before it, a Relu into the layer it follows), and
+// set up per input size as an XNNPACK runtime.
+#include "CXNNPack.h"
+#include "onnx_reader.hpp"
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fkxnn::onnx::Graph;
+using fkxnn::onnx::Node;
+using fkxnn::onnx::Tensor;
+
+struct LoadError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+struct Layer {
+    enum Kind { convolution, depthwise, deconvolution, add, relu, sigmoid } kind;
+    int input = -1, second = -1, output = -1;  // value indices; value 0 is the network's input
+    uint32_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+    uint32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+    size_t in_channels = 0, out_channels = 0;
+    float output_min = -kInfinity;
+    std::vector<float> filter, bias;  // XNNPACK's layouts: OHWI (convolution, deconvolution), 1HWO (depthwise)
+};
+
+struct ModelData {
+    std::vector<Layer> layers;
+    std::vector<size_t> channels;            // per value
+    std::vector<std::string> output_names;   // the graph's outputs, in order
+    std::vector<int> output_values;
+};
+
+void copy_message(char *message, size_t capacity, const std::string &text) {
+    if (message == nullptr || capacity == 0) return;
+    std::snprintf(message, capacity, "%s", text.c_str());
+}
+
+template <typename Body>
+fkxnn_status guarded(char *message, size_t capacity, fkxnn_status failure, Body body) {
+    try {
+        return body();
+    } catch (const LoadError &e) {
+        copy_message(message, capacity, e.what());
+        return FKXNN_LOAD_FAILED;
+    } catch (const std::bad_alloc &) {
+        copy_message(message, capacity, "out of memory");
+        return FKXNN_FAILED;
+    } catch (const std::exception &e) {
+        copy_message(message, capacity, e.what());
+        return failure;
+    } catch (...) {
+        copy_message(message, capacity, "unknown C++ exception");
+        return failure;
+    }
+}
+
+const std::vector<int64_t> &ints(const Node &n, const char *name, const std::vector<int64_t> &fallback) {
+    auto it = n.attributes.find(name);
+    return it == n.attributes.end() || it->second.ints.empty() ? fallback : it->second.ints;
+}
+
+int64_t integer(const Node &n, const char *name, int64_t fallback) {
+    auto it = n.attributes.find(name);
+    return it == n.attributes.end() ? fallback : it->second.i;
+}
+
+uint32_t small(int64_t v, int64_t low, int64_t high, const std::string &what) {
+    if (v < low || v > high) throw LoadError(what + " out of range: " + std::to_string(v));
+    return uint32_t(v);
+}
+
+// Reads the graph into layers, checking every shape a later step relies on.
+ModelData lay_out(Graph &g) {
+    ModelData m;
+    std::map<std::string, int> values;  // name -> value index
+    std::map<std::string, int> consumers;
+    for (const Node &n : g.nodes)
+        for (const std::string &i : n.inputs) consumers[i]++;
+    std::map<std::string, bool> is_output;
+    for (const std::string &o : g.outputs) is_output[o] = true;
+
+    std::string input;
+    for (const std::string &i : g.inputs)
+        if (!g.initializers.count(i)) {
+            if (!input.empty()) throw LoadError("more than one input: " + input + ", " + i);
+            input = i;
+        }
+    if (input.empty()) throw LoadError("the graph has no input");
+    values[input] = 0;
+    m.channels.push_back(0);  // set by the first convolution that reads it
+
+    auto value = [&](const Node &n, size_t k) -> int {
+        if (k >= n.inputs.size()) throw LoadError(n.op + " is missing input " + std::to_string(k));
+        auto it = values.find(n.inputs[k]);
+        if (it == values.end()) throw LoadError(n.op + " reads " + n.inputs[k] + ", which nothing before it makes");
+        return it->second;
+    };
+    auto weight = [&](const Node &n, size_t k) -> const Tensor & {
+        if (k >= n.inputs.size()) throw LoadError(n.op + " is missing input " + std::to_string(k));
+        auto it = g.initializers.find(n.inputs[k]);
+        if (it == g.initializers.end() || it->second.data.empty())
+            throw LoadError(n.op + "'s input " + n.inputs[k] + " is not a float initializer");
+        return it->second;
+    };
+    auto make = [&](const Node &n, size_t channels) -> int {
+        if (n.outputs.empty()) throw LoadError(n.op + " has no output");
+        const int index = int(m.channels.size());
+        m.channels.push_back(channels);
+        values[n.outputs[0]] = index;
+        return index;
+    };
+    // Where a fusable layer's output can take a following Relu or BatchNormalization: it has one
+    // reader and is not one of the graph's outputs.
+    std::vector<int> producer;  // value -> layer index, -1 for the input
+    producer.push_back(-1);
+    auto fusable = [&](int v, const std::string &name) {
+        return v > 0 && producer[size_t(v)] >= 0 && consumers[name] == 1 && !is_output[name];
+    };
+    auto need_channels = [&](int v, size_t c, const std::string &what) {
+        if (m.channels[size_t(v)] == 0 && v == 0) m.channels[0] = c;
+        if (m.channels[size_t(v)] != c)
+            throw LoadError(what + ": expects " + std::to_string(c) + " channels, gets " + std::to_string(m.channels[size_t(v)]));
+    };
+
+    for (const Node &n : g.nodes) {
+        if (n.op == "Conv" || n.op == "ConvTranspose") {
+            const int x = value(n, 0);
+            const Tensor &w = weight(n, 1);
+            if (w.dims.size() != 4) throw LoadError(n.op + " weights are not 4-D");
+            Layer l{};
+            const auto &kernel = ints(n, "kernel_shape", {w.dims[2], w.dims[3]});
+            const auto &strides = ints(n, "strides", {1, 1});
+            const auto &dilations = ints(n, "dilations", {1, 1});
+            const auto &pads = ints(n, "pads", {0, 0, 0, 0});
+            if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+                throw LoadError(n.op + ": only 2-D kernels are read");
+            if (kernel[0] != w.dims[2] || kernel[1] != w.dims[3]) throw LoadError(n.op + ": kernel_shape differs from its weights");
+            l.kernel_h = small(kernel[0], 1, 15, "kernel height");
+            l.kernel_w = small(kernel[1], 1, 15, "kernel width");
+            l.stride_h = small(strides[0], 1, 8, "stride");
+            l.stride_w = small(strides[1], 1, 8, "stride");
+            l.dilation_h = small(dilations[0], 1, 8, "dilation");
+            l.dilation_w = small(dilations[1], 1, 8, "dilation");
+            l.pad_top = small(pads[0], 0, 15, "padding");
+            l.pad_left = small(pads[1], 0, 15, "padding");
+            l.pad_bottom = small(pads[2], 0, 15, "padding");
+            l.pad_right = small(pads[3], 0, 15, "padding");
+            const int64_t group = integer(n, "group", 1);
+            const size_t kh = l.kernel_h, kw = l.kernel_w;
+            l.input = x;
+            if (n.op == "Conv") {
+                const size_t O = size_t(small(w.dims[0], 1, 1 << 16, "output channels"));
+                const size_t I = size_t(small(w.dims[1], 1, 1 << 16, "input channels"));
+                if (group == 1) {
+                    need_channels(x, I, "Conv " + n.outputs.at(0));
+                    l.kind = Layer::convolution;
+                    l.filter.resize(O * kh * kw * I);
+                    for (size_t o = 0; o < O; ++o)
+                        for (size_t i = 0; i < I; ++i)
+                            for (size_t a = 0; a < kh; ++a)
+                                for (size_t b = 0; b < kw; ++b)
+                                    l.filter[((o * kh + a) * kw + b) * I + i] = w.data[((o * I + i) * kh + a) * kw + b];
+                } else if (I == 1 && x > 0 && size_t(group) == m.channels[size_t(x)] && O % size_t(group) == 0) {
+                    l.kind = Layer::depthwise;
+                    l.filter.resize(kh * kw * O);
+                    for (size_t o = 0; o < O; ++o)
+                        for (size_t a = 0; a < kh; ++a)
+                            for (size_t b = 0; b < kw; ++b) l.filter[(a * kw + b) * O + o] = w.data[(o * kh + a) * kw + b];
+                } else {
+                    throw LoadError("Conv " + n.outputs.at(0) + ": groups other than 1 or one per channel are not read");
+                }
+                l.in_channels = m.channels[size_t(x)];
+                l.out_channels = O;
+            } else {
+                if (group != 1) throw LoadError("ConvTranspose with groups is not read");
+                const size_t I = size_t(small(w.dims[0], 1, 1 << 16, "input channels"));
+                const size_t O = size_t(small(w.dims[1], 1, 1 << 16, "output channels"));
+                need_channels(x, I, "ConvTranspose " + n.outputs.at(0));
+                if (!ints(n, "output_padding", {}).empty() || !ints(n, "output_shape", {}).empty())
+                    throw LoadError("ConvTranspose with output_padding or output_shape is not read");
+                l.kind = Layer::deconvolution;
+                l.filter.resize(O * kh * kw * I);
+                for (size_t i = 0; i < I; ++i)
+                    for (size_t o = 0; o < O; ++o)
+                        for (size_t a = 0; a < kh; ++a)
+                            for (size_t b = 0; b < kw; ++b)
+                                l.filter[((o * kh + a) * kw + b) * I + i] = w.data[((i * O + o) * kh + a) * kw + b];
+                l.in_channels = I;
+                l.out_channels = O;
+            }
+            if (n.inputs.size() > 2) {
+                const Tensor &b = weight(n, 2);
+                if (b.data.size() != l.out_channels) throw LoadError(n.op + " bias does not match its output channels");
+                l.bias = b.data;
+            } else {
+                l.bias.assign(l.out_channels, 0.f);
+            }
+            l.output = make(n, l.out_channels);
+            m.layers.push_back(std::move(l));
+            producer.push_back(int(m.layers.size() - 1));
+        } else if (n.op == "BatchNormalization") {
+            const int x = value(n, 0);
+            if (!fusable(x, n.inputs[0])) throw LoadError("a BatchNormalization not right after a convolution is not read");
+            Layer &l = m.layers[size_t(producer[size_t(x)])];
+            if (l.kind == Layer::add || l.kind == Layer::relu || l.kind == Layer::sigmoid || l.output_min != -kInfinity)
+                throw LoadError("a BatchNormalization not right after a convolution is not read");
+            const size_t C = l.out_channels;
+            const Tensor &gamma = weight(n, 1), &beta = weight(n, 2), &mean = weight(n, 3), &var = weight(n, 4);
+            if (gamma.data.size() != C || beta.data.size() != C || mean.data.size() != C || var.data.size() != C)
+                throw LoadError("BatchNormalization does not match its channels");
+            auto it = n.attributes.find("epsilon");
+            const float epsilon = it == n.attributes.end() ? 1e-5f : it->second.f;
+            const size_t per_channel = l.filter.size() / C;
+            for (size_t c = 0; c < C; ++c) {
+                const float s = gamma.data[c] / std::sqrt(var.data[c] + epsilon);
+                if (!std::isfinite(s)) throw LoadError("BatchNormalization has a non-finite scale");
+                for (size_t k = 0; k < per_channel; ++k) {
+                    // OHWI and 1HWO: the output channel is the slowest or the fastest index.
+                    float &f = l.kind == Layer::depthwise ? l.filter[k * C + c] : l.filter[c * per_channel + k];
+                    f *= s;
+                }
+                l.bias[c] = (l.bias[c] - mean.data[c]) * s + beta.data[c];
+            }
+            if (n.outputs.empty()) throw LoadError("BatchNormalization has no output");
+            values[n.outputs[0]] = x;  // the same value, now normalised
+        } else if (n.op == "Relu") {
+            const int x = value(n, 0);
+            if (n.outputs.empty()) throw LoadError("Relu has no output");
+            if (fusable(x, n.inputs[0]) && m.layers[size_t(producer[size_t(x)])].kind != Layer::sigmoid) {
+                m.layers[size_t(producer[size_t(x)])].output_min = 0;
+                values[n.outputs[0]] = x;
+                continue;
+            }
+            Layer l{};
+            l.kind = Layer::relu;
+            l.input = x;
+            l.output = make(n, m.channels[size_t(x)]);
+            m.layers.push_back(std::move(l));
+            producer.push_back(int(m.layers.size() - 1));
+        } else if (n.op == "Add" || n.op == "Sigmoid") {
+            Layer l{};
+            l.kind = n.op == "Add" ? Layer::add : Layer::sigmoid;
+            l.input = value(n, 0);
+            if (l.kind == Layer::add) {
+                l.second = value(n, 1);
+                if (m.channels[size_t(l.input)] != m.channels[size_t(l.second)]) throw LoadError("Add of different channels");
+            }
+            l.output = make(n, m.channels[size_t(l.input)]);
+            m.layers.push_back(std::move(l));
+            producer.push_back(int(m.layers.size() - 1));
+        } else {
+            throw LoadError("operator " + n.op + " is not read (CXNNPack runs Conv, ConvTranspose, "
+                            "BatchNormalization, Add, Relu and Sigmoid)");
+        }
+    }
+    if (m.channels[0] == 0) throw LoadError("the input is not read by a convolution");
+    for (const std::string &o : g.outputs) {
+        auto it = values.find(o);
+        if (it == values.end() || it->second == 0) throw LoadError("output " + o + " is not made by the graph");
+        for (int v : m.output_values)
+            if (v == it->second) throw LoadError("two outputs name one value");
+        m.output_names.push_back(o);
+        m.output_values.push_back(it->second);
+    }
+    if (m.output_names.empty()) throw LoadError("the graph has no output");
+    return m;
+}
+
+void check(xnn_status status, const char *call) {
+    if (status != xnn_status_success)
+        throw std::runtime_error(std::string(call) + " failed (xnn_status " + std::to_string(int(status)) + ")");
+}
+
+}  // namespace
+
+struct fkxnn_model {
+    std::shared_ptr<const ModelData> data;
+};
+
+struct fkxnn_net {
+    std::shared_ptr<const ModelData> data;  // the static weights XNNPACK reads from
+    pthreadpool_t pool = nullptr;
+    xnn_subgraph_t subgraph = nullptr;
+    xnn_runtime_t runtime = nullptr;
+    size_t input_floats = 0;
+    std::vector<std::array<size_t, 3>> output_shapes;  // H, W, C
+    std::vector<std::vector<float>> staged;            // NHWC outputs
+    std::vector<xnn_external_value> externals;
+
+    ~fkxnn_net() {
+        if (runtime) xnn_delete_runtime(runtime);
+        if (subgraph) xnn_delete_subgraph(subgraph);
+        if (pool) pthreadpool_destroy(pool);
+    }
+};
+
+extern "C" fkxnn_status fkxnn_model_load(const char *onnx_path, fkxnn_model **out, char *message,
+                                         size_t message_capacity) {
+    if (out == nullptr || onnx_path == nullptr) {
+        copy_message(message, message_capacity, "null argument");
+        return FKXNN_INVALID_ARGUMENT;
+    }
+    *out = nullptr;
+    return guarded(message, message_capacity, FKXNN_LOAD_FAILED, [&]() -> fkxnn_status {
+        std::ifstream file(onnx_path, std::ios::binary);
+        if (!file) throw LoadError("cannot open the file");
+        const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        if (bytes.empty()) throw LoadError("the file is empty");
+        Graph g;
+        try {
+            g = fkxnn::onnx::read_model(bytes.data(), bytes.size());
+        } catch (const LoadError &) {
+            throw;
+        } catch (const std::runtime_error &e) {
+            throw LoadError(std::string("not a readable ONNX model: ") + e.what());
+        }
+        auto data = std::make_shared<ModelData>(lay_out(g));
+        if (xnn_initialize(nullptr) != xnn_status_success) throw std::runtime_error("xnn_initialize failed (no supported CPU?)");
+        *out = new fkxnn_model{std::move(data)};
+        return FKXNN_OK;
+    });
+}
+
+extern "C" void fkxnn_model_destroy(fkxnn_model *model) { delete model; }
+
+extern "C" int32_t fkxnn_model_input_channels(const fkxnn_model *model) {
+    return model == nullptr ? 0 : int32_t(model->data->channels[0]);
+}
+
+extern "C" fkxnn_status fkxnn_net_create(const fkxnn_model *model, int32_t height, int32_t width, int32_t threads,
+                                         fkxnn_net **out, char *message, size_t message_capacity) {
+    if (model == nullptr || out == nullptr || height <= 0 || width <= 0 || height > 8192 || width > 8192 || threads < 1 ||
+        threads > 256) {
+        copy_message(message, message_capacity, "invalid argument");
+        return FKXNN_INVALID_ARGUMENT;
+    }
+    *out = nullptr;
+    return guarded(message, message_capacity, FKXNN_FAILED, [&]() -> fkxnn_status {
+        auto net = std::make_unique<fkxnn_net>();
+        net->data = model->data;
+        const ModelData &m = *net->data;
+        if (threads > 1) {
+            net->pool = pthreadpool_create(size_t(threads));
+            if (net->pool == nullptr) throw std::runtime_error("pthreadpool_create failed");
+        }
+        check(xnn_create_subgraph(uint32_t(1 + m.output_values.size()), 0, &net->subgraph), "xnn_create_subgraph");
+        xnn_subgraph_t sg = net->subgraph;
+        struct Shape { size_t h, w, c; uint32_t id; };
+        std::vector<Shape> shapes(m.channels.size(), Shape{0, 0, 0, XNN_INVALID_VALUE_ID});
+        auto define = [&](int v, size_t h, size_t w) {
+            if (h == 0 || w == 0) throw std::runtime_error("the input is too small for this network");
+            const size_t c = m.channels[size_t(v)];
+            const size_t dims[4] = {1, h, w, c};
+            uint32_t external = XNN_INVALID_VALUE_ID, flags = 0;
+            if (v == 0) {
+                external = 0;
+                flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
+            }
+            for (size_t k = 0; k < m.output_values.size(); ++k)
+                if (m.output_values[k] == v) {
+                    external = uint32_t(k + 1);
+                    flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+                }
+            uint32_t id = 0;
+            check(xnn_define_tensor_value(sg, xnn_datatype_fp32, 4, dims, nullptr, external, flags, &id), "xnn_define_tensor_value");
+            shapes[size_t(v)] = {h, w, c, id};
+        };
+        auto constant = [&](const std::vector<float> &data, std::vector<size_t> dims) {
+            uint32_t id = 0;
+            check(xnn_define_tensor_value(sg, xnn_datatype_fp32, dims.size(), dims.data(), data.data(), XNN_INVALID_VALUE_ID, 0, &id),
+                  "xnn_define_tensor_value");
+            return id;
+        };
+        define(0, size_t(height), size_t(width));
+        for (const Layer &l : m.layers) {
+            const Shape x = shapes[size_t(l.input)];
+            switch (l.kind) {
+            case Layer::convolution:
+            case Layer::depthwise: {
+                const size_t span_h = l.dilation_h * (l.kernel_h - 1) + 1, span_w = l.dilation_w * (l.kernel_w - 1) + 1;
+                const size_t ph = x.h + l.pad_top + l.pad_bottom, pw = x.w + l.pad_left + l.pad_right;
+                if (ph < span_h || pw < span_w) throw std::runtime_error("the input is too small for this network");
+                define(l.output, (ph - span_h) / l.stride_h + 1, (pw - span_w) / l.stride_w + 1);
+                const uint32_t y = shapes[size_t(l.output)].id;
+                if (l.kind == Layer::convolution) {
+                    const uint32_t f = constant(l.filter, {l.out_channels, l.kernel_h, l.kernel_w, l.in_channels});
+                    check(xnn_define_convolution_2d(sg, l.pad_top, l.pad_right, l.pad_bottom, l.pad_left, l.kernel_h, l.kernel_w,
+                                                    l.stride_h, l.stride_w, l.dilation_h, l.dilation_w, 1, l.in_channels,
+                                                    l.out_channels, l.output_min, kInfinity, x.id, f, constant(l.bias, {l.out_channels}),
+                                                    y, 0),
+                          "xnn_define_convolution_2d");
+                } else {
+                    const uint32_t f = constant(l.filter, {1, l.kernel_h, l.kernel_w, l.out_channels});
+                    check(xnn_define_depthwise_convolution_2d(
+                              sg, l.pad_top, l.pad_right, l.pad_bottom, l.pad_left, l.kernel_h, l.kernel_w, l.stride_h, l.stride_w,
+                              l.dilation_h, l.dilation_w, uint32_t(l.out_channels / l.in_channels), l.in_channels, l.output_min,
+                              kInfinity, x.id, f, constant(l.bias, {l.out_channels}), y, 0),
+                          "xnn_define_depthwise_convolution_2d");
+                }
+                break;
+            }
+            case Layer::deconvolution: {
+                const size_t full_h = (x.h - 1) * l.stride_h + l.dilation_h * (l.kernel_h - 1) + 1;
+                const size_t full_w = (x.w - 1) * l.stride_w + l.dilation_w * (l.kernel_w - 1) + 1;
+                if (full_h <= l.pad_top + l.pad_bottom || full_w <= l.pad_left + l.pad_right)
+                    throw std::runtime_error("the input is too small for this network");
+                define(l.output, full_h - l.pad_top - l.pad_bottom, full_w - l.pad_left - l.pad_right);
+                const uint32_t f = constant(l.filter, {l.out_channels, l.kernel_h, l.kernel_w, l.in_channels});
+                check(xnn_define_deconvolution_2d(sg, l.pad_top, l.pad_right, l.pad_bottom, l.pad_left, 0, 0, l.kernel_h, l.kernel_w,
+                                                  l.stride_h, l.stride_w, l.dilation_h, l.dilation_w, 1, l.in_channels,
+                                                  l.out_channels, l.output_min, kInfinity, x.id, f,
+                                                  constant(l.bias, {l.out_channels}), shapes[size_t(l.output)].id, 0),
+                      "xnn_define_deconvolution_2d");
+                break;
+            }
+            case Layer::add: {
+                const Shape b = shapes[size_t(l.second)];
+                if (b.h != x.h || b.w != x.w) throw std::runtime_error("the input's size gives Add two different shapes");
+                define(l.output, x.h, x.w);
+                check(xnn_define_add2(sg, l.output_min, kInfinity, x.id, b.id, shapes[size_t(l.output)].id, 0), "xnn_define_add2");
+                break;
+            }
+            case Layer::relu:
+                define(l.output, x.h, x.w);
+                check(xnn_define_clamp(sg, 0, kInfinity, x.id, shapes[size_t(l.output)].id, 0), "xnn_define_clamp");
+                break;
+            case Layer::sigmoid:
+                define(l.output, x.h, x.w);
+                check(xnn_define_sigmoid(sg, x.id, shapes[size_t(l.output)].id, 0), "xnn_define_sigmoid");
+                break;
+            }
+        }
+        // Workers sleep once a pass is done: pthreadpool's workers otherwise spin for tens of
+        // milliseconds after each pass, on the cores the frame path and other sources need.
+        check(xnn_create_runtime_v2(sg, net->pool, net->pool ? XNN_FLAG_YIELD_WORKERS : 0, &net->runtime), "xnn_create_runtime_v2");
+        net->input_floats = size_t(height) * size_t(width) * m.channels[0];
+        net->externals.push_back({0, nullptr});
+        for (size_t k = 0; k < m.output_values.size(); ++k) {
+            const Shape s = shapes[size_t(m.output_values[k])];
+            net->output_shapes.push_back({s.h, s.w, s.c});
+            net->staged.emplace_back(s.h * s.w * s.c);
+            net->externals.push_back({uint32_t(k + 1), net->staged.back().data()});
+        }
+        *out = net.release();
+        return FKXNN_OK;
+    });
+}
+
+extern "C" void fkxnn_net_destroy(fkxnn_net *net) { delete net; }
+
+extern "C" fkxnn_status fkxnn_net_forward(fkxnn_net *net, const float *input, size_t input_count, fkxnn_tensor *outputs,
+                                          int32_t output_count, char *message, size_t message_capacity) {
+    if (net == nullptr || input == nullptr || outputs == nullptr || output_count <= 0 || input_count != net->input_floats) {
+        copy_message(message, message_capacity, "invalid argument");
+        return FKXNN_INVALID_ARGUMENT;
+    }
+    return guarded(message, message_capacity, FKXNN_FAILED, [&]() -> fkxnn_status {
+        // Names first: a wrong name or a short buffer fails before the network runs.
+        std::vector<size_t> which(static_cast<size_t>(output_count));
+        for (int32_t i = 0; i < output_count; ++i) {
+            fkxnn_tensor &t = outputs[i];
+            size_t k = 0;
+            while (k < net->data->output_names.size() && (t.name == nullptr || net->data->output_names[k] != t.name)) ++k;
+            if (k == net->data->output_names.size()) {
+                copy_message(message, message_capacity, std::string("no output named ") + (t.name ? t.name : "(null)"));
+                return FKXNN_INVALID_ARGUMENT;
+            }
+            const auto &s = net->output_shapes[k];
+            if (t.data == nullptr || t.capacity < s[0] * s[1] * s[2]) {
+                copy_message(message, message_capacity, "output does not fit the caller's buffer");
+                return FKXNN_INVALID_ARGUMENT;
+            }
+            which[size_t(i)] = k;
+        }
+        net->externals[0].data = const_cast<float *>(input);  // read only: XNNPACK never writes an input
+        check(xnn_setup_runtime(net->runtime, net->externals.size(), net->externals.data()), "xnn_setup_runtime");
+        check(xnn_invoke_runtime(net->runtime), "xnn_invoke_runtime");
+        for (int32_t i = 0; i < output_count; ++i) {
+            fkxnn_tensor &t = outputs[i];
+            const auto &s = net->output_shapes[which[size_t(i)]];
+            const float *from = net->staged[which[size_t(i)]].data();
+            const size_t H = s[0], W = s[1], C = s[2];
+            for (size_t c = 0; c < C; ++c)
+                for (size_t p = 0; p < H * W; ++p) t.data[c * H * W + p] = from[p * C + c];
+            t.shape[0] = 1;
+            t.shape[1] = int32_t(C);
+            t.shape[2] = int32_t(H);
+            t.shape[3] = int32_t(W);
+            t.count = C * H * W;
+        }
+        return FKXNN_OK;
+    });
+}
