@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -318,10 +317,14 @@ extern "C" fkxnn_status fkxnn_model_load(const char *onnx_path, fkxnn_model **ou
     }
     *out = nullptr;
     return guarded(message, message_capacity, FKXNN_LOAD_FAILED, [&]() -> fkxnn_status {
-        std::ifstream file(onnx_path, std::ios::binary);
+        // One read of the whole file (an istreambuf_iterator copies it a byte at a time).
+        std::ifstream file(onnx_path, std::ios::binary | std::ios::ate);
         if (!file) throw LoadError("cannot open the file");
-        const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-        if (bytes.empty()) throw LoadError("the file is empty");
+        const std::streamoff size = file.tellg();
+        if (size <= 0) throw LoadError("the file is empty");
+        std::vector<uint8_t> bytes(static_cast<size_t>(size));
+        file.seekg(0);
+        if (!file.read(reinterpret_cast<char *>(bytes.data()), size)) throw LoadError("cannot read the file");
         Graph g;
         try {
             g = fkxnn::onnx::read_model(bytes.data(), bytes.size());

@@ -177,6 +177,12 @@ func detectionArea(_ region: Rect?, in image: PixelBuffer) -> Rect {
     return area
 }
 
+/// A C shim's message buffer as text, or its status when the shim wrote none.
+func shimMessage(_ message: [CChar], status: some BinaryInteger) -> String {
+    let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    return text.isEmpty ? "status \(status)" : text
+}
+
 /// `body`'s result, its errors as a detector reports them: its own as they are, a pixel
 /// buffer's wrapped, anything else as an inference error.
 func mappingDetectorErrors<T>(_ body: () throws -> T) throws(FaceDetectorError) -> T {

@@ -1,4 +1,3 @@
-import COpenCVShim
 import CXNNPack
 import Foundation
 import FrameCore
@@ -6,9 +5,9 @@ import FrameModels
 import Synchronization
 
 /// Finds faces with CenterFace, a CNN (Models/centerface.onnx), run by XNNPACK through
-/// CXNNPack (its ONNX file read there, no other runtime). The network's input is made here from any pixel format (FrameKit's own
-/// conversion and bilinear resize into reused buffers); its heatmap is decoded and the boxes
-/// suppressed here too. Gives each face a confidence and five landmarks.
+/// CXNNPack (which reads the ONNX file itself). The network's input is made here from any pixel
+/// format (FrameKit's own conversion and bilinear resize into reused buffers); its heatmap is
+/// decoded and the boxes suppressed here too. Gives each face a confidence and five landmarks.
 ///
 /// Thread-safe: calls on one detector are serialised (one network, one set of buffers). Use
 /// one detector per thread to detect in parallel.
@@ -90,8 +89,7 @@ public final class FaceDetector: FaceDetecting {
 
     /// A whole-image pass with the network's input half ``Options/inputSize`` on its longest
     /// side (at most): a quarter of the pixels, ~3 ms against ~13 ms for a 720p frame here (two
-    /// threads)
-    /// Faces under about twice the size a full pass needs are missed.
+    /// threads). Faces under about twice the size a full pass needs are missed.
     public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
         var call = options
         call.inputSize = max(32, options.inputSize / 2)
@@ -181,7 +179,6 @@ struct NetworkInput {
 
 /// CenterFace's model, its networks and the buffers one call uses, kept between calls.
 struct CenterFaceScratch: ~Copyable {
-    let modelPath: String
     // The ONNX file read once and laid out for XNNPACK; each network is it set up for one
     // input size (XNNPACK plans every buffer for a fixed shape). A handful of sizes is all a
     // detector meets (the frame's, a tracker's tiles, its quick look, the edge a panning camera
@@ -196,12 +193,11 @@ struct CenterFaceScratch: ~Copyable {
     var preparedSize = (0, 0)
 
     init(modelPath: String) throws(FaceDetectorError) {
-        self.modelPath = modelPath
         var message = [CChar](repeating: 0, count: 512)
         var raw: OpaquePointer? = nil
         let status = fkxnn_model_load(modelPath, &raw, &message, message.count)
         guard status == FKXNN_OK, let raw else {
-            throw .modelLoadFailed(path: modelPath, message: inferenceMessage(message, status))
+            throw .modelLoadFailed(path: modelPath, message: shimMessage(message, status: status.rawValue))
         }
         guard fkxnn_model_input_channels(raw) == 3 else {
             fkxnn_model_destroy(raw)
@@ -235,7 +231,7 @@ struct CenterFaceScratch: ~Copyable {
         var raw: OpaquePointer? = nil
         let status = fkxnn_net_create(
             model, Int32(clamping: height), Int32(clamping: width), Int32(InferenceThreads.current), &raw, &message, message.count)
-        guard status == FKXNN_OK, let raw else { throw .inference(message: inferenceMessage(message, status)) }
+        guard status == FKXNN_OK, let raw else { throw .inference(message: shimMessage(message, status: status.rawValue)) }
         return raw
     }
 
@@ -330,7 +326,7 @@ struct CenterFaceScratch: ~Copyable {
                 }
             }
         }
-        guard status == FKXNN_OK else { throw .inference(message: inferenceMessage(message, status)) }
+        guard status == FKXNN_OK else { throw .inference(message: shimMessage(message, status: status.rawValue)) }
         let gh = Int(shapes[0].0)
         let gw = Int(shapes[0].1)
         guard gh * gw <= cells, shapes.allSatisfy({ Int($0.0) == gh && Int($0.1) == gw }) else {
@@ -375,14 +371,4 @@ struct CenterFaceScratch: ~Copyable {
         }
         return faces
     }
-}
-
-func inferenceMessage(_ message: [CChar], _ status: fkxnn_status) -> String {
-    let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    return text.isEmpty ? "status \(status.rawValue)" : text
-}
-
-func shimMessage(_ message: [CChar], _ status: fkcv_status) -> String {
-    let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    return text.isEmpty ? "status \(status.rawValue)" : text
 }

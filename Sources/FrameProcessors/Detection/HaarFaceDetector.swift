@@ -67,7 +67,7 @@ public final class HaarFaceDetector: FaceDetecting {
         var raw: OpaquePointer? = nil
         let status = fkcv_cascade_create(url.path, &raw, &message, message.count)
         guard status == FKCV_OK, let raw else {
-            throw .modelLoadFailed(path: url.path, message: Self.text(message, status))
+            throw .modelLoadFailed(path: url.path, message: shimMessage(message, status: status.rawValue))
         }
         self.options = options
         self.modelURL = url
@@ -150,14 +150,9 @@ public final class HaarFaceDetector: FaceDetecting {
                 cascade, origin, Int32(image.width), Int32(image.height), plane.bytesPerRow,
                 &params, &rects, Int32(rects.count), &found, &message, message.count)
         }
-        guard status == FKCV_OK else { throw .openCV(message: Self.text(message, status)) }
+        guard status == FKCV_OK else { throw .openCV(message: shimMessage(message, status: status.rawValue)) }
         return rects.prefix(Int(min(found, Int32(rects.count)))).map {
             Rect(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height))
         }
-    }
-
-    private static func text(_ message: [CChar], _ status: fkcv_status) -> String {
-        let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return text.isEmpty ? "status \(status.rawValue)" : text
     }
 }
