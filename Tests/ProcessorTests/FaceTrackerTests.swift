@@ -562,6 +562,39 @@ struct FaceTrackerTests {
     }
 
     @Test(
+        "after prepare(), a detector quick enough has the first background pass on the first frame itself (again after reset()); one slower than the limit, or no limit, leaves that frame to the worker"
+    )
+    func firstPassOnFrame() throws {
+        let video = try astronautVideo(Array(repeating: (100, 80), count: 4))
+        let face = Face(bounds: video.faces[0]!, confidence: 0.9)
+        var options = FaceTracker.Options(schedule: .background)
+        options.tiles = false
+        let (width, height) = (video.frames[0].width, video.frames[0].height)
+
+        let detector = ScriptedDetector([DetectionPass(faces: [face])])
+        let tracker = try FaceTracker(detector: detector, options: options)
+        defer { tracker.waitUntilIdle() }
+        try tracker.prepare(width: width, height: height)
+        let calls = detector.calls // prepare's own passes
+        let first = try tracker.faces(in: video.frames[0])
+        #expect(first.count == 1 && first[0].bounds.iou(face.bounds) > 0.8, "\(first)")
+        #expect(detector.calls == calls + 1 && tracker.statistics.passes == 1, "one pass, on this frame")
+        tracker.waitUntilIdle()
+        #expect(tracker.statistics.maxAge == 0)
+        tracker.reset()
+        #expect(try tracker.faces(in: video.frames[1]).count == 1, "a reset starts with a pass on its first frame again")
+
+        for limit: Duration? in [.zero, nil] {
+            options.firstPassOnFrameWithin = limit
+            let plain = try FaceTracker(detector: ScriptedDetector([DetectionPass(faces: [face])]), options: options)
+            try plain.prepare(width: width, height: height)
+            #expect(try plain.faces(in: video.frames[0]).isEmpty, "limit \(String(describing: limit)): the worker's pass")
+            plain.waitUntilIdle()
+            #expect(try plain.faces(in: video.frames[1]).count == 1)
+        }
+    }
+
+    @Test(
         "a background tracker let go once its passes are over frees its detector at once: the pass lane no longer holds it (a detector's networks outlived a run of framekit profile)"
     )
     func detectorFreedWhenIdle() throws {

@@ -87,6 +87,18 @@ public final class FaceTracker: Sendable {
         /// more gained 0.02–0.04 of recall and scenes of only small faces lost up to 0.03
         /// (docs/performance.md).
         public var quickFirstLook: Bool = true
+        /// On the background schedule, after ``FaceTracker/prepare(width:height:)``: when a
+        /// whole-frame pass took at most this long there, the first pass (and the first after
+        /// ``FaceTracker/reset()``) runs on the first frame itself, before its faces are
+        /// returned — the one time the frame path waits for the network. Its faces are then
+        /// reported from the first frame, and the tiles' sweep (the fine pass) starts a pass
+        /// sooner; the quick first look (``quickFirstLook``) is then not needed and not taken.
+        /// A slower pass (or no `prepare`) keeps the first pass off the frame path. The default,
+        /// 50 ms, is a frame and a half at 30 fps: the second frame waits for the first, none is
+        /// dropped. CenterFace at 720p takes ~20 ms on one thread here, ~40 ms with two busy
+        /// loops beside it. On the tune split, paced, six kinds gained 0.005–0.024 of recall,
+        /// idle and with two busy loops (docs/performance.md). nil: never.
+        public var firstPassOnFrameWithin: Duration? = .milliseconds(50)
         /// On the background schedule with tiles (``tiles``), whether the tiles' sweep (after
         /// the first whole-frame pass, after ``reset()``, and after a cut: half or more of three
         /// or more faces lost in one frame, at most once a second) is the detector's fine pass
@@ -160,6 +172,9 @@ public final class FaceTracker: Sendable {
     public let detector: any FaceDetecting
     private let state = Mutex(TrackerState())
     private let worker: PassWorker?
+    /// Whether the first pass runs on the first frame (``Options/firstPassOnFrameWithin``):
+    /// set by ``prepare(width:height:)``, kept across ``reset()``.
+    private let firstPassOnFrame = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - detector: what runs the passes.
@@ -270,12 +285,7 @@ public final class FaceTracker: Sendable {
                 }
                 var changed = !lost.isEmpty
                 for look in looks {
-                    let started = ContinuousClock.now
-                    guard let found = try look.run(detector, on: image, candidatesDownTo: options.candidateFloor) else { continue }
-                    if s.merge(found, look: look, passFrame: s.frame, gray: gray, history: nil, options: options) {
-                        changed = true
-                    }
-                    s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
+                    if try pass(look, on: image, gray: gray, state: &s) { changed = true }
                 }
                 s.pace(
                     base: interval, changed: changed || first, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
@@ -310,6 +320,15 @@ public final class FaceTracker: Sendable {
                     case .quick, .edge: break
                     case .fine: s.sweepDone(passFrame: result.frame)
                     }
+                }
+                // The first pass on the first frame itself, where it is quick enough
+                // (``Options/firstPassOnFrameWithin``); the next pass, the sweep's first
+                // turn, goes to the worker from the next frame on.
+                if s.lastPass == 0, !busy, firstPassOnFrame.load(ordering: .relaxed) {
+                    let look = PassLook.region(s.nextRegion().region)
+                    if try pass(look, on: image, gray: gray, state: &s) { changed = true }
+                    wholeFramePass = wholeFramePass || look == .region(nil)
+                    s.lastPass = s.frame
                 }
                 // Back to back (an interval of 1) unless quiet under a still camera.
                 s.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
@@ -367,6 +386,19 @@ public final class FaceTracker: Sendable {
         }
     }
 
+    /// Runs `look` on this frame and merges its faces at once (the inline schedule's passes,
+    /// and the background schedule's first pass on its first frame); returns whether it changed
+    /// what is tracked.
+    private func pass(_ look: PassLook, on image: PixelBuffer, gray: PixelBuffer, state s: inout TrackerState)
+        throws(FaceDetectorError) -> Bool
+    {
+        let started = ContinuousClock.now
+        guard let found = try look.run(detector, on: image, candidatesDownTo: options.candidateFloor) else { return false }
+        let changed = s.merge(found, look: look, passFrame: s.frame, gray: gray, history: nil, options: options)
+        s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
+        return changed
+    }
+
     /// Gets the detector ready for frames of this size: its network for the whole frame, for a
     /// tile, for the edge a pan brings into view and for the quick look, as this tracker's
     /// passes will use them (a CNN sets a network up on its first run, ~100–200 ms here, which
@@ -374,6 +406,14 @@ public final class FaceTracker: Sendable {
     /// tracking works without it.
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
         try detector.prepare(width: width, height: height)
+        if options.schedule == .background, let within = options.firstPassOnFrameWithin {
+            // The whole-frame pass's cost, its network set up: whether the first frame may wait
+            // for it.
+            let blank = try blankFrame(width: width, height: height)
+            let started = ContinuousClock.now
+            _ = try detector.pass(in: blank, candidatesDownTo: options.candidateFloor)
+            firstPassOnFrame.store(ContinuousClock.now - started <= within, ordering: .relaxed)
+        }
         let scale = detector.passScale(width: width, height: height)
         guard scale < TilePlan.shrinkingScale else { return }
         let blank = try blankFrame(width: width, height: height)
