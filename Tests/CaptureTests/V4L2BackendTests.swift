@@ -123,7 +123,14 @@ struct V4L2BackendTests {
         // vivid under emulation on a busy machine has been seen to give two buffers one number.
         let (recorder, output) = try #require(try play([4, 5, 5, 6, 9, 2, 3].map { .frame(sequence: $0) }, frames: 9, discardsLate: false))
         #expect(recorder.frames.map(\.sequenceNumber) == [4, 5, 6, 7, 10, 11, 12])
-        #expect(recorder.drops.map(\.sequenceNumber) == [8, 9] && output.counts.dropped(.discontinuity) == 2)
+        // The two numbers the driver skipped are two lost frames, reported once each. Their
+        // reason is V4L2Source's rule: a discontinuity, or out of buffers where the stream had
+        // no buffer queued before the frame after the gap — the consumer behind, every buffer
+        // held by a queued frame (late frames are kept here): seen once in CI under load.
+        #expect(recorder.drops.map(\.sequenceNumber) == [8, 9])
+        let reasons = Set(recorder.drops.map(\.reason))
+        #expect(reasons.count == 1 && reasons.isSubset(of: [.discontinuity, .outOfBuffers]), "\(recorder.drops)")
+        #expect(reasons.first.map { output.counts.dropped($0) } == 2, "\(output.counts)")
         #expect(output.counts.captured == 9 && output.counts.isBalanced)
     }
 

@@ -401,9 +401,10 @@ public final class FaceTracker: Sendable {
 
     /// Gets the detector ready for frames of this size: its network for the whole frame, for a
     /// tile, for the edge a pan brings into view and for the quick look, as this tracker's
-    /// passes will use them (a CNN sets a network up on its first run, ~100–200 ms here, which
-    /// would otherwise delay the first passes of each kind and the first faces). Optional:
-    /// tracking works without it.
+    /// passes will use them (a CNN sets a network up on its first run, which would otherwise
+    /// delay the first passes of each kind and the first faces). On the background schedule it
+    /// also times a whole-frame pass, which decides whether the first pass may run on the first
+    /// frame (``Options/firstPassOnFrameWithin``). Optional: tracking works without it.
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {
         try detector.prepare(width: width, height: height)
         if options.schedule == .background, let within = options.firstPassOnFrameWithin {
