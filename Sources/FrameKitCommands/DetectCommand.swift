@@ -46,6 +46,7 @@ enum DetectCommand: Command {
         // (docs/performance.md).
         if devices.count > 1 {
             settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.passScheduler.cpuBudget)
+            settings.firstPassOnFrame = false
         }
         // A live source's passes run beside its frame path, on one thread each: a pass spread
         // over both cores waits for whichever thread the machine's other work holds up. With
