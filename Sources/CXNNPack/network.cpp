@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -278,6 +279,22 @@ ModelData lay_out(Graph &g) {
         m.output_values.push_back(it->second);
     }
     if (m.output_names.empty()) throw LoadError("the graph has no output");
+    // Layers whose output nothing reads (a dead branch: in a forged file, one digit of a name
+    // changed is enough) are dropped. XNNPACK clears a value no node reads, and the setup of
+    // the node that writes it then aborts on an assertion (seen in CI: a byte-flipped model).
+    // Layers come in the order they are read, so one pass from the end finds whole dead chains.
+    std::vector<bool> read(m.channels.size(), false);
+    for (int v : m.output_values) read[size_t(v)] = true;
+    std::vector<Layer> live;
+    for (size_t k = m.layers.size(); k-- > 0;) {
+        Layer &l = m.layers[k];
+        if (!read[size_t(l.output)]) continue;
+        read[size_t(l.input)] = true;
+        if (l.kind == Layer::add) read[size_t(l.second)] = true;
+        live.push_back(std::move(l));
+    }
+    if (!read[0]) throw LoadError("no output depends on the input");
+    m.layers.assign(std::make_move_iterator(live.rbegin()), std::make_move_iterator(live.rend()));
     return m;
 }
 
