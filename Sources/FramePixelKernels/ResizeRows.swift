@@ -86,6 +86,36 @@ package enum ResizeRows {
         }
     }
 
+    /// The 2x2 box mean of interleaved pixels of `channels` bytes (3 or 4): each output byte is
+    /// (the same channel of two neighbouring pixels in `r0` and the two below them in `r1`,
+    /// summed, + 2) >> 2, for `count` output pixels. `sums` is scratch for
+    /// 2 · channels · count + 4 values. The rows are summed first (a loop the compiler
+    /// vectorises), then each output pixel's channels come from two 64-bit loads of those
+    /// sums added as four 16-bit lanes (at most 1022 a lane: no carry between them).
+    package static func halvePixels(
+        _ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int, channels: Int,
+        sums: UnsafeMutablePointer<UInt16>
+    ) {
+        let n = 2 &* channels &* count
+        for i in 0..<n { sums[i] = UInt16(r0[i]) &+ UInt16(r1[i]) }
+        for i in n..<(n &+ 4) { sums[i] = 0 }
+        let raw = UnsafeRawPointer(sums)
+        let pixelBytes = 2 &* channels // a pixel's sums, in bytes
+        for x in 0..<count {
+            let at = 2 &* pixelBytes &* x
+            let a = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            let b = raw.loadUnaligned(fromByteOffset: at &+ pixelBytes, as: UInt64.self)
+            // A lane's low byte after the shift is its own mean: the bits the next lane shifts
+            // in land above it.
+            let mean = (a &+ b &+ 0x0002_0002_0002_0002) &>> 2
+            let o = out + channels &* x
+            o[0] = UInt8(truncatingIfNeeded: mean)
+            o[1] = UInt8(truncatingIfNeeded: mean &>> 16)
+            o[2] = UInt8(truncatingIfNeeded: mean &>> 32)
+            if channels == 4 { o[3] = UInt8(truncatingIfNeeded: mean &>> 48) }
+        }
+    }
+
     /// An area resize's vertical pass over horizontal sums: `acc = (start ? 0 : acc) + weight · row`.
     package static func accumulate(
         _ row: UnsafePointer<Int32>, weight: UInt32, into acc: UnsafeMutablePointer<UInt32>, count: Int, start: Bool

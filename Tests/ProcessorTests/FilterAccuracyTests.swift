@@ -213,26 +213,30 @@ struct FilterAccuracyTests {
         }
     }
 
-    @Test("bilinear resize to exactly half size: each 2x2 block's rounded mean, as cv::resize gives it")
-    func bilinearHalf() throws {
+    @Test(
+        "bilinear resize to exactly half size: each 2x2 block's rounded mean, channel by channel, as cv::resize gives it",
+        arguments: [PixelFormat.gray8, .rgb24, .bgra32])
+    func bilinearHalf(format: PixelFormat) throws {
         for photo in ReferenceImages.photos {
             // A padded view too (rows with a stride wider than the row, from an odd offset).
-            let whole = try ReferenceImages.load(photo, as: .gray8)
+            let whole = try ReferenceImages.load(photo, as: format)
             for image in [whole, try whole.cropped(to: Rect(x: 1, y: 3, width: 302, height: 198))] {
-                var ours = try PixelBuffer(width: image.width / 2, height: image.height / 2, format: .gray8)
+                var ours = try PixelBuffer(width: image.width / 2, height: image.height / 2, format: format)
                 var theirs = ours.copy()
                 try Resize.bilinear(image, into: &ours)
                 try OpenCV.resize(image, &theirs, area: false)
                 #expect(ReferenceImages.difference(ours, theirs).max == 0, "\(photo.lastPathComponent) \(image.width)x\(image.height)")
                 let source = image.packedBytes()
+                let c = image.plane(0).bytesPerPixel
+                let row = c * image.width
                 let means = (0..<ours.height).flatMap { y in
-                    (0..<ours.width).map { x in
-                        let at = 2 * y * image.width + 2 * x
-                        let sum = Int(source[at]) + Int(source[at + 1]) + Int(source[at + image.width]) + Int(source[at + image.width + 1])
+                    (0..<(c * ours.width)).map { i in
+                        let at = 2 * y * row + 2 * (i - i % c) + i % c
+                        let sum = Int(source[at]) + Int(source[at + c]) + Int(source[at + row]) + Int(source[at + row + c])
                         return UInt8((sum + 2) / 4)
                     }
                 }
-                #expect(ours.packedBytes() == means)
+                #expect(ours.packedBytes() == means, "\(photo.lastPathComponent) \(image.width)x\(image.height)")
             }
         }
     }

@@ -245,7 +245,7 @@ struct KernelDispatchTests {
     }
 
     @Test(
-        "resize rows (bilinear blend, 2x2 mean, area sums) and mirroring (1–4 bytes a pixel): both builds byte for byte at counts 0…130",
+        "resize rows (bilinear blend, 2x2 mean of 1-, 3- and 4-byte pixels, area sums) and mirroring (1–4 bytes a pixel): both builds byte for byte at counts 0…130",
         .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
     func resizeAndMirrorRowsAgree() {
         var generator = SeededGenerator(seed: 2048)
@@ -276,6 +276,22 @@ struct KernelDispatchTests {
                 return UInt8((top + bottom + 2) >> 2)
             }
             #expect(Array(halves.0.prefix(count)) == means && halves.0 == halves.1 && halves.1[count] == 0, "2x2 mean \(count)")
+
+            for channels in [3, 4] {
+                let p0 = bytes(2 * channels * count)
+                let p1 = bytes(2 * channels * count)
+                var sums = [UInt16](repeating: 0, count: 2 * channels * count + 4)
+                var pixels = ([UInt8](repeating: 0, count: channels * count + 1), [UInt8](repeating: 0, count: channels * count + 1))
+                FramePixelKernels.ResizeRows.halvePixels(p0, p1, into: &pixels.0, count: count, channels: channels, sums: &sums)
+                FramePixelKernelsAVX2.ResizeRows.halvePixels(p0, p1, into: &pixels.1, count: count, channels: channels, sums: &sums)
+                let pixelMeans = (0..<(channels * count)).map { (i: Int) -> UInt8 in
+                    let at = 2 * (i - i % channels) + i % channels
+                    return UInt8((Int(p0[at]) + Int(p0[at + channels]) + Int(p1[at]) + Int(p1[at + channels]) + 2) >> 2)
+                }
+                #expect(
+                    Array(pixels.0.prefix(channels * count)) == pixelMeans && pixels.0 == pixels.1 && pixels.1[channels * count] == 0,
+                    "2x2 mean of \(channels)-byte pixels \(count)")
+            }
 
             let sums = (0..<count).map { _ in Int32.random(in: 0...(255 * 4096), using: &generator) }
             var acc = ([UInt32](repeating: 7, count: count), [UInt32](repeating: 7, count: count))

@@ -150,6 +150,18 @@ extension KernelDispatch {
         }
     }
 
+    /// `ResizeRows.halvePixels` (the 2x2 box mean of 3- and 4-byte pixels).
+    @inline(__always)
+    static func halvePixels(
+        _ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int, channels: Int,
+        sums: UnsafeMutablePointer<UInt16>
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ResizeRows.halvePixels(r0, r1, into: out, count: count, channels: channels, sums: sums)
+        case .baseline: FramePixelKernels.ResizeRows.halvePixels(r0, r1, into: out, count: count, channels: channels, sums: sums)
+        }
+    }
+
     /// `ResizeRows.accumulate` and `finish` (an area resize's vertical pass).
     @inline(__always)
     static func accumulate(_ row: UnsafePointer<Int32>, weight: UInt32, into acc: UnsafeMutablePointer<UInt32>, count: Int, start: Bool) {

@@ -258,9 +258,25 @@ extension Resize {
         let dh = destination.height
         // Exactly half each way: every output's taps are a 2x2 block weighted 1024 each, and the
         // fixed-point passes below give exactly the block's rounded mean — the 2x area kernel's
-        // bytes, in one pass over the source (OpenCV switches to its area resize here too).
-        if channels == 1 && sw == 2 * dw && sh == 2 * dh {
-            return areaInteger(source, plane: 0, into: &destination, factor: 2)
+        // bytes, in one pass over the source (OpenCV switches to its area resize here too). A
+        // 720p frame shrunk for a face detector's pass: ~5x faster than the passes below.
+        if sw == 2 * dw && sh == 2 * dh {
+            if channels == 1 { return areaInteger(source, plane: 0, into: &destination, factor: 2) }
+            var sums = [UInt16](repeating: 0, count: 2 * channels * dw + 4)
+            source.withUnsafeBytes(ofPlane: 0) { src, sp in
+                destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                    sums.withUnsafeMutableBufferPointer { scratch in
+                        let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        for y in 0..<dh {
+                            KernelDispatch.halvePixels(
+                                s + 2 * y * sp.bytesPerRow, s + (2 * y + 1) * sp.bytesPerRow, into: d + y * dp.bytesPerRow, count: dw,
+                                channels: channels, sums: scratch.baseAddress!)
+                        }
+                    }
+                }
+            }
+            return
         }
         let fx = Double(sw) / Double(dw)
         let fy = Double(sh) / Double(dh)
