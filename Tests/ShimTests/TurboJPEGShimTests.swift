@@ -57,6 +57,45 @@ struct TurboJPEGShimTests {
         }
     }
 
+    @Test(
+        "one decoder reused across sizes, subsamplings, grayscale and a damaged frame decodes what a fresh decoder decodes, byte for byte, into every Y'CbCr format"
+    )
+    func reusedDecoder() throws {
+        let bytes = try ImageFile.read(Fixtures.astronaut)
+        let rgb = try JPEG.decode(bytes, to: .rgb24)
+        func shrunk(_ width: Int, _ height: Int) throws -> PixelBuffer {
+            var out = try PixelBuffer(width: width, height: height, format: .rgb24)
+            try Resize.bilinear(rgb, into: &out)
+            return out
+        }
+        let tiny = try shrunk(2, 2)
+        var tinyGray = try PixelBuffer(width: 2, height: 2, format: .gray8)
+        try ColorConversion.convertToGray(tiny, into: &tinyGray)
+        // 4:2:0 (from NV12), 4:2:2 (from YUYV), grayscale, and sizes that shrink and grow; a
+        // 2x2 colour image's 1x1 chroma, then a 2x2 grayscale one's.
+        let files: [[UInt8]] = [
+            bytes,
+            try JPEG.encode(JPEG.decode(bytes, to: .yuyv), quality: 90),
+            try JPEG.encode(JPEG.decode(bytes, to: .gray8), quality: 90),
+            try JPEG.encode(try shrunk(130, 66), quality: 90),
+            try JPEG.encode(tiny, quality: 90),
+            try JPEG.encode(tinyGray, quality: 90),
+            Array(bytes.prefix(bytes.count / 3)), // damaged: an error, and the next frame is right
+            try JPEG.encode(JPEG.decode(bytes, to: .nv12VideoRange), quality: 90),
+            bytes
+        ]
+        let decoder = try JPEG.Decoder()
+        for format in [PixelFormat.nv12VideoRange, .nv12FullRange, .i420, .yuyv] {
+            for (i, file) in files.enumerated() {
+                let (reused, fresh) = file.withUnsafeBytes { data in
+                    (try? decoder.decode(data, to: format), try? JPEG.Decoder().decode(data, to: format))
+                }
+                #expect(reused?.packedBytes() == fresh?.packedBytes(), "file \(i) to \(format)")
+                #expect((reused == nil) == (i == 6), "file \(i) to \(format): decoded \(reused != nil)")
+            }
+        }
+    }
+
     @Test("truncated and corrupt JPEG data is a thrown error, never a crash")
     func damagedData() throws {
         let bytes = try ImageFile.read(Fixtures.astronaut)
