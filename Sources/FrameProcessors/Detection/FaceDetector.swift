@@ -186,11 +186,16 @@ struct CenterFaceScratch: ~Copyable {
     let model: OpaquePointer
     var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
     static let networksKept = 4
-    var rgb: PixelBuffer? = nil // the region in RGB24, when the source is not RGB24
-    var resized: PixelBuffer? = nil // the region at the network's scale
-    var tensor: [Float] = [] // [1, H, W, 3]
+    // The region in RGB24 (when the source is not RGB24) and at the network's scale, a few
+    // sizes of each kept (the most recently used last): a tracker's looks alternate between
+    // sizes (the whole frame, a tile, an edge strip, the quick look), and a buffer made again
+    // at each change was page-faulted in again (the CLI maps every allocation over 64 KB
+    // afresh, GlibcMalloc).
+    var rgbKept: [PixelBuffer] = []
+    var resizedKept: [PixelBuffer] = []
+    static let buffersKept = 4
+    var tensor: [Float] = [] // [1, H, W, 3] in its first 3·H·W floats; grown, never shrunk
     var heatmap: [Float] = [], boxScale: [Float] = [], offset: [Float] = [], landmarks: [Float] = []
-    var preparedSize = (0, 0)
 
     init(modelPath: String) throws(FaceDetectorError) {
         var message = [CChar](repeating: 0, count: 512)
@@ -244,36 +249,44 @@ struct CenterFaceScratch: ~Copyable {
 
         var source = image
         if image.format != .rgb24 {
-            if rgb?.width != image.width || rgb?.height != image.height {
-                rgb = try PixelBuffer(width: image.width, height: image.height, format: .rgb24)
-            }
-            try ColorConversion.convert(image, into: &rgb!)
-            source = rgb!
+            var rgb = try Self.reuse(&rgbKept, width: image.width, height: image.height)
+            try ColorConversion.convert(image, into: &rgb)
+            source = rgb
+            rgbKept.append(rgb)
         }
         if cw != image.width || ch != image.height {
-            if resized?.width != cw || resized?.height != ch {
-                resized = try PixelBuffer(width: cw, height: ch, format: .rgb24)
-            }
-            try Resize.bilinear(source, into: &resized!)
-            source = resized!
+            var resized = try Self.reuse(&resizedKept, width: cw, height: ch)
+            try Resize.bilinear(source, into: &resized)
+            source = resized
+            resizedKept.append(resized)
         }
 
         let count = 3 * input.width * input.height
-        if tensor.count != count || preparedSize != (cw, ch) {
-            tensor = [Float](repeating: 0, count: count) // padding stays zero
-            preparedSize = (cw, ch)
-        }
+        if tensor.count < count { tensor = [Float](repeating: 0, count: count) }
         let rowFloats = 3 * input.width
+        let contentFloats = 3 * cw
         source.withUnsafeBytes(ofPlane: 0) { bytes, p in
             tensor.withUnsafeMutableBufferPointer { t in
-                for y in 0..<ch {
-                    let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * p.bytesPerRow
+                for y in 0..<input.height {
                     let out = t.baseAddress! + y * rowFloats
-                    for i in 0..<(3 * cw) { out[i] = Float(row[i]) }
+                    guard y < ch else {
+                        out.update(repeating: 0, count: rowFloats) // padding rows
+                        continue
+                    }
+                    let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * p.bytesPerRow
+                    for i in 0..<contentFloats { out[i] = Float(row[i]) }
+                    (out + contentFloats).update(repeating: 0, count: rowFloats - contentFloats) // padding columns
                 }
             }
         }
         return input
+    }
+
+    /// A buffer of this size from `kept` (taken out; the caller puts it back last), else a new one.
+    private static func reuse(_ kept: inout [PixelBuffer], width: Int, height: Int) throws -> PixelBuffer {
+        if let i = kept.firstIndex(where: { $0.width == width && $0.height == height }) { return kept.remove(at: i) }
+        if kept.count >= buffersKept { kept.removeFirst() }
+        return try PixelBuffer(width: width, height: height, format: .rgb24)
     }
 
     /// Runs the network on ``tensor`` and decodes every heatmap cell above `scoreThreshold`
@@ -314,7 +327,8 @@ struct CenterFaceScratch: ~Copyable {
                                                     name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0)
                                             ]
                                             let status = fkxnn_net_forward(
-                                                net, t.baseAddress, t.count, &outputs, Int32(outputs.count), &message, message.count)
+                                                net, t.baseAddress, 3 * input.width * input.height, &outputs, Int32(outputs.count),
+                                                &message, message.count)
                                             shapes = outputs.map { ($0.shape.2, $0.shape.3) }
                                             return status
                                         }
