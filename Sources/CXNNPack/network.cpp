@@ -70,7 +70,9 @@ fkxnn_status guarded(char *message, size_t capacity, fkxnn_status failure, Body 
     }
 }
 
-const std::vector<int64_t> &ints(const Node &n, const char *name, const std::vector<int64_t> &fallback) {
+// A copy, not a reference: the fallback is usually a temporary, gone by the time a reference
+// to it is read (AddressSanitizer: stack-use-after-scope on a forged file without the attribute).
+std::vector<int64_t> ints(const Node &n, const char *name, const std::vector<int64_t> &fallback) {
     auto it = n.attributes.find(name);
     return it == n.attributes.end() || it->second.ints.empty() ? fallback : it->second.ints;
 }
@@ -144,10 +146,10 @@ ModelData lay_out(Graph &g) {
             const Tensor &w = weight(n, 1);
             if (w.dims.size() != 4) throw LoadError(n.op + " weights are not 4-D");
             Layer l{};
-            const auto &kernel = ints(n, "kernel_shape", {w.dims[2], w.dims[3]});
-            const auto &strides = ints(n, "strides", {1, 1});
-            const auto &dilations = ints(n, "dilations", {1, 1});
-            const auto &pads = ints(n, "pads", {0, 0, 0, 0});
+            const auto kernel = ints(n, "kernel_shape", {w.dims[2], w.dims[3]});
+            const auto strides = ints(n, "strides", {1, 1});
+            const auto dilations = ints(n, "dilations", {1, 1});
+            const auto pads = ints(n, "pads", {0, 0, 0, 0});
             if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
                 throw LoadError(n.op + ": only 2-D kernels are read");
             if (kernel[0] != w.dims[2] || kernel[1] != w.dims[3]) throw LoadError(n.op + ": kernel_shape differs from its weights");

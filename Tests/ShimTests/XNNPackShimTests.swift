@@ -139,14 +139,16 @@ struct XNNPackShimTests {
             #expect(throws: Failure.self, "cut at \(length)") { _ = try Model(file.path) }
             #expect(throws: FaceDetectorError.self) { _ = try FaceDetector(modelURL: file) }
         }
-        // An operator the reader does not run, named in the error.
-        guard let sigmoid = bytes.firstRange(of: Data("Sigmoid".utf8)) else {
-            Issue.record("no Sigmoid in the model")
-            return
+        // `bytes` with one byte of the first `pattern` (at `offset` from its start) set to
+        // `value`, written to `file`.
+        func forge(_ pattern: [UInt8], at offset: Int, to value: Character) throws {
+            let found = try #require(bytes.firstRange(of: Data(pattern)), "no \(pattern) in the model")
+            var forged = bytes
+            forged[found.lowerBound + offset] = UInt8(ascii: value.unicodeScalars.first!)
+            try forged.write(to: file)
         }
-        var forged = bytes
-        forged[sigmoid.upperBound - 1] = UInt8(ascii: "x")
-        try forged.write(to: file)
+        // An operator the reader does not run, named in the error.
+        try forge(Array("Sigmoid".utf8), at: 6, to: "x")
         do {
             _ = try FaceDetector(modelURL: file)
             Issue.record("a forged operator loaded")
@@ -157,16 +159,18 @@ struct XNNPackShimTests {
         // One digit of a name changed so that a node reads another value: the depthwise
         // convolution's output (366) is then read by nothing. XNNPACK clears such a value and
         // aborted on an assertion when the network was set up (a random flip did this in CI).
-        // The dead layer is dropped: the file loads and runs.
-        guard let relu = bytes.firstRange(of: Data([0x0A, 0x03] + Array("366".utf8) + [0x12, 0x03] + Array("368".utf8))) else {
-            Issue.record("no Relu 366 -> 368 in the model")
-            return
-        }
-        var rewired = bytes
-        rewired[relu.lowerBound + 4] = UInt8(ascii: "3") // reads 363 (the first convolution's output)
-        try rewired.write(to: file)
+        // The dead layer is dropped: the file loads and runs. The Relu reads 363 instead, the
+        // first convolution's output.
+        try forge([0x0A, 0x03] + Array("366".utf8) + [0x12, 0x03] + Array("368".utf8), at: 4, to: "3")
         let outputs = try Self.forward(try Model(file.path), nhwc: nhwc, width: 64, height: 64, threads: 1)
         #expect(outputs.allSatisfy { $0.allSatisfy(\.isFinite) })
+        // An attribute renamed away: the reader takes ONNX's default (dilations 1, as the file
+        // had), so the network is the same. The default was once read through a reference to a
+        // temporary already gone (AddressSanitizer: stack-use-after-scope).
+        try forge(Array("dilations".utf8), at: 8, to: "z")
+        let defaulted = try Self.forward(try Model(file.path), nhwc: nhwc, width: 64, height: 64, threads: 1)
+        try bytes.write(to: file)
+        #expect(defaulted == (try Self.forward(try Model(file.path), nhwc: nhwc, width: 64, height: 64, threads: 1)))
         // Seeded single-byte changes (FRAMEKIT_FUZZ_SEED replays a failure): each file loads and
         // runs, or is refused. Digits of the names a node reads and writes, then any byte of the
         // header and first layers.
