@@ -320,6 +320,13 @@ func threeFaceScene() throws -> (frame: PixelBuffer, faces: [Rect]) {
     )
 }
 
+/// A uniform gray 1280x720 NV12 frame: a cut to a blank wall.
+func grayWall() throws -> PixelBuffer {
+    var blank = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
+    blank.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 128) }
+    return try PixelFormatConversion.convert(blank, to: .nv12VideoRange)
+}
+
 /// A 1280x720 NV12 frame: the astronaut's head shrunk to 52 px (her face, `truth`, ~26 px)
 /// on the coffee photo; and the photo alone.
 func smallFaceScene() throws -> (withFace: PixelBuffer, empty: PixelBuffer, truth: Rect) {
@@ -747,9 +754,7 @@ struct FaceTrackerTests {
     )
     func cutRestartsFineSweep() throws {
         let (scene, boxes) = try threeFaceScene()
-        var blank = try PixelBuffer(width: 1280, height: 720, format: .rgb24)
-        blank.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 128) }
-        let wall = try PixelFormatConversion.convert(blank, to: .nv12VideoRange)
+        let wall = try grayWall()
         let detector = FineSweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
         let tracker = try FaceTracker(detector: detector, options: .backToBack)
         func feed(_ frame: PixelBuffer, frames: Int) throws -> [Face] {
@@ -777,6 +782,40 @@ struct FaceTrackerTests {
         _ = try feed(wall, frames: 10)
         tracker.waitUntilIdle()
         #expect(detector.finePasses == 1, "no fine pass for a cut within a second of the last")
+    }
+
+    @Test(
+        "after prepare(), a cut's sweep starts with its whole-frame pass on the cut frame itself, on the caller's thread, where the worker is free (as on the first frame); the fine pass follows on the worker"
+    )
+    func cutPassOnFrame() throws {
+        let (scene, boxes) = try threeFaceScene()
+        let wall = try grayWall()
+        let counter = FineSweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
+        let detector = ThreadNoting(counter)
+        let tracker = try FaceTracker(detector: detector, options: .backToBack)
+        defer { tracker.waitUntilIdle() }
+        try tracker.prepare(width: 1280, height: 720)
+        let caller = pthread_self()
+        // The scene for 40 frames, each pass over before the next frame: the worker is free.
+        for _ in 0..<40 {
+            _ = try tracker.faces(in: scene)
+            tracker.waitUntilIdle()
+        }
+        #expect(try tracker.faces(in: scene).count == 3)
+        tracker.waitUntilIdle()
+        let (passes, wholeFrame) = (detector.passThreads.count, counter.wholeFramePasses)
+        // The cut: its whole-frame pass has run when the frame returns, on this thread.
+        #expect(try tracker.faces(in: wall).isEmpty)
+        let atCut = Array(detector.passThreads.dropFirst(passes))
+        #expect(
+            atCut.count == 1 && pthread_equal(atCut[0], caller) != 0 && counter.wholeFramePasses == wholeFrame + 1,
+            "\(atCut.count) passes at the cut")
+        tracker.waitUntilIdle()
+        for _ in 0..<3 {
+            _ = try tracker.faces(in: wall)
+            tracker.waitUntilIdle()
+        }
+        #expect(counter.finePasses == 1, "the fine pass after it")
     }
 
     @Test(

@@ -296,8 +296,10 @@ public final class FaceTracker: Sendable {
                 // small faces are looked for as at the start, the tiles' sweep again (a fine
                 // pass) — unless one is already due or the last began within a second (a shaking
                 // camera, a flash: not a fine pass after every pass).
+                var sweepRestarted = false
                 if options.fineSweep, cut, s.turns > 2, s.frame - s.sweepFrom >= TrackerState.sweepSpacing {
                     s.restartSweep()
+                    sweepRestarted = true
                 }
                 s.remember(gray)
                 let still = s.cameraStill // before a result renews the tracks, as inline
@@ -322,9 +324,11 @@ public final class FaceTracker: Sendable {
                     }
                 }
                 // The first pass on the first frame itself, where it is quick enough
-                // (``Options/firstPassOnFrameWithin``); the next pass, the sweep's first
-                // turn, goes to the worker from the next frame on.
-                if s.lastPass == 0, !busy, firstPassOnFrame.load(ordering: .relaxed) {
+                // (``Options/firstPassOnFrameWithin``), and the first of a cut's sweep on the
+                // cut frame itself (the new scene's large faces from that frame: paced `cuts`,
+                // report and tune, idle and with two busy loops, +0.007 to +0.019); the next
+                // pass, the sweep's first turn, goes to the worker from the next frame on.
+                if s.lastPass == 0 || sweepRestarted, !busy, firstPassOnFrame.load(ordering: .relaxed) {
                     let look = PassLook.region(s.nextRegion().region)
                     if try pass(look, on: image, gray: gray, state: &s) { changed = true }
                     wholeFramePass = wholeFramePass || look == .region(nil)
