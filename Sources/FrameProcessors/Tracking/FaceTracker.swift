@@ -90,8 +90,10 @@ public final class FaceTracker: Sendable {
         /// On the background schedule, after ``FaceTracker/prepare(width:height:)``: when a
         /// whole-frame pass took at most this long there, the first pass (and the first after
         /// ``FaceTracker/reset()``) runs on the first frame itself, before its faces are
-        /// returned — the one time the frame path waits for the network. Its faces are then
-        /// reported from the first frame, and the tiles' sweep (the fine pass) starts a pass
+        /// returned — and so does the first pass after a cut (three or more tracked faces, half
+        /// or more, lost in one frame) that starts the tiles' sweep again, when no pass is
+        /// under way: the only times the frame path waits for the network. Their faces are
+        /// then reported from that frame, and the tiles' sweep (the fine pass) starts a pass
         /// sooner; the quick first look (``quickFirstLook``) is then not needed and not taken.
         /// A slower pass (or no `prepare`) keeps the first pass off the frame path. The default,
         /// 50 ms, is a frame and a half at 30 fps: the second frame waits for the first, none is
