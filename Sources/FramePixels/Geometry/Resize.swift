@@ -186,8 +186,34 @@ public enum Resize {
         }
     }
 
+    /// Exact halving: the rounded mean of each 2x2 block, channel by channel, for 1-, 3- and
+    /// 4-byte pixels of plane `plane` (the area resize's 2x and the bilinear resize's exact half).
+    static func halve(_ source: PixelBuffer, plane: Int, into destination: inout PixelBuffer) {
+        let channels = source.plane(plane).bytesPerPixel
+        let (dw, dh) = (destination.width, destination.height)
+        // halvePixels' scratch: a row pair's sums, and the lanes its last load reads past them.
+        var sums = [UInt16](repeating: 0, count: channels == 1 ? 0 : 2 * channels * dw + 4)
+        source.withUnsafeBytes(ofPlane: plane) { src, sp in
+            destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                sums.withUnsafeMutableBufferPointer { scratch in
+                    let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    for y in 0..<dh {
+                        let (r0, r1, out) = (s + 2 * y * sp.bytesPerRow, s + (2 * y + 1) * sp.bytesPerRow, d + y * dp.bytesPerRow)
+                        if channels == 1 {
+                            KernelDispatch.halve(r0, r1, into: out, count: dw)
+                        } else {
+                            KernelDispatch.halvePixels(r0, r1, into: out, count: dw, channels: channels, sums: scratch.baseAddress!)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Exact k-times down-scaling: the rounded mean of each k x k block (OpenCV's fast path).
     static func areaInteger(_ source: PixelBuffer, plane: Int, into destination: inout PixelBuffer, factor k: Int) {
+        if k == 2 { return halve(source, plane: plane, into: &destination) }
         let dw = destination.width
         let dh = destination.height
         let area = UInt32(k * k)
@@ -199,11 +225,6 @@ public enum Resize {
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     for dy in 0..<dh {
-                        if k == 2 {
-                            KernelDispatch.halve(
-                                s + (dy * 2) * sp.bytesPerRow, s + (dy * 2 + 1) * sp.bytesPerRow, into: d + dy * dp.bytesPerRow, count: dw)
-                            continue
-                        }
                         for i in 0..<dw { acc[i] = 0 }
                         for r in 0..<k {
                             let row = s + (dy * k + r) * sp.bytesPerRow
@@ -260,24 +281,7 @@ extension Resize {
         // fixed-point passes below give exactly the block's rounded mean — the 2x area kernel's
         // bytes, in one pass over the source (OpenCV switches to its area resize here too). A
         // 720p frame shrunk for a face detector's pass: ~5x faster than the passes below.
-        if sw == 2 * dw && sh == 2 * dh {
-            if channels == 1 { return areaInteger(source, plane: 0, into: &destination, factor: 2) }
-            var sums = [UInt16](repeating: 0, count: 2 * channels * dw + 4)
-            source.withUnsafeBytes(ofPlane: 0) { src, sp in
-                destination.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
-                    sums.withUnsafeMutableBufferPointer { scratch in
-                        let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                        let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                        for y in 0..<dh {
-                            KernelDispatch.halvePixels(
-                                s + 2 * y * sp.bytesPerRow, s + (2 * y + 1) * sp.bytesPerRow, into: d + y * dp.bytesPerRow, count: dw,
-                                channels: channels, sums: scratch.baseAddress!)
-                        }
-                    }
-                }
-            }
-            return
-        }
+        if sw == 2 * dw && sh == 2 * dh { return halve(source, plane: 0, into: &destination) }
         let fx = Double(sw) / Double(dw)
         let fy = Double(sh) / Double(dh)
         let horizontal = bilinearPasses.plan(source: sw, destination: dw, channels: channels) {
