@@ -87,10 +87,6 @@ final class ThreadNoting: FaceDetecting {
         note()
         return try inner.quickPass(in: image, candidatesDownTo: floor)
     }
-    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        note()
-        return try inner.finePass(in: image, candidatesDownTo: floor)
-    }
     func passScale(width: Int, height: Int) -> Double { inner.passScale(width: width, height: height) }
 }
 
@@ -120,22 +116,11 @@ final class ScriptedDetector: FaceDetecting {
 final class RegionRecorder: FaceDetecting {
     let inner: any FaceDetecting
     let scale: Double?
-    /// Whether the inner detector's fine pass is offered (else none: the tracker sweeps tiles).
-    let offersFinePass: Bool
     private let log = Mutex<[Rect?]>([])
-    private let fineLog = Mutex(0)
-    init(_ inner: any FaceDetecting, scale: Double? = nil, offersFinePass: Bool = false) {
-        (self.inner, self.scale, self.offersFinePass) = (inner, scale, offersFinePass)
-    }
-    /// The regions of the passes so far (nil: the whole frame), and how many fine passes.
+    init(_ inner: any FaceDetecting, scale: Double? = nil) { (self.inner, self.scale) = (inner, scale) }
+    /// The regions of the passes so far (nil: the whole frame).
     var regions: [Rect?] { log.withLock { $0 } }
-    var finePasses: Int { fineLog.withLock { $0 } }
     func clear() { log.withLock { $0 = [] } }
-    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        guard offersFinePass else { return nil }
-        fineLog.withLock { $0 += 1 }
-        return try inner.finePass(in: image, candidatesDownTo: floor)
-    }
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
     func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
@@ -280,29 +265,47 @@ func astronautVideo(
     return (frames, faces)
 }
 
-/// A detector that shrinks frames by half (so a tracker plans tiles and sweeps them) whose
-/// whole-frame passes find `faces` where the frame is not plain (a cut to a blank wall: none),
-/// whose tiles find nothing, and whose fine passes, counted, find nothing either.
-final class FineSweepCounter: ScriptedPasses {
+/// How many times `regions` (passes in order, nil: the whole frame) looked at all `tiles`
+/// distinct tiles back to back, with no whole-frame pass between: a sweep in one job. Tiles
+/// taking turns with whole-frame passes count for none.
+func backToBackSweeps(_ regions: [Rect?], tiles: Int) -> Int {
+    var sweeps = 0
+    var run = Set<Rect>()
+    for region in regions {
+        guard let region, !run.contains(region) else {
+            run = region.map { [$0] } ?? []
+            continue
+        }
+        run.insert(region)
+        if run.count == tiles {
+            sweeps += 1
+            run = []
+        }
+    }
+    return sweeps
+}
+
+/// A detector that shrinks frames by half (so a tracker plans tiles, six at 720p, and sweeps
+/// them) whose whole-frame passes find `faces` where the frame is not plain (a cut to a blank
+/// wall: none), and whose tiles find nothing; it notes the region of every pass.
+final class SweepCounter: ScriptedPasses {
     let faces: [Face]
-    private let counts = Mutex((whole: 0, fine: 0))
+    private let log = Mutex<[Rect?]>([])
     init(faces: [Face]) { self.faces = faces }
-    var finePasses: Int { counts.withLock { $0.fine } }
-    var wholeFramePasses: Int { counts.withLock { $0.whole } }
-    var name: String { "fine-sweep-counter" }
+    /// The sweeps in one job so far (``backToBackSweeps(_:tiles:)``), for 1280x720 frames.
+    var sweeps: Int { backToBackSweeps(log.withLock { $0 }, tiles: 6) }
+    var wholeFramePasses: Int { log.withLock { $0.filter { $0 == nil }.count } }
+    var tilePasses: Int { log.withLock { $0.filter { $0 != nil }.count } }
+    var name: String { "sweep-counter" }
     func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        log.withLock { $0.append(region) }
         guard region == nil else { return DetectionPass(faces: []) }
-        counts.withLock { $0.whole += 1 }
         // A plain frame (a uniform wall) has no face.
         let plain = image.withUnsafeBytes(ofPlane: 0) { bytes, p in
             let row = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + (image.height / 2) * p.bytesPerRow
             return (0..<image.width).allSatisfy { row[$0] == row[0] }
         }
         return DetectionPass(faces: plain ? [] : faces)
-    }
-    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        counts.withLock { $0.fine += 1 }
-        return DetectionPass(faces: [])
     }
     func passScale(width: Int, height: Int) -> Double { 0.5 }
 }
@@ -718,44 +721,44 @@ struct FaceTrackerTests {
     }
 
     @Test(
-        "on the background schedule the tiles' first sweep is one fine pass (the whole frame at the tiles' scale): a small face a whole-frame pass cannot see is reported before any tile is looked at"
+        "on the background schedule the tiles' first sweep is one job: after the first whole-frame pass, every tile back to back, and the small face a whole-frame pass cannot see is reported; without it the tiles take turns with whole-frame passes"
     )
-    func fineSweep() throws {
+    func sweepAtOnce() throws {
         let (frame, _, truth) = try smallFaceScene()
-        let detector = RegionRecorder(try FaceDetector(), offersFinePass: true)
-        let tracker = try FaceTracker(detector: detector, options: FaceTracker.Options(schedule: .background))
-        let deadline = ContinuousClock.now + .seconds(20)
-        var found: [Face] = []
-        while found.isEmpty && ContinuousClock.now < deadline {
-            found = try tracker.faces(in: frame)
-            Thread.sleep(forTimeInterval: 0.01)
+        let tiles = TilePlan(width: frame.width, height: frame.height, scale: try FaceDetector().passScale(width: 1280, height: 720)).tiles
+        #expect(tiles.count == 6)
+        func run(atOnce: Bool) throws -> (found: [Face], regions: [Rect?]) {
+            var options = FaceTracker.Options(schedule: .background)
+            options.sweepAtOnce = atOnce
+            let detector = RegionRecorder(try FaceDetector())
+            let tracker = try FaceTracker(detector: detector, options: options)
+            defer { tracker.waitUntilIdle() }
+            let deadline = ContinuousClock.now + .seconds(30)
+            var found: [Face] = []
+            while found.isEmpty && ContinuousClock.now < deadline {
+                found = try tracker.faces(in: frame)
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            tracker.waitUntilIdle()
+            return (found, detector.regions)
         }
-        #expect(found.count == 1 && found.first.map { $0.bounds.iou(truth) > 0.4 } == true, "\(found.map(\.bounds))")
-        #expect(detector.finePasses == 1)
-        #expect(!detector.regions.contains { $0 != nil }, "found by the fine pass, not a tile: \(detector.regions)")
-        tracker.waitUntilIdle()
-        // Without it the same face waits for its tile (a second or more: the tiles take turns
-        // with whole-frame passes), so the assertions above can fail.
-        var options = FaceTracker.Options(schedule: .background)
-        options.fineSweep = false
-        let sweeping = RegionRecorder(try FaceDetector(), offersFinePass: true)
-        let plain = try FaceTracker(detector: sweeping, options: options)
-        found = []
-        while found.isEmpty && ContinuousClock.now < deadline + .seconds(20) {
-            found = try plain.faces(in: frame)
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        #expect(found.count == 1 && sweeping.finePasses == 0 && sweeping.regions.contains { $0 != nil }, "\(sweeping.regions)")
-        plain.waitUntilIdle()
+        let atOnce = try run(atOnce: true)
+        #expect(atOnce.found.count == 1 && atOnce.found.first.map { $0.bounds.iou(truth) > 0.4 } == true, "\(atOnce.found.map(\.bounds))")
+        #expect(atOnce.regions.first == .some(nil), "the whole frame first")
+        #expect(Array(atOnce.regions.dropFirst().prefix(6)) == tiles.map { Optional($0) }, "then every tile in turn: \(atOnce.regions)")
+        // Without it the same face waits for its tile, which takes turns with whole-frame passes.
+        let inTurn = try run(atOnce: false)
+        #expect(inTurn.found.count == 1, "\(inTurn.regions)")
+        #expect(backToBackSweeps(inTurn.regions, tiles: 6) == 0 && inTurn.regions.count > 7, "\(inTurn.regions)")
     }
 
     @Test(
-        "a scene of large faces only sweeps its tiles in turn; a cut (three tracked faces lost in one frame) to a scene with none starts the sweep again as a whole-frame pass, then the fine pass; a shaking camera does not bring one after every pass"
+        "a scene of large faces only sweeps its tiles in turn; a cut (three tracked faces lost in one frame) to a scene with none starts the sweep again as a whole-frame pass, then every tile back to back; a shaking camera does not bring one after every pass"
     )
-    func cutRestartsFineSweep() throws {
+    func cutRestartsSweep() throws {
         let (scene, boxes) = try threeFaceScene()
         let wall = try grayWall()
-        let detector = FineSweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
+        let detector = SweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
         let tracker = try FaceTracker(detector: detector, options: .backToBack)
         func feed(_ frame: PixelBuffer, frames: Int) throws -> [Face] {
             var faces: [Face] = []
@@ -765,32 +768,32 @@ struct FaceTrackerTests {
             }
             return faces
         }
-        // The scene for 40 frames: its faces, all large, and no fine pass (nothing small to see).
+        // The scene for 40 frames: its faces, all large, its tiles in turn (nothing small to see).
         #expect(try feed(scene, frames: 40).count == 3)
         tracker.waitUntilIdle()
-        #expect(detector.finePasses == 0)
+        #expect(detector.sweeps == 0 && detector.tilePasses > 0)
         let before = detector.wholeFramePasses
         // The cut (frame 41), and 13 frames of the new scene: the sweep again.
         #expect(try feed(wall, frames: 10).isEmpty)
         tracker.waitUntilIdle()
         _ = try feed(wall, frames: 3)
         tracker.waitUntilIdle()
-        #expect(detector.finePasses == 1, "a fine pass after the cut")
+        #expect(detector.sweeps == 1, "every tile back to back after the cut")
         #expect(detector.wholeFramePasses > before, "a whole-frame pass before it")
         // Back to the faces and away again (frame 61) within a second of the last restart: no third.
         #expect(try feed(scene, frames: 6).count == 3)
         _ = try feed(wall, frames: 10)
         tracker.waitUntilIdle()
-        #expect(detector.finePasses == 1, "no fine pass for a cut within a second of the last")
+        #expect(detector.sweeps == 1, "no sweep for a cut within a second of the last")
     }
 
     @Test(
-        "after prepare(), a cut's sweep starts with its whole-frame pass on the cut frame itself, on the caller's thread, where the worker is free (as on the first frame); the fine pass follows on the worker"
+        "after prepare(), a cut's sweep starts with its whole-frame pass on the cut frame itself, on the caller's thread, where the worker is free (as on the first frame); the tiles follow on the worker"
     )
     func cutPassOnFrame() throws {
         let (scene, boxes) = try threeFaceScene()
         let wall = try grayWall()
-        let counter = FineSweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
+        let counter = SweepCounter(faces: boxes.map { Face(bounds: $0, confidence: 0.9) })
         let detector = ThreadNoting(counter)
         let tracker = try FaceTracker(detector: detector, options: .backToBack)
         defer { tracker.waitUntilIdle() }
@@ -815,7 +818,8 @@ struct FaceTrackerTests {
             _ = try tracker.faces(in: wall)
             tracker.waitUntilIdle()
         }
-        #expect(counter.finePasses == 1, "the fine pass after it")
+        #expect(counter.sweeps == 1, "every tile after it, back to back")
+        #expect(detector.passThreads.dropFirst(passes + 1).allSatisfy { pthread_equal($0, caller) == 0 }, "the tiles on the worker")
     }
 
     @Test(
@@ -1111,8 +1115,8 @@ struct FaceTrackerTests {
         #expect(budget.admit(estimate: 0), "a burst of other work is forgotten once the longest wait has passed")
     }
 
-    @Test("a fine pass's CPU is not what the next pass is expected to cost: the next admission sets a typical pass's aside")
-    func finePassNotTheEstimate() throws {
+    @Test("a sweep's job's CPU is not what the next pass is expected to cost: the next admission sets a typical pass's aside")
+    func sweepNotTheEstimate() throws {
         let lane = FakeCPU()
         let scheduler = PassScheduler(
             lanes: 1, budget: CPUBudget(cores: 100, cpuTime: { .zero }), passCPU: { lane.spent.withLock { $0 } })
@@ -1125,7 +1129,7 @@ struct FaceTrackerTests {
         try pass(costing: .milliseconds(100), typical: true)
         #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.1)
         try pass(costing: .milliseconds(900), typical: false)
-        #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.1, "not the fine pass's 0.9 s")
+        #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.1, "not the sweep's 0.9 s")
         try pass(costing: .milliseconds(200), typical: true)
         #expect(scheduler.admit(waitingSince: .now, now: .now)?.reserved == 0.2)
     }

@@ -24,9 +24,9 @@ struct TrackAssociationTests {
     }
 
     /// A pass run on the current frame (faces placed where the detector put them).
-    func association(_ pass: DetectionPass, region: Rect? = nil, look: PassLook? = nil) -> TrackAssociation {
+    func association(_ pass: DetectionPass, region: Rect? = nil) -> TrackAssociation {
         TrackAssociation(
-            whole: pass, look: look ?? .region(region), plan: plan, passFrame: 7, frame: 7, options: FaceTracker.Options(),
+            whole: pass, look: .region(region), plan: plan, passFrame: 7, frame: 7, options: FaceTracker.Options(),
             reacquire: { [gray] face in Track(face: face, gray: gray, patchSize: 24) })
     }
 
@@ -60,24 +60,6 @@ struct TrackAssociationTests {
         seen.seenByTile = true
         let judged = association(DetectionPass(faces: [])).merge([seen])
         #expect(judged.first?.missedPasses == 0)
-    }
-
-    @Test(
-        "a fine pass is every tile at once: it judges small tracks anywhere (a tile's inner edge included) and never a large one, and its small faces start tracks a tile has seen"
-    )
-    func finePass() throws {
-        let tile = try #require(plan.tiles.first)
-        // On the first tile's inner edge: no tile judges it there, the fine pass does.
-        let onEdge = track(tile.x + tile.width - 20, tile.y + 50, 30)
-        let large = track(600, 300, 120)
-        let pass = DetectionPass(faces: [face(900, 500, 24), face(100, 500, 150)])
-        let after = association(pass, look: .fine).merge([onEdge, large])
-        #expect(after.first { $0.box.rect.width == 30 }?.missedPasses == 1)
-        #expect(after.first { $0.box.rect.width == 120 }?.missedPasses == 0)
-        #expect(!after.contains { $0.box.rect.width == 150 }, "a large face is the whole-frame passes' to report")
-        let new = try #require(after.first { $0.box.rect.width == 24 })
-        #expect(new.seenByTile && new.missedPasses == 0)
-        #expect(association(pass, region: tile).merge([onEdge]).first?.missedPasses == 0, "the tile itself leaves it out")
     }
 
     @Test("a weak box a quarter on a stronger face of the same pass is its second box: no track of its own")

@@ -29,12 +29,6 @@ public protocol FaceDetecting: Sendable {
     /// its first pass, so a live source's first frames get their faces while that pass is
     /// still running. Optional: nil by default (no look quicker than a pass).
     func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
-    /// As ``pass(in:candidatesDownTo:)`` with the whole image shrunk half as much (at most to
-    /// its own size): the small faces a tracker's tiles would find one tile at a time, all in
-    /// one pass, at a few times a pass's cost. A tracker on the background schedule takes it
-    /// for its tiles' sweep (after its first pass, and after a cut). Optional: nil by default
-    /// (a tracker then sweeps its tiles in turn).
-    func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
     /// As ``pass(in:region:candidatesDownTo:)`` with `region` shrunk by `scale` (at most 1),
     /// whatever its size: a tracker's look at the edge a panning camera brings into view, a
     /// strip at the scale of its tiles. Optional: by default the region's own pass (a wrapper
@@ -89,8 +83,6 @@ extension FaceDetecting {
     }
 
     public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
-
-    public func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
 
     /// Faces in the whole of `image`.
     public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {

@@ -96,20 +96,8 @@ public final class FaceDetector: FaceDetecting {
         return try pass(in: image, region: nil, candidatesDownTo: floor, options: call)
     }
 
-    /// A whole-image pass with the network's input twice ``Options/inputSize`` on its longest
-    /// side (at most the image's own size): a 720p frame at 1280x736, as the tiles of a
-    /// ``FaceTracker`` see it. Its network is not kept (a tracker runs it once a stream and
-    /// once a cut, and its buffers are four times a 640x384 network's): each call sets one up
-    /// (~10 ms here) and runs it (~53 ms on two threads, ~90 ms on one; a 640x384 pass: ~13
-    /// and ~20 ms).
-    public func finePass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        var call = options
-        call.inputSize = min(4096, 2 * options.inputSize)
-        return try pass(in: image, region: nil, candidatesDownTo: floor, options: call, keepingNetwork: false)
-    }
-
     /// `region` shrunk by `scale`: its longest side at the network's input is that side times
-    /// `scale` (at most ``Options/inputSize`` times 2, as a fine pass).
+    /// `scale` (at most ``Options/inputSize`` times 2).
     public func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
@@ -120,17 +108,16 @@ public final class FaceDetector: FaceDetecting {
     }
 
     /// A pass with `call` for this network run, split at this detector's own threshold.
-    private func pass(
-        in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double, options call: Options, keepingNetwork: Bool = true
-    ) throws(FaceDetectorError) -> DetectionPass {
+    private func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double, options call: Options) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         guard floor < options.scoreThreshold else {
-            return DetectionPass(faces: try detect(in: image, region: region, options: call, keepingNetwork: keepingNetwork))
+            return DetectionPass(faces: try detect(in: image, region: region, options: call))
         }
         var call = call
         call.scoreThreshold = max(0, floor)
         return DetectionPass(
-            splitting: try detect(in: image, region: region, options: call, keepingNetwork: keepingNetwork),
-            threshold: options.scoreThreshold)
+            splitting: try detect(in: image, region: region, options: call), threshold: options.scoreThreshold)
     }
 
     /// The network's input is at most ``Options/inputSize`` on its longest side.
@@ -140,21 +127,13 @@ public final class FaceDetector: FaceDetecting {
 
     /// As ``detect(in:region:)`` with other options for this call.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
-        try detect(in: image, region: region, options: call, keepingNetwork: true)
-    }
-
-    /// `keepingNetwork` false: a network for an input size not kept already is set up for this
-    /// call only, and none of those kept is let go for it.
-    private func detect(in image: PixelBuffer, region: Rect?, options call: Options, keepingNetwork: Bool) throws(FaceDetectorError)
-        -> [Face]
-    {
         try call.validate()
         return try state.withLock { (scratch) throws(FaceDetectorError) -> [Face] in
             let area = detectionArea(region, in: image)
             guard area.width >= 16, area.height >= 16 else { return [] }
             return try mappingDetectorErrors {
                 let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize)
-                let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold), keepingNetwork: keepingNetwork)
+                let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold))
                 // Network pixels → image pixels.
                 let sx = Double(area.width) / Double(input.contentWidth)
                 let sy = Double(area.height) / Double(input.contentHeight)
@@ -224,19 +203,13 @@ struct CenterFaceScratch: ~Copyable {
             networks.append(entry)
             return entry.net
         }
-        let raw = try createNetwork(width: width, height: height)
+        var message = [CChar](repeating: 0, count: 512)
+        var created: OpaquePointer? = nil
+        let status = fkxnn_net_create(
+            model, Int32(clamping: height), Int32(clamping: width), Int32(InferenceThreads.current), &created, &message, message.count)
+        guard status == FKXNN_OK, let raw = created else { throw .inference(message: shimMessage(message, status: status.rawValue)) }
         if networks.count >= Self.networksKept { fkxnn_net_destroy(networks.removeFirst().net) }
         networks.append((width, height, raw))
-        return raw
-    }
-
-    /// A network of its own (not kept: the caller destroys it).
-    func createNetwork(width: Int, height: Int) throws(FaceDetectorError) -> OpaquePointer {
-        var message = [CChar](repeating: 0, count: 512)
-        var raw: OpaquePointer? = nil
-        let status = fkxnn_net_create(
-            model, Int32(clamping: height), Int32(clamping: width), Int32(InferenceThreads.current), &raw, &message, message.count)
-        guard status == FKXNN_OK, let raw else { throw .inference(message: shimMessage(message, status: status.rawValue)) }
         return raw
     }
 
@@ -290,9 +263,8 @@ struct CenterFaceScratch: ~Copyable {
     }
 
     /// Runs the network on ``tensor`` and decodes every heatmap cell above `scoreThreshold`
-    /// into a face in network-input pixels (before suppression). `keepingNetwork` false: a
-    /// network for this size not kept already is set up for this call and destroyed after it.
-    mutating func forward(_ input: NetworkInput, scoreThreshold: Float, keepingNetwork: Bool = true) throws(FaceDetectorError) -> [Face] {
+    /// into a face in network-input pixels (before suppression).
+    mutating func forward(_ input: NetworkInput, scoreThreshold: Float) throws(FaceDetectorError) -> [Face] {
         let cells = (input.width / 4) * (input.height / 4)
         if heatmap.count < cells {
             heatmap = [Float](repeating: 0, count: cells)
@@ -300,10 +272,7 @@ struct CenterFaceScratch: ~Copyable {
             offset = [Float](repeating: 0, count: 2 * cells)
             landmarks = [Float](repeating: 0, count: 10 * cells)
         }
-        let kept = keepingNetwork || networks.contains { $0.width == input.width && $0.height == input.height }
-        let net =
-            kept ? try loadNetwork(width: input.width, height: input.height) : try createNetwork(width: input.width, height: input.height)
-        defer { if !kept { fkxnn_net_destroy(net) } }
+        let net = try loadNetwork(width: input.width, height: input.height)
         var message = [CChar](repeating: 0, count: 512)
         var shapes: [(Int32, Int32)] = []
         let status = tensor.withUnsafeBufferPointer { t in

@@ -93,8 +93,7 @@ public final class FaceTracker: Sendable {
         /// returned — and so does the first pass after a cut (three or more tracked faces, half
         /// or more, lost in one frame) that starts the tiles' sweep again, when no pass is
         /// under way: the only times the frame path waits for the network. Their faces are
-        /// then reported from that frame, and the tiles' sweep (the fine pass) starts a pass
-        /// sooner; the quick first look (``quickFirstLook``) is then not needed and not taken.
+        /// then reported from that frame, and the tiles' sweep starts a pass sooner; the quick first look (``quickFirstLook``) is then not needed and not taken.
         /// A slower pass (or no `prepare`) keeps the first pass off the frame path. The default,
         /// 50 ms, is a frame and a half at 30 fps: the second frame waits for the first, none is
         /// dropped. CenterFace at 720p takes ~20 ms on one thread here, ~40 ms with two busy
@@ -103,16 +102,16 @@ public final class FaceTracker: Sendable {
         public var firstPassOnFrameWithin: Duration? = .milliseconds(50)
         /// On the background schedule with tiles (``tiles``), whether the tiles' sweep (after
         /// the first whole-frame pass, after ``reset()``, and after a cut: half or more of three
-        /// or more faces lost in one frame, at most once a second) is the detector's fine pass
-        /// (``FaceDetecting/finePass(in:candidatesDownTo:)``): every tile at once, in one pass,
-        /// where the tiles took turns with whole-frame passes, one tile every other pass (at
-        /// 720p, six tiles: twelve passes, a second or more). It costs ~250 ms at 720p here
-        /// (its network set up for it) against ~180 ms for the six tiles one after another, and
-        /// holds its lane meanwhile, so it is taken only where the whole-frame pass before it
-        /// found a small face or none: a scene of large faces only sweeps its tiles in turn.
-        /// Inline, the first frame looks at every tile in turn. A detector with no fine pass
-        /// sweeps its tiles one every other pass, after a cut too.
-        public var fineSweep: Bool = true
+        /// or more faces lost in one frame, at most once a second) runs as one job: every tile
+        /// in turn on the same frame, back to back on the worker, each tile's faces reported as
+        /// soon as its pass ends. Without it the tiles take turns with whole-frame passes, one
+        /// tile every other pass (at 720p, six tiles: twelve passes, a second or more). The job
+        /// (~100 ms at 720p on one thread here) holds its lane meanwhile, so it is taken only
+        /// where the whole-frame pass before it found a small face or none: a scene of large
+        /// faces only sweeps its tiles in turn. Inline, the first frame looks at every tile in
+        /// turn. On the report split, paced, it found a crowd's small faces 3–4 frames sooner
+        /// than one pass over the whole frame at the tiles' scale did (docs/performance.md).
+        public var sweepAtOnce: Bool = true
         /// For how many frames a face the correlation lost is still looked for, carried on by
         /// its last motion (a face passing behind someone or something), and taken up again,
         /// with no pass, where it matches its patch by at least ``revivalCorrelation``. Not
@@ -295,11 +294,11 @@ public final class FaceTracker: Sendable {
             case .background:
                 guard let worker else { break }
                 // A cut (half or more of three or more faces lost in one frame): the new scene's
-                // small faces are looked for as at the start, the tiles' sweep again (a fine
-                // pass) — unless one is already due or the last began within a second (a shaking
-                // camera, a flash: not a fine pass after every pass).
+                // small faces are looked for as at the start, the tiles' sweep again — unless
+                // one is already due or the last began within a second (a shaking camera, a
+                // flash: not a sweep after every pass).
                 var sweepRestarted = false
-                if options.fineSweep, cut, s.turns > 2, s.frame - s.sweepFrom >= TrackerState.sweepSpacing {
+                if options.sweepAtOnce, cut, s.turns > 2, s.frame - s.sweepFrom >= TrackerState.sweepSpacing {
                     s.restartSweep()
                     sweepRestarted = true
                 }
@@ -317,13 +316,13 @@ public final class FaceTracker: Sendable {
                     }
                     s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
                     // A quick look sees only the larger faces: it neither quiets the pace nor
-                    // places the scene's anchors as a whole-frame pass does. A fine pass has
-                    // looked at every tile: the tiles' first sweep is over.
+                    // places the scene's anchors as a whole-frame pass does. The sweep's last
+                    // tile: every tile has been looked at, the tiles' first sweep is over.
                     switch result.look {
                     case .region(let region): wholeFramePass = wholeFramePass || region == nil
                     case .quick, .edge: break
-                    case .fine: s.sweepDone(passFrame: result.frame)
                     }
+                    if result.endsSweep { s.sweepDone(passFrame: result.frame) }
                 }
                 // The first pass on the first frame itself, where it is quick enough
                 // (``Options/firstPassOnFrameWithin``), and the first of a cut's sweep on the
@@ -351,13 +350,13 @@ public final class FaceTracker: Sendable {
                     s.passWantedSince = nil
                     s.statistics.recordBudgetWait(now - wanted)
                     // The first pass starts with a quick look where the detector has one
-                    // (``Options/quickFirstLook``); the tiles' first turn is the fine pass where
-                    // it has one (``Options/fineSweep``).
+                    // (``Options/quickFirstLook``); the tiles' first turn is every tile, back to
+                    // back (``Options/sweepAtOnce``).
                     let quick =
                         s.lastPass == 0 && options.quickFirstLook
                         && detector.passScale(width: image.width, height: image.height) < TilePlan.shrinkingScale
                     let (region, sweepStarts) = s.nextRegion()
-                    let fine = sweepStarts && options.fineSweep && s.mayHideSmallFaces
+                    let sweep = sweepStarts && options.sweepAtOnce && s.mayHideSmallFaces
                     // Under a pan, a whole-frame pass may look only at the entering edge, as
                     // inline — not the sweep's first (after a cut, the new scene's large faces
                     // first) — if the strip holds what came in since the edge's last look.
@@ -365,10 +364,11 @@ public final class FaceTracker: Sendable {
                     if region == nil, !quick {
                         look = s.edgeInsteadOfWholeFrame(gap: s.edgeGap, most: s.turns > 1 ? options.edgeLooks : 0) ?? look
                     }
+                    var looks = quick ? [.quick, look] : [look]
+                    if sweep, let tiles = s.plan?.tiles { looks = tiles.map { .region($0) } }
                     s.lastPass = s.frame
                     s.beginPass()
-                    worker.submit(
-                        s.passCopy(of: image), frame: s.frame, look: look, quickFirst: quick, fine: fine, admission: admission)
+                    worker.submit(s.passCopy(of: image), frame: s.frame, looks: looks, sweep: sweep, admission: admission)
                 } else {
                     // Over the CPU budget: no pass, and none on a frame kept for later — the
                     // pass is made from the frame of the moment it may start.
@@ -435,7 +435,6 @@ public final class FaceTracker: Sendable {
         if options.schedule == .background && options.quickFirstLook {
             _ = try detector.quickPass(in: blank, candidatesDownTo: options.candidateFloor)
         }
-        // Not the fine pass: its network is set up for each call (it is not kept).
     }
 
     /// Waits for a pass under way on the background schedule to finish (returns at once on
@@ -719,8 +718,8 @@ struct TrackerState: ~Copyable {
     /// Background schedule with a CPU budget: since when a pass has been held back (nil: none is).
     var passWantedSince: ContinuousClock.Instant? = nil
     var turns = 0
-    /// The frame the tiles' sweep last (re)started on: a fine pass from before it (a cut while
-    /// it ran) does not end the new one.
+    /// The frame the tiles' sweep last (re)started on: a sweep's job from before it (a cut
+    /// while it ran) does not end the new one.
     var sweepFrom = 0
     /// Frames from one restarted sweep to the next, at least.
     static let sweepSpacing = 30
@@ -858,8 +857,8 @@ struct TrackerState: ~Copyable {
     /// Tiles back to back after the first pass found a still crowd's small faces sooner on a
     /// busy machine (tune split, paced, two busy loops: recall 0.78 → 0.83) but faces entering
     /// meanwhile, too large for a tile's judgement, waited for the sweep's end (0.6 → 0.3).
-    /// `sweepStarts`: this is the sweep's first tile, which the detector's fine pass may take
-    /// the place of, the whole sweep in one pass (``sweepDone(passFrame:)``).
+    /// `sweepStarts`: this is the sweep's first tile, where every tile may be looked at in one
+    /// job instead (``FaceTracker/Options/sweepAtOnce``, ``sweepDone(passFrame:)``).
     mutating func nextRegion() -> (region: Rect?, sweepStarts: Bool) {
         guard let tiles = plan?.tiles, !tiles.isEmpty else { return (nil, false) }
         turns &+= 1
@@ -869,24 +868,25 @@ struct TrackerState: ~Copyable {
         return (tiles[nextTile % tiles.count], turns == 2)
     }
 
-    /// After a fine pass on `passFrame` (every tile seen at once): tiles every third pass from
+    /// After a sweep's job on `passFrame` (every tile looked at): tiles every third pass from
     /// now on, unless the sweep has started again since that frame.
     mutating func sweepDone(passFrame: Int) {
         guard let tiles = plan?.tiles, passFrame >= sweepFrom else { return }
         turns = max(turns, 2 * tiles.count)
     }
 
-    /// Whether the scene may hold faces only tiles see, worth a fine pass: the whole-frame pass
-    /// before it found a small face, or none. A scene of large faces only (people before a
-    /// camera) sweeps its tiles in turn between whole-frame passes, as without a fine pass: in
-    /// four cameras sharing two cores, a fine pass on each such scene held the lanes while
-    /// faces came into view (report `enter-leave-occluded`, looped: 0.86 → 0.67–0.71).
+    /// Whether the scene may hold faces only tiles see, worth the tiles' sweep in one job: the
+    /// whole-frame pass before it found a small face, or none. A scene of large faces only
+    /// (people before a camera) sweeps its tiles in turn between whole-frame passes: in four
+    /// cameras sharing two cores, a long job on each such scene held the lanes while faces came
+    /// into view (report `enter-leave-occluded`, looped: 0.86 → 0.67–0.71, session 22's fine
+    /// pass).
     var mayHideSmallFaces: Bool {
         guard let plan else { return false }
         return tracks.isEmpty || tracks.contains { plan.isSmall(max($0.box.width, $0.box.height)) }
     }
 
-    /// The sweep again from the next pass: a whole-frame pass, then the fine pass.
+    /// The sweep again from the next pass: a whole-frame pass, then the tiles.
     mutating func restartSweep() {
         turns = 0
         sweepFrom = frame
@@ -1039,23 +1039,20 @@ enum PassLook: Equatable {
     case region(Rect?)
     /// The detector's quick look: the whole frame, shrunk further.
     case quick
-    /// The detector's fine pass: the whole frame at the tiles' scale.
-    case fine
     /// A strip along the edge a panning camera brings into view, shrunk by `scale` (the
     /// tiles'): judged as a tile is (``TrackerState/enteringEdge(gap:)``).
     case edge(Rect, scale: Double)
 
     var isEdge: Bool { if case .edge = self { true } else { false } }
 
-    /// Runs this look's pass with `detector` (nil for the quick look and the fine pass, which
-    /// their own calls run).
+    /// Runs this look's pass with `detector` (nil: a quick look the detector does not offer).
     func run(_ detector: any FaceDetecting, on image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass?
     {
         switch self {
         case .region(let region): try detector.pass(in: image, region: region, candidatesDownTo: floor)
         case .edge(let strip, let scale): try detector.pass(in: image, region: strip, scale: scale, candidatesDownTo: floor)
-        case .quick, .fine: nil
+        case .quick: try detector.quickPass(in: image, candidatesDownTo: floor)
         }
     }
 }
@@ -1066,6 +1063,9 @@ struct PassResult {
     var look: PassLook
     var pass: DetectionPass
     var latency: Duration
+    /// The last tile of a sweep's job (``FaceTracker/Options/sweepAtOnce``): every tile has
+    /// been looked at.
+    var endsSweep = false
 }
 
 /// Runs one pass at a time on its own queue and keeps its results until taken.
@@ -1098,15 +1098,14 @@ final class PassWorker: Sendable {
 
     func waitUntilIdle() { passes.wait() }
 
-    /// Runs the pass `asked` for over `image` (a region, nil: all of it; an edge strip) when
-    /// the scheduler lets it; `quickFirst`: the detector's quick look first, its result given
-    /// as soon as it is ready and the pass right after it on the same lane (on a frame of ~70 ms passes, the faces it
-    /// sees ~50 ms sooner, the pass's own ~20 ms later). `fine`: the pass is the detector's
-    /// fine pass (the whole frame at the tiles' scale), where it has one.
-    func submit(
-        _ image: PixelBuffer, frame: Int, look asked: PassLook, quickFirst: Bool = false, fine: Bool = false,
-        admission: PassScheduler.Admission
-    ) {
+    /// Runs `looks` over `image` in turn, back to back on one lane, when the scheduler lets
+    /// them: each look's result is given as soon as it is ready. A quick look then the pass
+    /// (``FaceTracker/Options/quickFirstLook``: on a frame of ~70 ms passes, the faces it sees
+    /// ~50 ms sooner, the pass's own ~20 ms later), or every tile (`sweep`: the tiles' sweep in
+    /// one job, ``FaceTracker/Options/sweepAtOnce``; its last result ends the sweep, and its
+    /// CPU is not what the next pass is expected to cost).
+    func submit(_ image: PixelBuffer, frame: Int, looks: [PassLook], sweep: Bool = false, admission: PassScheduler.Admission) {
+        precondition(!looks.isEmpty, "a job with no look")
         let generation = state.withLock { s -> Int in
             s.busy = true
             return s.generation
@@ -1114,35 +1113,25 @@ final class PassWorker: Sendable {
         passes.enter()
         Self.inFlight.enter()
         let passes = self.passes
-        scheduler.run(admission, typical: !fine) { [self] in
-            // Runs one look and keeps its result; returns whether to go on. The last look, or
-            // one that ends the job (a reset meanwhile, a failure), frees the worker in the same
-            // lock: a frame never finds it free with a result not yet given.
-            func run(quick: Bool, last: Bool) -> Bool {
+        scheduler.run(admission, typical: !sweep) { [self] in
+            // One look after another; the last, or one that ends the job (a reset meanwhile, a
+            // failure), frees the worker in the same lock as its result: a frame never finds
+            // it free with a result not yet given.
+            for (i, look) in looks.enumerated() {
+                let last = i == looks.count - 1
                 let started = ContinuousClock.now
-                var look = asked
                 let outcome = Result { () throws(FaceDetectorError) -> DetectionPass? in
-                    if quick {
-                        look = .quick
-                        return try detector.quickPass(in: image, candidatesDownTo: floor)
-                    }
-                    // A fine pass that fails (its network is set up for the call: memory short,
-                    // the model file gone) gives way to the tile's pass, which may not.
-                    if fine, let pass = (try? detector.finePass(in: image, candidatesDownTo: floor)) ?? nil {
-                        look = .fine
-                        return pass
-                    }
-                    return try asked.run(detector, on: image, candidatesDownTo: floor)
+                    try look.run(detector, on: image, candidatesDownTo: floor)
                 }
                 let latency = ContinuousClock.now - started
-                return self.state.withLock { s in
+                let goOn = self.state.withLock { s in
                     var goOn = false
                     if s.generation == generation {
                         switch outcome {
                         case .success(let pass):
                             if let pass {
                                 s.results.append(
-                                    PassResult(frame: frame, look: look, pass: pass, latency: latency))
+                                    PassResult(frame: frame, look: look, pass: pass, latency: latency, endsSweep: sweep && last))
                             }
                             goOn = true
                         case .failure(let error): s.failure = error
@@ -1151,8 +1140,8 @@ final class PassWorker: Sendable {
                     if last || !goOn { s.busy = false }
                     return goOn
                 }
+                if !goOn { break }
             }
-            if !quickFirst || run(quick: true, last: false) { _ = run(quick: false, last: true) }
         } done: {
             passes.leave()
             PassWorker.inFlight.leave()

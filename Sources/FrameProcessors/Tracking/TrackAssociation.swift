@@ -6,10 +6,8 @@ struct TrackAssociation {
     /// The pass as run, and as judged: a tile's pass keeps only the small faces it saw whole.
     let whole: DetectionPass
     let pass: DetectionPass
-    /// The tile the pass ran on (nil: the whole frame, at the detector's scale or, a fine
-    /// pass, at the tiles': every tile at once), and the tiles of this frame size.
+    /// The tile the pass ran on (nil: the whole frame), and the tiles of this frame size.
     let region: Rect?
-    let fine: Bool
     let plan: TilePlan?
     /// The frame the pass ran on, and the current one.
     let passFrame: Int
@@ -29,18 +27,13 @@ struct TrackAssociation {
         // tracks lying whole inside it. A whole-frame pass judges the tracks large enough for
         // it to see. (A tile's view of a large face is often a part of it: a face entering at
         // the frame's edge, or half covered.)
-        // A fine pass is every tile at once: the small faces, none cut by a tile's edge.
         var pass = whole
         if let region, let plan {
             pass.faces = plan.small(plan.whole(pass.faces, in: region))
             pass.candidates = plan.small(plan.whole(pass.candidates, in: region))
-        } else if look == .fine, let plan {
-            pass.faces = plan.small(pass.faces)
-            pass.candidates = plan.small(pass.candidates)
         }
         self.pass = pass
         self.region = region
-        self.fine = look == .fine
         self.plan = plan
         self.passFrame = passFrame
         self.frame = frame
@@ -96,16 +89,15 @@ struct TrackAssociation {
         return kept
     }
 
-    /// Whether this pass is a tile's or every tile's at once (a fine pass): it deals with small
+    /// Whether this pass is a tile's (or an edge strip's, judged as a tile): it deals with small
     /// faces as tiles do, and a face it reports counts as seen by a tile.
-    var judgedAsTiles: Bool { region != nil || fine }
+    var judgedAsTiles: Bool { region != nil }
 
     /// Whether this pass judges a track at `box` (counts it missed when no box renews it): a
     /// tile judges only what it would report, what it sees whole and small (a face by its edge
     /// is the tile beside it's, and was judged missed here while this tile left it out); a
     /// whole-frame pass what is large enough for it to see.
     func judges(_ box: Box) -> Bool {
-        if fine, let plan { return plan.isSmall(max(box.width, box.height)) } // every tile at once
         if let region, let plan { return plan.seesWhole(region, box) && plan.isSmall(max(box.width, box.height)) }
         return max(box.width, box.height) >= (plan?.smallFace ?? 0)
     }
