@@ -69,8 +69,9 @@ public final class PassScheduler: Sendable {
 
     /// Runs an admitted `pass` when a lane is free (FIFO), gives back what its admission set
     /// aside, then calls `done` — once the lane has let go of the pass closure. `typical`:
-    /// whether its CPU is what the next pass is expected to cost (a tracker's fine pass, a few
-    /// passes' worth once a stream, is not: the next admission would set that much aside).
+    /// whether its CPU is what the next pass is expected to cost (a tracker's sweep of every
+    /// tile in one job, a few passes' worth once a stream, is not: the next admission would set
+    /// that much aside).
     /// (A tracker waiting for its passes to end is waiting for its detector to be free too:
     /// a closure let go after its pass had said it was over kept a detector's networks, ~150
     /// MB at 1080p, alive past the end of a run, now and then into the next preset's peak
