@@ -69,6 +69,19 @@ struct TrackAssociationTests {
         #expect(after.count == 1 && after[0].box.rect.width == 150)
     }
 
+    @Test(
+        "a weak box beside a face, on its hair (a fifth on the face's box, half on its head), is its second box too; one clear of the head, or confident, is a face"
+    )
+    func secondBoxOnTheHead() {
+        // The face 80 px wide at x 100…180; the weak box 40 px wide at x 68…108: 8 px on the
+        // face's box, 28 px on its head (which reaches x 80).
+        let beside = face(68, 110, 40, 0.31)
+        let after = association(DetectionPass(faces: [face(100, 100, 80, 0.9), beside])).merge([])
+        #expect(after.count == 1 && after[0].box.rect.width == 80)
+        #expect(association(DetectionPass(faces: [face(100, 100, 80, 0.9), face(30, 110, 40, 0.31)])).merge([]).count == 2)
+        #expect(association(DetectionPass(faces: [face(100, 100, 80, 0.9), face(68, 110, 40, 0.6)])).merge([]).count == 2)
+    }
+
     @Test("weaker boxes renew only established tracks, and do not count towards establishing")
     func candidates() {
         let pass = DetectionPass(faces: [], candidates: [face(203, 100, 100, 0.1), face(603, 100, 100, 0.1)])
