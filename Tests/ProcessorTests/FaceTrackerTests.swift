@@ -721,6 +721,37 @@ struct FaceTrackerTests {
     }
 
     @Test(
+        "a tile's weak box too small for its scale gets a closer look, its surroundings enlarged: a face found there is reported; without closer looks, not"
+    )
+    func closerLook() throws {
+        let (_, frame, _) = try smallFaceScene()
+        let small = Rect(x: 600, y: 300, width: 18, height: 22)
+        func run(closer: Bool) throws -> (faces: [Face], looked: [Rect]) {
+            let looked = Mutex<[Rect]>([])
+            // The tile holding the box sees it weakly (0.12); a 64 px square around it,
+            // enlarged, sees a face; the whole frame nothing.
+            let detector = TiledScriptDetector(scale: 0.5) { region, _ in
+                guard let region else { return DetectionPass(faces: []) }
+                if region.width == 64 && region.height == 64 {
+                    looked.withLock { $0.append(region) }
+                    return DetectionPass(faces: [Face(bounds: Rect(x: 601, y: 301, width: 17, height: 21), confidence: 0.8)])
+                }
+                guard TilePlan.holds(region, Box(small)) else { return DetectionPass(faces: []) }
+                return DetectionPass(faces: [], candidates: [Face(bounds: small, confidence: 0.12)])
+            }
+            var options = FaceTracker.Options(schedule: .inline(interval: 4))
+            options.closerLooks = closer
+            let tracker = try FaceTracker(detector: detector, options: options)
+            return (try tracker.faces(in: frame), looked.withLock { $0 })
+        }
+        let closer = try run(closer: true)
+        #expect(closer.faces.count == 1 && closer.faces.first.map { $0.bounds.iou(small) > 0.6 } == true, "\(closer.faces)")
+        #expect(!closer.looked.isEmpty && closer.looked.allSatisfy { TilePlan.holds($0, Box(small)) }, "\(closer.looked)")
+        let plain = try run(closer: false)
+        #expect(plain.faces.isEmpty && plain.looked.isEmpty)
+    }
+
+    @Test(
         "on the background schedule the tiles' first sweep is one job: after the first whole-frame pass, every tile back to back, and the small face a whole-frame pass cannot see is reported; without it the tiles take turns with whole-frame passes"
     )
     func sweepAtOnce() throws {
@@ -740,7 +771,8 @@ struct FaceTrackerTests {
                 Thread.sleep(forTimeInterval: 0.01)
             }
             tracker.waitUntilIdle()
-            return (found, detector.regions)
+            // Whole-frame and tile passes (not a tile's closer looks, squares around its weak boxes).
+            return (found, detector.regions.filter { $0 == nil || tiles.contains($0!) })
         }
         let atOnce = try run(atOnce: true)
         #expect(atOnce.found.count == 1 && atOnce.found.first.map { $0.bounds.iou(truth) > 0.4 } == true, "\(atOnce.found.map(\.bounds))")

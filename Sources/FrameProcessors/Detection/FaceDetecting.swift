@@ -29,7 +29,8 @@ public protocol FaceDetecting: Sendable {
     /// its first pass, so a live source's first frames get their faces while that pass is
     /// still running. Optional: nil by default (no look quicker than a pass).
     func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
-    /// As ``pass(in:region:candidatesDownTo:)`` with `region` shrunk by `scale` (at most 1),
+    /// As ``pass(in:region:candidatesDownTo:)`` with `region` scaled by `scale` (up to 2: a
+    /// tracker's closer look at a small weak box enlarges its surroundings),
     /// whatever its size: a tracker's look at the edge a panning camera brings into view, a
     /// strip at the scale of its tiles. Optional: by default the region's own pass (a wrapper
     /// around another detector that does not pass this on gets that, at the region's scale).

@@ -96,28 +96,30 @@ public final class FaceDetector: FaceDetecting {
         return try pass(in: image, region: nil, candidatesDownTo: floor, options: call)
     }
 
-    /// `region` shrunk by `scale`: its longest side at the network's input is that side times
-    /// `scale` (at most ``Options/inputSize`` times 2).
+    /// `region` scaled by `scale`: its longest side at the network's input is that side times
+    /// `scale` (at most 2, and at most ``Options/inputSize`` times 2). Above 1 the region is
+    /// enlarged: a tracker's closer look at a small weak box.
     public func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
         var call = options
         let longest = Double(max(region.width, region.height))
-        call.inputSize = max(32, min(4096, 2 * options.inputSize, Int((longest * min(1, scale)).rounded())))
-        return try pass(in: image, region: region, candidatesDownTo: floor, options: call)
+        let scale = min(2, scale)
+        call.inputSize = max(32, min(4096, 2 * options.inputSize, Int((longest * scale).rounded())))
+        return try pass(in: image, region: region, candidatesDownTo: floor, options: call, enlarging: scale > 1)
     }
 
     /// A pass with `call` for this network run, split at this detector's own threshold.
-    private func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double, options call: Options) throws(FaceDetectorError)
-        -> DetectionPass
-    {
+    private func pass(
+        in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double, options call: Options, enlarging: Bool = false
+    ) throws(FaceDetectorError) -> DetectionPass {
         guard floor < options.scoreThreshold else {
-            return DetectionPass(faces: try detect(in: image, region: region, options: call))
+            return DetectionPass(faces: try detect(in: image, region: region, options: call, enlarging: enlarging))
         }
         var call = call
         call.scoreThreshold = max(0, floor)
         return DetectionPass(
-            splitting: try detect(in: image, region: region, options: call), threshold: options.scoreThreshold)
+            splitting: try detect(in: image, region: region, options: call, enlarging: enlarging), threshold: options.scoreThreshold)
     }
 
     /// The network's input is at most ``Options/inputSize`` on its longest side.
@@ -127,12 +129,17 @@ public final class FaceDetector: FaceDetecting {
 
     /// As ``detect(in:region:)`` with other options for this call.
     public func detect(in image: PixelBuffer, region: Rect?, options call: Options) throws(FaceDetectorError) -> [Face] {
+        try detect(in: image, region: region, options: call, enlarging: false)
+    }
+
+    /// `enlarging`: a region smaller than `call`'s input size is enlarged to it.
+    private func detect(in image: PixelBuffer, region: Rect?, options call: Options, enlarging: Bool) throws(FaceDetectorError) -> [Face] {
         try call.validate()
         return try state.withLock { (scratch) throws(FaceDetectorError) -> [Face] in
             let area = detectionArea(region, in: image)
             guard area.width >= 16, area.height >= 16 else { return [] }
             return try mappingDetectorErrors {
-                let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize)
+                let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize, enlarging: enlarging)
                 let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold))
                 // Network pixels → image pixels.
                 let sx = Double(area.width) / Double(input.contentWidth)
@@ -161,10 +168,10 @@ struct CenterFaceScratch: ~Copyable {
     // The ONNX file read once and laid out for XNNPACK; each network is it set up for one
     // input size (XNNPACK plans every buffer for a fixed shape). A handful of sizes is all a
     // detector meets (the frame's, a tracker's tiles, its quick look, the edge a panning camera
-    // brings into view), so the last few are kept.
+    // brings into view, its closer looks), so the last few are kept.
     let model: OpaquePointer
     var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
-    static let networksKept = 4
+    static let networksKept = 5
     // The region in RGB24 (when the source is not RGB24) and at the network's scale, a few
     // sizes of each kept (the most recently used last): a tracker's looks alternate between
     // sizes (the whole frame, a tile, an edge strip, the quick look), and a buffer made again
@@ -213,9 +220,10 @@ struct CenterFaceScratch: ~Copyable {
         return raw
     }
 
-    /// Converts and shrinks `image` into ``tensor``.
-    mutating func prepareInput(_ image: PixelBuffer, longestSide: Int) throws -> NetworkInput {
-        let scale = min(1, Double(longestSide) / Double(max(image.width, image.height)))
+    /// Converts and shrinks `image` into ``tensor`` (or enlarges it, `enlarging`).
+    mutating func prepareInput(_ image: PixelBuffer, longestSide: Int, enlarging: Bool = false) throws -> NetworkInput {
+        let fit = Double(longestSide) / Double(max(image.width, image.height))
+        let scale = enlarging ? fit : min(1, fit)
         let cw = max(1, Int((Double(image.width) * scale).rounded()))
         let ch = max(1, Int((Double(image.height) * scale).rounded()))
         let input = NetworkInput(width: (cw + 31) / 32 * 32, height: (ch + 31) / 32 * 32, contentWidth: cw, contentHeight: ch)
