@@ -725,8 +725,10 @@ struct FaceTrackerTests {
     )
     func closerLook() throws {
         let (_, frame, _) = try smallFaceScene()
-        let small = Rect(x: 600, y: 300, width: 18, height: 22)
-        func run(closer: Bool) throws -> (faces: [Face], looked: [Rect]) {
+        func run(
+            closer: Bool, small: Rect = Rect(x: 600, y: 300, width: 18, height: 22),
+            found: Rect = Rect(x: 601, y: 301, width: 17, height: 21)
+        ) throws -> (faces: [Face], looked: [Rect]) {
             let looked = Mutex<[Rect]>([])
             // The tile holding the box sees it weakly (0.12); a 64 px square around it,
             // enlarged, sees a face; the whole frame nothing.
@@ -734,7 +736,7 @@ struct FaceTrackerTests {
                 guard let region else { return DetectionPass(faces: []) }
                 if region.width == 64 && region.height == 64 {
                     looked.withLock { $0.append(region) }
-                    return DetectionPass(faces: [Face(bounds: Rect(x: 601, y: 301, width: 17, height: 21), confidence: 0.8)])
+                    return DetectionPass(faces: [Face(bounds: found, confidence: 0.8)])
                 }
                 guard TilePlan.holds(region, Box(small)) else { return DetectionPass(faces: []) }
                 return DetectionPass(faces: [], candidates: [Face(bounds: small, confidence: 0.12)])
@@ -744,11 +746,16 @@ struct FaceTrackerTests {
             let tracker = try FaceTracker(detector: detector, options: options)
             return (try tracker.faces(in: frame), looked.withLock { $0 })
         }
+        let small = Rect(x: 600, y: 300, width: 18, height: 22)
         let closer = try run(closer: true)
         #expect(closer.faces.count == 1 && closer.faces.first.map { $0.bounds.iou(small) > 0.6 } == true, "\(closer.faces)")
         #expect(!closer.looked.isEmpty && closer.looked.allSatisfy { TilePlan.holds($0, Box(small)) }, "\(closer.looked)")
         let plain = try run(closer: false)
         #expect(plain.faces.isEmpty && plain.looked.isEmpty)
+        // A face the closer look finds touching the frame's edge is not taken.
+        let atEdge = try run(
+            closer: true, small: Rect(x: 600, y: 698, width: 18, height: 22), found: Rect(x: 601, y: 699, width: 17, height: 21))
+        #expect(atEdge.faces.isEmpty && !atEdge.looked.isEmpty, "\(atEdge.faces)")
     }
 
     @Test(
