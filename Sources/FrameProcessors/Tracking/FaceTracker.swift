@@ -114,11 +114,11 @@ public final class FaceTracker: Sendable {
         public var sweepAtOnce: Bool = true
         /// Whether a tile's pass looks closer at its weak small boxes: each box below the
         /// detector's threshold (down to ``confirmationThreshold``) too small at the tile's
-        /// scale for the network to be trusted, and on no tracked face, is looked at again with
-        /// its surroundings enlarged (a detector that can: CenterFace, twice the tile's scale);
-        /// a face found there is a face of the tile's pass. Faces of 15–20 px in real group
-        /// photos: as read, tune split, `crowd` recall 0.981 → 0.997, `crowd-sweep` 0.971 →
-        /// 0.986, at ~1 ms a look (docs/performance.md).
+        /// scale for the network to be trusted is looked at again with its surroundings
+        /// enlarged (a detector that can: CenterFace, twice the tile's scale); a face found
+        /// there, not touching the frame's edge, is a face of the tile's pass. Faces of 15–20 px
+        /// in real group photos: as read, tune split, `crowd` recall 0.981 → 0.997,
+        /// `crowd-sweep` 0.971 → 0.984, at ~1 ms a look (docs/performance.md).
         public var closerLooks: Bool = true
         /// For how many frames a face the correlation lost is still looked for, carried on by
         /// its last motion (a face passing behind someone or something), and taken up again,
