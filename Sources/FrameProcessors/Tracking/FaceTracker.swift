@@ -93,7 +93,8 @@ public final class FaceTracker: Sendable {
         /// returned — and so does the first pass after a cut (three or more tracked faces, half
         /// or more, lost in one frame) that starts the tiles' sweep again, when no pass is
         /// under way: the only times the frame path waits for the network. Their faces are
-        /// then reported from that frame, and the tiles' sweep starts a pass sooner; the quick first look (``quickFirstLook``) is then not needed and not taken.
+        /// then reported from that frame, and the tiles' sweep starts a pass sooner; the quick
+        /// first look (``quickFirstLook``) is then not needed and not taken.
         /// A slower pass (or no `prepare`) keeps the first pass off the frame path. The default,
         /// 50 ms, is a frame and a half at 30 fps: the second frame waits for the first, none is
         /// dropped. CenterFace at 720p takes ~20 ms on one thread here, ~40 ms with two busy
@@ -1074,9 +1075,9 @@ struct CloserLooks {
     {
         var pass = try detector.pass(in: image, region: tile, candidatesDownTo: floor)
         let side = Int((2 * TilePlan.trustedSide / tileScale).rounded()) // image px
+        guard side <= image.width, side <= image.height else { return pass }
         let weak = pass.candidates.filter { Double(max($0.bounds.width, $0.bounds.height)) * tileScale < TilePlan.trustedSide }
         for box in weak.sorted(by: { ($0.confidence ?? 0) > ($1.confidence ?? 0) }).prefix(Self.most) {
-            guard side <= image.width, side <= image.height else { break }
             let cx = box.bounds.x + box.bounds.width / 2
             let cy = box.bounds.y + box.bounds.height / 2
             let around = Rect(
