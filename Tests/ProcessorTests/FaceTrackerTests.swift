@@ -759,6 +759,50 @@ struct FaceTrackerTests {
     }
 
     @Test(
+        "on the background schedule a whole-frame pass's weak small box gets a closer look too: a confident face found there is reported before any tile's pass has ended; a weak one (0.4) waits for the tile's own closer look"
+    )
+    func wholeFrameCloserLook() throws {
+        let (_, frame, _) = try smallFaceScene()
+        let small = Rect(x: 600, y: 300, width: 18, height: 22)
+        func run(closerConfidence: Double) throws -> (beforeTiles: [Face], afterTiles: [Face]) {
+            // Tiles' passes are held until the test lets them go: the faces reported meanwhile
+            // come from whole-frame passes and their closer looks only.
+            let gate = DispatchSemaphore(value: 0)
+            let tilesHeld = Mutex(true)
+            let detector = TiledScriptDetector(scale: 0.5) { region, _ in
+                guard let region else { return DetectionPass(faces: [], candidates: [Face(bounds: small, confidence: 0.15)]) }
+                if region.width == 64 && region.height == 64 {
+                    let found = Rect(x: small.x + 1, y: small.y + 1, width: 17, height: 21)
+                    return DetectionPass(faces: [Face(bounds: found, confidence: closerConfidence)])
+                }
+                if tilesHeld.withLock({ $0 }) { gate.wait() }
+                guard TilePlan.holds(region, Box(small)) else { return DetectionPass(faces: []) }
+                return DetectionPass(faces: [], candidates: [Face(bounds: small, confidence: 0.12)])
+            }
+            let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
+            func frames(until deadline: Duration) throws -> [Face] {
+                let end = ContinuousClock.now + deadline
+                var found: [Face] = []
+                while found.isEmpty && ContinuousClock.now < end {
+                    found = try tracker.faces(in: frame)
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+                return found
+            }
+            let before = try frames(until: .seconds(1))
+            tilesHeld.withLock { $0 = false }
+            gate.signal()
+            defer { tracker.waitUntilIdle() }
+            return (before, before.isEmpty ? try frames(until: .seconds(30)) : before)
+        }
+        let confident = try run(closerConfidence: 0.8)
+        #expect(confident.beforeTiles.count == 1 && confident.beforeTiles.first.map { $0.bounds.iou(small) > 0.6 } == true)
+        let weak = try run(closerConfidence: 0.4)
+        #expect(weak.beforeTiles.isEmpty, "a whole-frame pass's closer look takes only a confident face: \(weak.beforeTiles)")
+        #expect(weak.afterTiles.count == 1, "the tile's closer look takes it")
+    }
+
+    @Test(
         "on the background schedule the tiles' first sweep is one job: after the first whole-frame pass, every tile back to back, and the small face a whole-frame pass cannot see is reported; without it the tiles take turns with whole-frame passes"
     )
     func sweepAtOnce() throws {

@@ -119,7 +119,11 @@ public final class FaceTracker: Sendable {
         /// enlarged (a detector that can: CenterFace, twice the tile's scale); a face found
         /// there, not touching the frame's edge, is a face of the tile's pass. Faces of 15–20 px
         /// in real group photos: as read, tune split, `crowd` recall 0.981 → 0.997,
-        /// `crowd-sweep` 0.971 → 0.984, at ~1 ms a look (docs/performance.md).
+        /// `crowd-sweep` 0.971 → 0.984, at ~1 ms a look (docs/performance.md). On the background
+        /// schedule a whole-frame pass's weak boxes too small for its scale get closer looks too,
+        /// taken where the face found is confident (0.5): a new scene's small faces come with
+        /// its first whole-frame pass instead of the tiles' sweep (paced, tune split: `cuts`
+        /// 0.967 → 0.995, `crowd-sweep` 0.955 → 0.969).
         public var closerLooks: Bool = true
         /// For how many frames a face the correlation lost is still looked for, carried on by
         /// its last motion (a face passing behind someone or something), and taken up again,
@@ -898,11 +902,14 @@ struct TrackerState: ~Copyable {
         return tracks.isEmpty || tracks.contains { plan.isSmall(max($0.box.width, $0.box.height)) }
     }
 
-    /// What a tile's pass on this frame takes closer looks for (nil: none): tiles planned and
-    /// ``FaceTracker/Options/closerLooks`` on.
+    /// What a pass on this frame takes closer looks for (nil: none): tiles planned and
+    /// ``FaceTracker/Options/closerLooks`` on; a whole-frame pass's weak boxes too on the
+    /// background schedule. (Read as fast as it goes, the inline schedule's first frame looks at
+    /// every tile, and whole-frame closer looks cost 5–15% of the results a second.)
     func closerLooks(_ options: FaceTracker.Options) -> CloserLooks? {
         guard options.closerLooks, let plan, plan.tileScale > 0 else { return nil }
-        return CloserLooks(tileScale: plan.tileScale)
+        return CloserLooks(
+            tileScale: plan.tileScale, frameScale: options.schedule == .background ? TilePlan.trustedSide / plan.smallFace : nil)
     }
 
     /// The sweep again from the next pass: a whole-frame pass, then the tiles.
@@ -1052,8 +1059,8 @@ struct TrackerState: ~Copyable {
 
 // MARK: - The background schedule's thread
 
-/// A tile's closer looks: each weak box of its pass (below the detector's threshold, down to the
-/// confirmation threshold) too small for the tile's scale to be trusted (under
+/// A pass's closer looks: each weak box of a tile's pass (below the detector's threshold, down
+/// to the confirmation threshold) too small for the tile's scale to be trusted (under
 /// ``TilePlan/trustedSide`` at the network) is looked at again, its surroundings enlarged twice
 /// as much as the tile's (a 64 px square at the tile's scale, a 128x128 network at 720p, ~1 ms);
 /// a face that look finds on the box joins the tile's faces, unless it touches the frame's edge
@@ -1063,29 +1070,53 @@ struct TrackerState: ~Copyable {
 /// 0.13–0.40 at 1:1 and 0.49–0.80 at 1.5x. Weak boxes on faces already tracked
 /// are looked at too: skipping them lost report `crowd-sweep` 0.977 → 0.928 (a small face the
 /// tile saw only weakly was judged missed by it and dropped).
+///
+/// On the background schedule a whole-frame pass's weak boxes too small for its scale get closer
+/// looks too (``frameScale``): the same 128x128 network, the box's face at twice the trusted
+/// side (at most twice the tiles' scale), and only a confident face is taken
+/// (``wholeFrameFloor``). A new scene's small faces then come with its first whole-frame pass,
+/// not after the tiles' sweep: the whole-frame pass scored 30 of 41 small faces on report `cuts`'
+/// first frames 0.03–0.42, and the tiles' first faces reached the frame path two frames later.
 struct CloserLooks {
     /// The tiles' scale (``TilePlan/tileScale``).
     var tileScale: Double
-    /// At most this many closer looks a tile's pass, the strongest boxes first.
+    /// The whole-frame pass's scale, where its weak boxes are looked at closer too (nil: only
+    /// tiles' are).
+    var frameScale: Double? = nil
+    /// At most this many closer looks a pass, the strongest boxes first.
     static let most = 8
+    /// The least confidence of a face a whole-frame pass's closer look finds, as of a box the
+    /// second-box rule takes for a face of its own (``TrackAssociation/isSecondBox(_:)``). Chosen
+    /// on the tune split: at the confirmation threshold, as for tiles, precision as read was
+    /// `enter-leave-occluded` 0.975 against 1.000 and `crowd` 0.985 against 0.990 (boxes on a
+    /// head and what is behind it, ~0.33), and paced recall no better.
+    static let wholeFrameFloor = 0.5
 
-    /// The tile's pass, with the faces its closer looks found.
-    func pass(_ detector: any FaceDetecting, on image: PixelBuffer, tile: Rect, candidatesDownTo floor: Double)
+    /// The pass over `region` (a tile, or the whole frame: nil) with the faces its closer looks
+    /// found.
+    func pass(_ detector: any FaceDetecting, on image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double)
         throws(FaceDetectorError) -> DetectionPass
     {
-        var pass = try detector.pass(in: image, region: tile, candidatesDownTo: floor)
-        let side = Int((2 * TilePlan.trustedSide / tileScale).rounded()) // image px
-        guard side <= image.width, side <= image.height else { return pass }
-        let weak = pass.candidates.filter { Double(max($0.bounds.width, $0.bounds.height)) * tileScale < TilePlan.trustedSide }
+        var pass = try detector.pass(in: image, region: region, candidatesDownTo: floor)
+        guard let passScale = region == nil ? frameScale : tileScale else { return pass }
+        let least = region == nil ? Self.wholeFrameFloor : 0
+        let weak = pass.candidates.filter { Double(max($0.bounds.width, $0.bounds.height)) * passScale < TilePlan.trustedSide }
         for box in weak.sorted(by: { ($0.confidence ?? 0) > ($1.confidence ?? 0) }).prefix(Self.most) {
+            // The box's face at twice the trusted side at the network, at most twice the tiles'
+            // scale, in a square about twice its side: a 128x128 network whatever the box.
+            let boxSide = Double(max(box.bounds.width, box.bounds.height))
+            let scale = min(2 * tileScale, 2 * TilePlan.trustedSide / boxSide)
+            let side = Int((4 * TilePlan.trustedSide / scale).rounded()) // image px
+            guard side <= image.width, side <= image.height else { continue }
             let cx = box.bounds.x + box.bounds.width / 2
             let cy = box.bounds.y + box.bounds.height / 2
             let around = Rect(
                 x: max(0, min(image.width - side, cx - side / 2)), y: max(0, min(image.height - side, cy - side / 2)), width: side,
                 height: side)
-            let closer = try detector.pass(in: image, region: around, scale: 2 * tileScale, candidatesDownTo: floor)
+            let closer = try detector.pass(in: image, region: around, scale: scale, candidatesDownTo: floor)
             guard let face = closer.faces.max(by: { $0.bounds.iou(box.bounds) < $1.bounds.iou(box.bounds) }),
-                face.bounds.iou(box.bounds) >= 0.3, !pass.faces.contains(where: { $0.bounds.iou(face.bounds) > 0.3 }),
+                face.bounds.iou(box.bounds) >= 0.3, (face.confidence ?? 1) >= least,
+                !pass.faces.contains(where: { $0.bounds.iou(face.bounds) > 0.3 }),
                 face.bounds.x > 0, face.bounds.y > 0, face.bounds.maxX < image.width, face.bounds.maxY < image.height
             else { continue }
             pass.faces.append(face)
@@ -1114,7 +1145,7 @@ enum PassLook: Equatable {
         -> DetectionPass?
     {
         switch (self, closer) {
-        case (.region(let tile?), let closer?): try closer.pass(detector, on: image, tile: tile, candidatesDownTo: floor)
+        case (.region(let region), let closer?): try closer.pass(detector, on: image, region: region, candidatesDownTo: floor)
         case (.region(let region), _): try detector.pass(in: image, region: region, candidatesDownTo: floor)
         case (.edge(let strip, let scale), _): try detector.pass(in: image, region: strip, scale: scale, candidatesDownTo: floor)
         case (.quick, _): try detector.quickPass(in: image, candidatesDownTo: floor)
