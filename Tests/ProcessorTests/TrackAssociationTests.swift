@@ -82,11 +82,20 @@ struct TrackAssociationTests {
         #expect(association(DetectionPass(faces: [face(100, 100, 80, 0.9), face(68, 110, 40, 0.6)])).merge([]).count == 2)
     }
 
-    @Test("weaker boxes renew only established tracks, and do not count towards establishing")
+    @Test(
+        "weaker boxes renew only established tracks, with the box's confidence, and do not count towards establishing; one of another size renews the track where it is, one of its size from the box"
+    )
     func candidates() {
-        let pass = DetectionPass(faces: [], candidates: [face(203, 100, 100, 0.1), face(603, 100, 100, 0.1)])
-        let after = association(pass).merge([track(200, 100, 100, reports: 3), track(600, 100, 100, reports: 1)])
-        #expect(after.first { $0.box.rect.x == 203 }?.reports == 3)
+        var missedOnce = track(200, 100, 100, reports: 3)
+        missedOnce.missedPasses = 1
+        let pass = DetectionPass(
+            faces: [], candidates: [face(190, 96, 130, 0.1), face(603, 100, 100, 0.1), face(906, 100, 110, 0.2)])
+        let after = association(pass).merge([missedOnce, track(600, 100, 100, reports: 1), track(900, 100, 100, reports: 3)])
+        let inPlace = after.first { $0.box.rect.x == 200 }
+        #expect(inPlace?.reports == 3 && inPlace?.missedPasses == 0 && inPlace?.box.rect.width == 100, "\(after.map(\.box))")
+        #expect(inPlace?.face.confidence == 0.1)
+        let fromBox = after.first { $0.box.rect.x == 906 }
+        #expect(fromBox?.reports == 3 && fromBox?.box.rect.width == 110 && fromBox?.face.confidence == 0.2, "\(after.map(\.box))")
         #expect(after.first { $0.box.rect.x == 600 }?.missedPasses == 1)
     }
 

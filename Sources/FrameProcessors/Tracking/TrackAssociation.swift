@@ -123,13 +123,26 @@ struct TrackAssociation {
     }
 
     /// Renews each track from its closest box, each box once, and returns the boxes taken.
-    /// `reported`: the boxes are faces the detector reported (they count towards establishing).
+    /// `reported`: the boxes are faces the detector reported (they count towards establishing);
+    /// else weaker boxes, which renew a track of another size where it is.
     func confirm(
         _ tracks: inout [Track], with boxes: [Face], only: Set<Int>? = nil, trackTaken: inout Set<Int>, reported: Bool
     ) -> Set<Int> {
         var taken = Set<Int>()
         for pair in pairs(tracks, boxes, only: only) where !trackTaken.contains(pair.track) && !taken.contains(pair.face) {
             taken.insert(pair.face)
+            if !reported, Self.resized(tracks[pair.track].box, boxes[pair.face].bounds) {
+                // A weaker box of another size says the face is still there, not where: the
+                // track stays where the correlation has it, with the box's confidence (report
+                // `crowd-sweep-101`, as read: a 26x34 box at 0.06 took over a 16x18 track at
+                // 0.86, and its box no longer overlapped the face by 0.4 for the last 12
+                // frames). One of the track's size renews it from the box, as a face does: it
+                // corrects a track that drifted.
+                tracks[pair.track].missedPasses = 0
+                tracks[pair.track].detected.confidence = boxes[pair.face].confidence
+                trackTaken.insert(pair.track)
+                continue
+            }
             guard var renewed = reacquire(boxes[pair.face]) else { continue }
             renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
             renewed.seenByTile = tracks[pair.track].seenByTile || (reported && judgedAsTiles)
@@ -140,6 +153,14 @@ struct TrackAssociation {
             tracks[pair.track] = renewed
         }
         return taken
+    }
+
+    /// Whether a weaker box is of another size than the track it renews (its longer side more
+    /// than a quarter longer or shorter).
+    static func resized(_ track: Box, _ box: Rect) -> Bool {
+        let a = max(track.width, track.height)
+        let b = Double(max(box.width, box.height))
+        return max(a, b) > 1.25 * min(a, b)
     }
 
     /// A barely confident box partly on a stronger face's head, in the same pass, is the
