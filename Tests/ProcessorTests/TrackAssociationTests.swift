@@ -97,6 +97,11 @@ struct TrackAssociationTests {
         let fromBox = after.first { $0.box.rect.x == 906 }
         #expect(fromBox?.reports == 3 && fromBox?.box.rect.width == 110 && fromBox?.face.confidence == 0.2, "\(after.map(\.box))")
         #expect(after.first { $0.box.rect.x == 600 }?.missedPasses == 1)
+        // Nor does a box of another size bring back a track the correlation has lost.
+        var lost = track(200, 100, 100, reports: 3)
+        lost.isFound = false
+        let still = association(DetectionPass(faces: [], candidates: [face(190, 96, 130, 0.1)])).merge([lost])
+        #expect(still.count == 1 && still.first?.isFound == false && still.first?.box.rect.width == 100, "\(still.map(\.box))")
     }
 
     @Test("two tracks on one face: the one confirmed most recently stays; a track mostly inside a larger one goes")

@@ -136,8 +136,10 @@ struct TrackAssociation {
                 // track stays where the correlation has it, with the box's confidence (report
                 // `crowd-sweep-101`, as read: a 26x34 box at 0.06 took over a 16x18 track at
                 // 0.86, and its box no longer overlapped the face by 0.4 for the last 12
-                // frames). One of the track's size renews it from the box, as a face does: it
-                // corrects a track that drifted.
+                // frames). Nor does such a box bring back a track the correlation has lost:
+                // letting it do so gave report `cuts` as read precision 0.989 against 0.999 (a
+                // track of the scene before a cut, on clutter). One of the track's size renews
+                // it from the box, as a face does: it corrects a track that drifted.
                 tracks[pair.track].missedPasses = 0
                 tracks[pair.track].detected.confidence = boxes[pair.face].confidence
                 trackTaken.insert(pair.track)
