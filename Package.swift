@@ -58,7 +58,7 @@ let package = Package(
         // CenterFace (any ONNX graph of Conv, ConvTranspose, BatchNormalization, Add, Relu and
         // Sigmoid) run by XNNPACK (Debian's libxnnpack-dev): ~2.2x as fast as OpenCV 4.6's dnn on
         // the same input here, with the same outputs to ~1e-3 (docs/performance.md).
-        .target(name: "CXNNPack", linkerSettings: [.linkedLibrary("XNNPACK"), .linkedLibrary("pthreadpool")]),
+        .target(name: "CXNNPack", linkerSettings: [.linkedLibrary("XNNPACK")]),
         // OpenCV's own filters, for tests and benchmarks to compare against; never in a product.
         .target(
             name: "COpenCVBaseline", path: "Tests/Reference/COpenCVBaseline",
@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "OpenCVReference", dependencies: ["FrameCore", "COpenCVBaseline"], path: "Tests/Reference/OpenCVReference"),
 
         // MARK: Swift modules
-        .target(name: "FrameCore"),
+        .target(name: "FrameCore", dependencies: ["CCPUFeatures"]),
         .target(
             name: "FrameModels", path: "Models", exclude: ["MANIFEST.json", "README.md", "Licences"],
             resources: [.copy("haarcascade_frontalface_default.xml"), .copy("centerface.onnx")]),

@@ -19,6 +19,8 @@ struct Report: Codable {
     var soak: [SoakResult]?
     /// Absent from baselines made before #33.
     var preview: [PreviewResult]?
+    /// Absent from baselines made before #49.
+    var contention: [ContentionResult]? = nil
 }
 
 /// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
@@ -28,7 +30,7 @@ enum BenchOptions {
     static let suite = Option.text(
         "suite", "a,b,...",
         help:
-            "Suites to run: filters, capture, decode, detection, preview, tune, soak (default filters,capture,decode,detection,preview; soak: memory over --minutes)."
+            "Suites to run: filters, capture, decode, detection, contention, preview, tune, soak (default filters,capture,decode,detection,contention,preview; soak: memory over --minutes; contention: framekit detect and MediaPipe idle, beside two busy loops, pinned to one CPU and in a CPU quota of one)."
     )
     static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
     static let split = Option.choice(
@@ -37,7 +39,10 @@ enum BenchOptions {
         "kinds", "K,...",
         help: "detection: only these kinds of clip (default all: \(ClipKind.allCases.map(\.rawValue).joined(separator: ","))).")
     static let keepClips = Option.text(
-        "keep-clips", "DIR", help: "detection: keep every clip in DIR (NAME.mjpeg, NAME.truth.json; the fleet's as fleet-NAME).")
+        "keep-clips", "DIR",
+        help:
+            "detection and contention: keep every clip in DIR (NAME.mjpeg, NAME.truth.json; the fleet's as fleet-NAME, contention's as contention-NAME)."
+    )
     static let detectors = Option.text(
         "detectors", "D,...",
         help: "detection: only these detectors (framekit, framekit-cli, framekit-cli-mp4, cnn-full, haar-full, python-haar).")
@@ -68,7 +73,8 @@ if arguments.contains("--help") {
     print(
         helpText(
             command: "framekit-bench", abstract: "FrameKit's speed and detection quality against baselines measured in the same run.",
-            usage: "framekit-bench [--quick] [--suite filters,capture,detection,tune] [--json FILE] [--compare BASELINE.json] ...",
+            usage:
+                "framekit-bench [--quick] [--suite filters,capture,decode,detection,contention,preview,tune,soak] [--json FILE] [--compare BASELINE.json] ...",
             specs: BenchOptions.specs))
     exit(0)
 }
@@ -78,7 +84,8 @@ do { options = try ParsedOptions(arguments, specs: BenchOptions.specs, command: 
     exit(64)
 }
 let quick = options[BenchOptions.quick]
-let suites = Set((options[BenchOptions.suite] ?? "filters,capture,decode,detection,preview").split(separator: ",").map(String.init))
+let suites = Set(
+    (options[BenchOptions.suite] ?? "filters,capture,decode,detection,contention,preview").split(separator: ",").map(String.init))
 let tolerance = options[BenchOptions.tolerance] ?? 0.75
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let fixtures = root.appendingPathComponent("Tests/FrameTestSupport/Fixtures")
@@ -266,6 +273,28 @@ do {
         if let command = realtime.first(where: { ($0.sources ?? 1) > 1 })?.command { print("(command: \(command))") }
     }
 
+    if suites.contains("contention") {
+        guard let framekit, FileManager.default.isExecutableFile(atPath: framekit.path) else {
+            throw RuntimeError("contention: the framekit executable is not beside framekit-bench (swift build -c release)")
+        }
+        let corpus = try Corpus(folder: root.appendingPathComponent("Benchmarks/Corpus"))
+        let mediapipe = root.appendingPathComponent(".build/peers/mediapipe/bin/python")
+        let peer = FileManager.default.isExecutableFile(atPath: mediapipe.path) ? mediapipe : nil
+        if peer == nil { log("contention: no MediaPipe peer (Benchmarks/Peers/setup-mediapipe installs it); framekit alone") }
+        // Real group photos under a moving camera, and synthetic moving faces.
+        let kinds: [ClipKind] = quick ? [.crowdPan, .moving] : [.crowdPan, .crowd, .moving, .cuts]
+        let frames = quick ? 90 : 150
+        log(
+            "contention: \(kinds.map(\.rawValue).joined(separator: ", ")), \(frames) frames, idle, 2 busy loops, pinned to CPU 0, a quota of 1 CPU"
+        )
+        let rows = try ContentionSuite.run(
+            corpus: corpus, kinds: kinds, frames: frames, framekit: framekit, mediapipe: peer,
+            peers: root.appendingPathComponent("Benchmarks/Peers"), work: work,
+            keep: options[BenchOptions.keepClips].map { URL(fileURLWithPath: $0) })
+        report.contention = rows
+        ContentionSuite.print(rows)
+    }
+
     if suites.contains("tune") {
         let corpus = try Corpus(folder: root.appendingPathComponent("Benchmarks/Corpus"))
         log("tune: the tracker's options on the tune split (\(quick ? 2 : 5) seeds x \(quick ? 30 : 60) frames per kind)")
@@ -374,6 +403,7 @@ do {
                 regressions.append("decode \(r.size): \(f(r.ratio_ffmpeg, 2))x ffmpeg's time vs baseline \(f(b.ratio_ffmpeg, 2))x")
             }
         }
+        regressions += ContentionSuite.regressions(report.contention ?? [], baseline: baseline.contention ?? [], tolerance: tolerance)
         // Speed as a ratio to the same run's OpenCV Haar, per kind: immune to a slower machine.
         for r in report.detection where r.detector == "framekit-cli" {
             func haar(_ rows: [DetectionResult]) -> Double? {

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "CCPUFeatures.h"
 
 #if defined(__x86_64__)
@@ -18,4 +19,16 @@ int ccpu_avx2_usable(void) {
 }
 #else
 int ccpu_avx2_usable(void) { return 0; }
+#endif
+
+#if defined(__linux__)
+#include <sched.h>
+
+int ccpu_affinity_count(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_COUNT(&set);
+}
+#else
+int ccpu_affinity_count(void) { return 0; }
 #endif

@@ -38,7 +38,7 @@ struct DetectorSettings {
     static let cpuBudget = Option.number(
         "cpu-budget", "CORES", 0...1024,
         help:
-            "tracking, paced sources (cameras, --realtime, streams): the most CPU the process may use, in cores' worth on average; detector passes are held back to stay under it, so new faces are found later (default: the machine's cores less half a core; 0: no limit). docs/processors.md"
+            "tracking, paced sources (cameras, --realtime, streams): the most CPU the process may use, in cores' worth on average; detector passes are held back to stay under it, so new faces are found later (default: the CPUs this process may use, by its affinity mask and CPU quota, less half a CPU; 0: no limit). docs/processors.md"
     )
     static let tiles = Option.choice(
         "tiles", ["on", "off"],
@@ -85,9 +85,10 @@ struct DetectorSettings {
     /// late frame on every source, processing p99 36 ms, where none was late without it).
     var firstPassOnFrame = true
 
-    /// The machine's cores less half a core (at least half a core): passes leave the rest to
-    /// the frame path's neighbours on a shared machine.
-    static var defaultCPUBudget: Double { max(0.5, Double(ProcessInfo.processInfo.activeProcessorCount) - 0.5) }
+    /// The CPUs this process may use less half a CPU (at least half a CPU; ``CPUAllowance``:
+    /// its affinity mask or CPU quota): passes leave the rest to the frame path's neighbours on
+    /// a shared machine.
+    static var defaultCPUBudget: Double { max(0.5, CPUAllowance.current.cpus - 0.5) }
 
     init(_ options: ParsedOptions) throws {
         kind = options[Self.detector].flatMap(Kind.init(rawValue:)) ?? .cnn
@@ -125,8 +126,18 @@ struct DetectorSettings {
         let model = kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel
         return [
             ("detector", .string(kind.rawValue)), ("model", .string(model)), ("mode", .string(tracking ? "tracking" : "full")),
-            ("inference_threads", .number(Double(InferenceThreads.current), decimals: 0))
+            ("inference_threads", .number(Double(InferenceThreads.current), decimals: 0)),
+            ("cpus", Self.cpusField(CPUAllowance.current))
         ]
+    }
+
+    /// The CPUs the process found it may use, and what set their number.
+    static func cpusField(_ cpus: CPUAllowance) -> JSON {
+        .object([
+            ("count", .int(cpus.count)), ("from", .string(cpus.limit.rawValue)),
+            ("affinity", .int(cpus.affinityCPUs)),
+            ("quota", cpus.quota.map { .number($0, decimals: 2) } ?? .null)
+        ])
     }
 
     /// The chain stage that finds faces, for frames `frameHeight` pixels high. `live`: frames

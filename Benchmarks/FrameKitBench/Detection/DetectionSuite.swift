@@ -296,7 +296,13 @@ enum DetectionSuite {
         -> (run: Run, summary: [String: Any], command: String)
     {
         let arguments = ["detect", "--input", file.path] + (realtime ? ["--realtime"] : []) + extra
-        let output = try runProcess(framekit, arguments)
+        let (run, summary) = cliRun(try runProcess(framekit, arguments), truth: truth)
+        return (run, summary, "framekit " + arguments.map { $0 == file.path ? file.lastPathComponent : $0 }.joined(separator: " "))
+    }
+
+    /// A run of `framekit detect` from what it printed: accuracy from its JSON lines (frames it
+    /// dropped count as missed), its summary, and its own results/s.
+    static func cliRun(_ output: Data, truth: [[TruthFace]]) -> (run: Run, summary: [String: Any]) {
         var run = Run()
         var summary: [String: Any] = [:]
         var seen = Set<Int>()
@@ -315,7 +321,7 @@ enum DetectionSuite {
         for (i, t) in truth.enumerated() where !seen.contains(i) { run.accuracy.add(found: [], truth: t) }
         run.resultsPerSecond = summary["fps"] as? Double
         if let p = summary["processing_ms"] as? [String: Double] { run.times = [(p["p50"] ?? 0) / 1000] }
-        return (run, summary, "framekit " + arguments.map { $0 == file.path ? file.lastPathComponent : $0 }.joined(separator: " "))
+        return (run, summary)
     }
 
     /// `framekit detect --input A --input B … --realtime` in one process: each file's run and
@@ -353,7 +359,11 @@ enum DetectionSuite {
     }
 
     static func runPeer(_ python: URL, script: URL, file: URL, truth: [[TruthFace]]) throws -> Run {
-        let output = try runProcess(python, [script.path, file.path])
+        peerRun(try runProcess(python, [script.path, file.path]), truth: truth)
+    }
+
+    /// A peer's run from what it printed: a JSON line of boxes per frame, then its frames per second.
+    static func peerRun(_ output: Data, truth: [[TruthFace]]) -> Run {
         var run = Run()
         for line in output.split(separator: UInt8(ascii: "\n")) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { continue }

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The thread pool's interface (Debian's libpthreadpool-dev), implemented by FrameKit's own pool
+// in thread_pool.c: its calls are visible here for the tests that play XNNPACK's part.
+#include <pthreadpool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -54,6 +58,11 @@ void fkxnn_net_destroy(fkxnn_net *net);
 /// for the call) and copies the named outputs out.
 fkxnn_status fkxnn_net_forward(fkxnn_net *net, const float *input, size_t input_count, fkxnn_tensor *outputs,
                                int32_t output_count, char *message, size_t message_capacity);
+
+/// Jobs run by FrameKit's thread pool (thread_pool.c: the pthreadpool calls XNNPACK makes, on
+/// threads that sleep rather than spin), since the process started: a test reads it to know that
+/// XNNPACK's calls reach this pool and not libpthreadpool's.
+uint64_t fkxnn_pool_jobs_run(void);
 
 #ifdef __cplusplus
 }

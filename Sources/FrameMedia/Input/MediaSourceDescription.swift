@@ -43,7 +43,7 @@ struct MediaSourceDescription: Sendable {
     /// than 4 gains little at 1080p and frame threading adds a frame of latency per thread).
     /// Live streams: 1, for the lowest latency — a live frame waits for no other.
     var decoderThreads: Int { Self.decoderThreads(isLive: isLive) }
-    static func decoderThreads(isLive: Bool) -> Int { isLive ? 1 : min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+    static func decoderThreads(isLive: Bool) -> Int { isLive ? 1 : min(4, CPUAllowance.current.count) }
 
     /// How long one open or read may block: a live stream silent this long has dropped.
     var timeout: Double { isLive ? 10 : 30 }

@@ -1,11 +1,12 @@
 import COpenCVShim
-import Foundation
+import FrameCore
 import Synchronization
 
 /// How many threads one network pass uses: process-wide, for every ``FaceDetector`` network
 /// set up after the call (XNNPACK's) and for OpenCV's parallel loops (the Haar detector's).
 ///
-/// The default, a thread per core this process may use, suits a file read as fast as it goes:
+/// The default, a thread per CPU this process may use (``CPUAllowance``: its affinity mask and
+/// its cgroup's CPU quota, not the machine's cores), suits a file read as fast as it goes:
 /// its passes are on the frame path, and each is done sooner on every core. A live source's
 /// passes run beside its frame path, and a pass spread over every core waits for whichever
 /// thread the machine's other work holds up: with two busy loops beside one paced 720p
@@ -25,7 +26,7 @@ import Synchronization
 public enum InferenceThreads {
     private static let requested = Atomic<Int>(0)
 
-    /// Sets the threads a pass may use (1 or more; 0: a thread per core this process may use)
+    /// Sets the threads a pass may use (1 or more; 0: a thread per CPU this process may use)
     /// and returns the number in use before.
     @discardableResult
     public static func set(_ count: Int) -> Int {
@@ -38,6 +39,6 @@ public enum InferenceThreads {
     /// The threads a pass may use now.
     public static var current: Int {
         let count = requested.load(ordering: .relaxed)
-        return count > 0 ? min(count, 64) : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        return count > 0 ? min(count, 64) : CPUAllowance.current.count
     }
 }
