@@ -140,7 +140,7 @@ static bool claim(struct pthreadpool *pool, uint32_t generation, uint32_t *chunk
     uint64_t c = atomic_load(&pool->cursor);
     for (;;) {
         // A late worker may read the next job's limit here; its exchange then fails, as the
-        // cursor has moved on, and it sees the generation change.
+        // cursor moved on before the limit changed, and it sees the generation change.
         if ((uint32_t)(c >> 32) != generation || (uint32_t)c >= atomic_load(&pool->limit)) return false;
         if (atomic_compare_exchange_weak(&pool->cursor, &c, c + 1)) {
             *chunk = (uint32_t)c;
@@ -252,12 +252,16 @@ static void parallelize(struct pthreadpool *pool, job j) {
     j.chunks = (j.items + j.chunk - 1) / j.chunk;
 
     pthread_mutex_lock(&pool->call);
+    // The cursor moves to the new generation first: a worker still claiming in the last job
+    // (it ran that job's last chunk and is looking for another) must fail before `limit`
+    // grows, or it would take a chunk below the new limit, under the old generation, and run
+    // the new job's chunk twice (20,000 jobs of 2 then 64 items on 8 threads hung that way).
+    const uint32_t generation = atomic_load(&pool->generation) + 1;
+    atomic_store(&pool->cursor, (uint64_t)generation << 32);
     pool->current = j;
     atomic_store(&pool->pending, (uint32_t)j.chunks);
     atomic_store(&pool->limit, (uint32_t)j.chunks);
-    const uint32_t generation = atomic_load(&pool->generation) + 1;
-    atomic_store(&pool->cursor, (uint64_t)generation << 32);
-    atomic_store(&pool->generation, generation);
+    atomic_store(&pool->generation, generation);  // workers join from here
     if (atomic_load(&pool->sleepers) > 0) futex(&pool->generation, FUTEX_WAKE, INT_MAX);
 
     work(pool, generation);

@@ -192,3 +192,35 @@ struct ThreadPoolTests {
         }
     }
 }
+
+extension ThreadPoolTests {
+    /// Counts each item's runs of the job at hand (a job of `count` items).
+    final class Tally: @unchecked Sendable { // runs: atomics, written from the pool's threads
+        let runs = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 64)
+        init() { for i in 0..<64 { (runs + i).initialize(to: Atomic(0)) } }
+        deinit { runs.deinitialize(count: 64).deallocate() }
+    }
+
+    @Test("jobs of few chunks then many, back to back: a worker finishing the last job's chunk never runs the next job's")
+    func smallThenLargeJobs() throws {
+        // More threads than cores: a worker is often preempted between its last chunk and its
+        // next claim, which is where the race was.
+        for threads in [2, 8] {
+            let pool = try #require(pthreadpool_create(threads))
+            defer { pthreadpool_destroy(pool) }
+            let tally = Tally()
+            var wrong = 0
+            // A 2-item job leaves the workers' last claim racing the caller's set-up of the
+            // 64-item job after it (more chunks: a stale claim below the new limit).
+            for round in 0..<100_000 {
+                let count = round % 2 == 0 ? 2 : 64
+                for i in 0..<count { tally.runs[i].store(0, ordering: .relaxed) }
+                pthreadpool_parallelize_1d(
+                    pool, { c, i in Unmanaged<Tally>.fromOpaque(c!).takeUnretainedValue().runs[i].add(1, ordering: .relaxed) },
+                    Unmanaged.passUnretained(tally).toOpaque(), count, 0)
+                for i in 0..<count where tally.runs[i].load(ordering: .relaxed) != 1 { wrong += 1 }
+            }
+            #expect(wrong == 0, "\(threads) threads: \(wrong) items run other than once")
+        }
+    }
+}
