@@ -85,7 +85,7 @@ struct DetectorSettings {
     /// late frame on every source, processing p99 36 ms, where none was late without it).
     var firstPassOnFrame = true
 
-    /// The CPUs this process may use less half a CPU (at least half a CPU; ``CPUAllowance``:
+    /// The CPUs this process may use less half a CPU (at least half a CPU; `CPUAllowance`:
     /// its affinity mask or CPU quota): passes leave the rest to the frame path's neighbours on
     /// a shared machine.
     static var defaultCPUBudget: Double { max(0.5, CPUAllowance.current.cpus - 0.5) }

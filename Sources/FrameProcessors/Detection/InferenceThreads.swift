@@ -5,7 +5,7 @@ import Synchronization
 /// How many threads one network pass uses: process-wide, for every ``FaceDetector`` network
 /// set up after the call (XNNPACK's) and for OpenCV's parallel loops (the Haar detector's).
 ///
-/// The default, a thread per CPU this process may use (``CPUAllowance``: its affinity mask and
+/// The default, a thread per CPU this process may use (`CPUAllowance`: its affinity mask and
 /// its cgroup's CPU quota, not the machine's cores), suits a file read as fast as it goes:
 /// its passes are on the frame path, and each is done sooner on every core. A live source's
 /// passes run beside its frame path, and a pass spread over every core waits for whichever

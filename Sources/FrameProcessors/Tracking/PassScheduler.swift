@@ -35,7 +35,7 @@ public final class PassScheduler: Sendable {
     }
 
     /// - Parameters:
-    ///   - lanes: passes run at once (at least 1). One network may use a thread per core
+    ///   - lanes: passes run at once (at least 1). One network may use a thread per CPU
     ///     (``InferenceThreads``), but not every core all the time: on a 2-core machine two lanes ran more
     ///     passes a second than one, more again with one thread a pass (``InferenceThreads``;
     ///     docs/performance.md).
