@@ -143,9 +143,8 @@ struct ThreadPoolTests {
 
     /// The pool's caller and a worker holding an item: what the caller's thread spent while it
     /// waited for the worker.
-    final class HeldItem: @unchecked Sendable { // fields: atomics or a Mutex
+    final class HeldItem: Sendable {
         let caller = pthread_self()
-        let workerHolds = Mutex(false)
         let workerTookOne = Atomic<Bool>(false)
     }
 
