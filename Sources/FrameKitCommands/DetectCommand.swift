@@ -48,11 +48,11 @@ enum DetectCommand: Command {
             settings.passScheduler = PassScheduler(lanes: 2, cpuBudget: settings.passScheduler.cpuBudget)
             settings.firstPassOnFrame = false
         }
-        // A live source's passes run beside its frame path, on one thread each: a pass spread
-        // over both cores waits for whichever thread the machine's other work holds up. With
-        // two busy loops beside it, report crowd-sweep kept 0.82 of its faces on one thread and
-        // 0.59 on two (idle, 0.84 and 0.86; docs/performance.md). A file read as fast as it
-        // goes keeps a thread per core: its passes are on the frame path.
+        // A live source's passes run beside its frame path, on one thread each: two found no
+        // more faces (report crowd-sweep, cuts, crowd, paced, idle and beside two busy loops,
+        // within a round's spread; docs/performance.md) and one leaves the other CPU to the
+        // frame path. A file read as fast as it goes keeps a thread per CPU it may use: its
+        // passes are on the frame path.
         if devices.count > 1 || devices.contains(where: \.isPaced) { InferenceThreads.set(1) }
         let annotate = options[annotate].map { URL(fileURLWithPath: $0) }
         if devices.count > 1 && annotate != nil { throw UsageError("--annotate takes one source; give one --device or --input") }

@@ -7,13 +7,12 @@ import Synchronization
 ///
 /// The default, a thread per CPU this process may use (`CPUAllowance`: its affinity mask and
 /// its cgroup's CPU quota, not the machine's cores), suits a file read as fast as it goes:
-/// its passes are on the frame path, and each is done sooner on every core. A live source's
-/// passes run beside its frame path, and a pass spread over every core waits for whichever
-/// thread the machine's other work holds up: with two busy loops beside one paced 720p
-/// source, one thread a pass kept 0.82 of a panning crowd's faces where two kept 0.59 (idle,
-/// 0.84 and 0.86). Several cameras sharing a ``PassScheduler`` of two lanes run two passes at
-/// once; at a thread per core each, the passes' threads outnumber the cores and the frame path
-/// waits behind them (docs/performance.md). `framekit detect` sets one thread a pass for a live
+/// its passes are on the frame path, and each is done sooner on every CPU. A live source's
+/// passes run beside its frame path: there two threads a pass found no more faces than one,
+/// idle or beside two busy loops (report split, paced; docs/performance.md), and one leaves the
+/// other CPU to the frame path. Several cameras sharing a ``PassScheduler`` of two lanes run
+/// two passes at once; at a thread per CPU each, the passes' threads outnumber the CPUs and
+/// the frame path waits behind them. `framekit detect` sets one thread a pass for a live
 /// source or several sources (its summary's `inference_threads` says what a run used).
 ///
 /// Set it before the first pass: a detector's networks keep the count they were set up with
