@@ -16,7 +16,6 @@
 #define _GNU_SOURCE
 #include <pthreadpool.h>
 
-#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -51,6 +50,7 @@ typedef enum {
 
 typedef struct {
     task_kind kind;
+    int rank;  // dimensions of the grid (the kind's; the rest are 1)
     void *function;
     void *context;
     uint32_t flags;
@@ -81,16 +81,7 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t value) {
 // Runs item `index` of the grid: its coordinates, the tiled ones as a start and a size.
 static void run_item(const job *j, size_t index) {
     size_t at[kMaxDims], size[kMaxDims];
-    int rank = 0;
-    switch (j->kind) {
-    case task_1d: case task_1d_tile_1d: rank = 1; break;
-    case task_2d: case task_2d_tile_1d: case task_2d_tile_2d: rank = 2; break;
-    case task_3d: case task_3d_tile_2d: rank = 3; break;
-    case task_4d: case task_4d_tile_2d: rank = 4; break;
-    case task_5d: case task_5d_tile_2d: rank = 5; break;
-    case task_6d_tile_2d: rank = 6; break;
-    }
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = j->rank - 1; d >= 0; --d) {
         const size_t t = index % j->tiles[d];
         index /= j->tiles[d];
         at[d] = t * j->tile[d];
@@ -280,7 +271,7 @@ static void parallelize(struct pthreadpool *pool, job j) {
 // A grid of `rank` dimensions: `range` each, cut in tiles of `tile` (1: untiled).
 static void grid(struct pthreadpool *pool, task_kind kind, void *function, void *context, uint32_t flags, int rank,
                  const size_t *range, const size_t *tile) {
-    job j = {.kind = kind, .function = function, .context = context, .flags = flags};
+    job j = {.kind = kind, .rank = rank, .function = function, .context = context, .flags = flags};
     for (int d = 0; d < kMaxDims; ++d) {
         j.range[d] = d < rank ? range[d] : 1;
         j.tile[d] = d < rank ? tile[d] : 1;

@@ -100,21 +100,10 @@ enum ContentionSuite {
             return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
                 + Double(usage.ru_stime.tv_usec) / 1e6
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
         let cpuBefore = childrenCPU()
         let start = Timestamp.now()
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let output = try DetectionSuite.runProcess(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
         let wall = Timestamp.now().seconds(since: start)
-        guard process.terminationStatus == 0 else {
-            throw RuntimeError("\(command.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
         return (output, childrenCPU() - cpuBefore, wall)
     }
 
