@@ -21,6 +21,8 @@ struct Report: Codable {
     var preview: [PreviewResult]?
     /// Absent from baselines made before #49.
     var contention: [ContentionResult]? = nil
+    /// Absent from baselines made before #51.
+    var fleet_memory: [FleetMemoryResult]? = nil
 }
 
 /// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
@@ -30,7 +32,7 @@ enum BenchOptions {
     static let suite = Option.text(
         "suite", "a,b,...",
         help:
-            "Suites to run: filters, capture, decode, detection, contention, preview, tune, soak (default filters,capture,decode,detection,contention,preview; soak: memory over --minutes; contention: framekit detect and MediaPipe idle, beside two busy loops, pinned to one CPU and in a CPU quota of one)."
+            "Suites to run: filters, capture, decode, detection, contention, fleet-memory, preview, tune, soak (default filters,capture,decode,detection,contention,fleet-memory,preview; soak: memory over --minutes; contention: framekit detect and MediaPipe idle, beside two busy loops, pinned to one CPU and in a CPU quota of one; fleet-memory: framekit detect's peak memory with 1, 4 and 16 sources of 720p)."
     )
     static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
     static let split = Option.choice(
@@ -74,7 +76,7 @@ if arguments.contains("--help") {
         helpText(
             command: "framekit-bench", abstract: "FrameKit's speed and detection quality against baselines measured in the same run.",
             usage:
-                "framekit-bench [--quick] [--suite filters,capture,decode,detection,contention,preview,tune,soak] [--json FILE] [--compare BASELINE.json] ...",
+                "framekit-bench [--quick] [--suite filters,capture,decode,detection,contention,fleet-memory,preview,tune,soak] [--json FILE] [--compare BASELINE.json] ...",
             specs: BenchOptions.specs))
     exit(0)
 }
@@ -85,7 +87,8 @@ do { options = try ParsedOptions(arguments, specs: BenchOptions.specs, command: 
 }
 let quick = options[BenchOptions.quick]
 let suites = Set(
-    (options[BenchOptions.suite] ?? "filters,capture,decode,detection,contention,preview").split(separator: ",").map(String.init))
+    (options[BenchOptions.suite] ?? "filters,capture,decode,detection,contention,fleet-memory,preview").split(separator: ",").map(
+        String.init))
 let tolerance = options[BenchOptions.tolerance] ?? 0.75
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let fixtures = root.appendingPathComponent("Tests/FrameTestSupport/Fixtures")
@@ -295,6 +298,18 @@ do {
         ContentionSuite.print(rows)
     }
 
+    if suites.contains("fleet-memory") {
+        guard let framekit, FileManager.default.isExecutableFile(atPath: framekit.path) else {
+            throw RuntimeError("fleet-memory: the framekit executable is not beside framekit-bench (swift build -c release)")
+        }
+        let seconds = quick ? 4.0 : 8.0
+        log("fleet-memory: framekit detect with 1, 4 and 16 virtual cameras and 720p files (--realtime) at 720p, \(f(seconds, 0)) s each")
+        let rows = try FleetMemorySuite.run(
+            framekit: framekit, corpus: try Corpus(folder: root.appendingPathComponent("Benchmarks/Corpus")), seconds: seconds, work: work)
+        report.fleet_memory = rows
+        FleetMemorySuite.print(rows)
+    }
+
     if suites.contains("tune") {
         let corpus = try Corpus(folder: root.appendingPathComponent("Benchmarks/Corpus"))
         log("tune: the tracker's options on the tune split (\(quick ? 2 : 5) seeds x \(quick ? 30 : 60) frames per kind)")
@@ -404,6 +419,7 @@ do {
             }
         }
         regressions += ContentionSuite.regressions(report.contention ?? [], baseline: baseline.contention ?? [], tolerance: tolerance)
+        regressions += FleetMemorySuite.regressions(report.fleet_memory ?? [], baseline: baseline.fleet_memory ?? [])
         // Speed as a ratio to the same run's OpenCV Haar, per kind: immune to a slower machine.
         for r in report.detection where r.detector == "framekit-cli" {
             func haar(_ rows: [DetectionResult]) -> Double? {

@@ -9,8 +9,10 @@ import Synchronization
 /// format (FrameKit's own conversion and bilinear resize into reused buffers); its heatmap is
 /// decoded and the boxes suppressed here too. Gives each face a confidence and five landmarks.
 ///
-/// Thread-safe: calls on one detector are serialised (one network, one set of buffers). Use
-/// one detector per thread to detect in parallel.
+/// Thread-safe, and calls run in parallel, at most one per CPU the process may use (a call
+/// beyond waits for one to end): every detector of the process that loads the same model file
+/// shares one copy of it, and each call borrows a network and buffers of its own from it (a
+/// fleet holds what its passes ran at once, not a set per camera).
 public final class FaceDetector: FaceDetecting {
     public struct Options: Sendable, Equatable {
         /// The longest side of the network's input, in pixels: the image (or region) is shrunk
@@ -50,19 +52,18 @@ public final class FaceDetector: FaceDetecting {
     public let modelURL: URL
     public var name: String { "cnn" }
 
-    // The networks and every buffer a call needs, reused from call to call; the Mutex
-    // serialises calls (a network's buffers are its own).
-    private let state: Mutex<CenterFaceScratch>
+    // The model, shared with every detector of the process that loaded the same file; each
+    // call borrows a network and a workspace from it.
+    package let model: CenterFaceModel
 
     /// Loads the default model (see `ModelCatalog`) or the ONNX file at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
         let url = try modelFile(modelURL, named: ModelCatalog.defaultFaceModel)
-        // Read once now, so that a bad file fails here rather than at the first frame.
-        let scratch = try CenterFaceScratch(modelPath: url.path)
+        // Read now (unless already loaded), so that a bad file fails here rather than at the first frame.
+        self.model = try CenterFaceModel.shared(path: url.path)
         self.options = options
         self.modelURL = url
-        self.state = Mutex(scratch)
     }
 
     public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
@@ -135,12 +136,12 @@ public final class FaceDetector: FaceDetecting {
     /// `enlarging`: a region smaller than `call`'s input size is enlarged to it.
     private func detect(in image: PixelBuffer, region: Rect?, options call: Options, enlarging: Bool) throws(FaceDetectorError) -> [Face] {
         try call.validate()
-        return try state.withLock { (scratch) throws(FaceDetectorError) -> [Face] in
-            let area = detectionArea(region, in: image)
-            guard area.width >= 16, area.height >= 16 else { return [] }
-            return try mappingDetectorErrors {
-                let input = try scratch.prepareInput(image.cropped(to: area), longestSide: call.inputSize, enlarging: enlarging)
-                let faces = try scratch.forward(input, scoreThreshold: Float(call.scoreThreshold))
+        let area = detectionArea(region, in: image)
+        guard area.width >= 16, area.height >= 16 else { return [] }
+        return try model.withWorkspace { (workspace) throws(FaceDetectorError) -> [Face] in
+            try mappingDetectorErrors {
+                let input = try workspace.prepareInput(image.cropped(to: area), longestSide: call.inputSize, enlarging: enlarging)
+                let faces = try workspace.forward(input, scoreThreshold: Float(call.scoreThreshold), model: model)
                 // Network pixels → image pixels.
                 let sx = Double(area.width) / Double(input.contentWidth)
                 let sy = Double(area.height) / Double(input.contentHeight)
@@ -163,15 +164,8 @@ struct NetworkInput {
     var contentHeight: Int
 }
 
-/// CenterFace's model, its networks and the buffers one call uses, kept between calls.
-struct CenterFaceScratch: ~Copyable {
-    // The ONNX file read once and laid out for XNNPACK; each network is it set up for one
-    // input size (XNNPACK plans every buffer for a fixed shape). A handful of sizes is all a
-    // detector meets (the frame's, a tracker's tiles, its quick look, the edge a panning camera
-    // brings into view, its closer looks), so the last few are kept.
-    let model: OpaquePointer
-    var networks: [(width: Int, height: Int, net: OpaquePointer)] = []
-    static let networksKept = 5
+/// The buffers one call uses, kept between calls (a ``CenterFaceModel`` lends one to each call).
+struct CenterFaceWorkspace: Sendable {
     // The region in RGB24 (when the source is not RGB24) and at the network's scale, a few
     // sizes of each kept (the most recently used last): a tracker's looks alternate between
     // sizes (the whole frame, a tile, an edge strip, the quick look), and a buffer made again
@@ -182,43 +176,6 @@ struct CenterFaceScratch: ~Copyable {
     static let buffersKept = 4
     var tensor: [Float] = [] // [1, H, W, 3] in its first 3·H·W floats; grown, never shrunk
     var heatmap: [Float] = [], boxScale: [Float] = [], offset: [Float] = [], landmarks: [Float] = []
-
-    init(modelPath: String) throws(FaceDetectorError) {
-        var message = [CChar](repeating: 0, count: 512)
-        var raw: OpaquePointer? = nil
-        let status = fkxnn_model_load(modelPath, &raw, &message, message.count)
-        guard status == FKXNN_OK, let raw else {
-            throw .modelLoadFailed(path: modelPath, message: shimMessage(message, status: status.rawValue))
-        }
-        guard fkxnn_model_input_channels(raw) == 3 else {
-            fkxnn_model_destroy(raw)
-            throw .modelLoadFailed(path: modelPath, message: "the network's input is not 3 channels (RGB)")
-        }
-        self.model = raw
-    }
-
-    deinit {
-        for entry in networks { fkxnn_net_destroy(entry.net) }
-        fkxnn_model_destroy(model)
-    }
-
-    /// The network for one input size, set up on first use (the most recently used last).
-    @discardableResult
-    mutating func loadNetwork(width: Int, height: Int) throws(FaceDetectorError) -> OpaquePointer {
-        if let i = networks.firstIndex(where: { $0.width == width && $0.height == height }) {
-            let entry = networks.remove(at: i)
-            networks.append(entry)
-            return entry.net
-        }
-        var message = [CChar](repeating: 0, count: 512)
-        var created: OpaquePointer? = nil
-        let status = fkxnn_net_create(
-            model, Int32(clamping: height), Int32(clamping: width), Int32(InferenceThreads.current), &created, &message, message.count)
-        guard status == FKXNN_OK, let raw = created else { throw .inference(message: shimMessage(message, status: status.rawValue)) }
-        if networks.count >= Self.networksKept { fkxnn_net_destroy(networks.removeFirst().net) }
-        networks.append((width, height, raw))
-        return raw
-    }
 
     /// Converts and shrinks `image` into ``tensor`` (or enlarges it, `enlarging`).
     mutating func prepareInput(_ image: PixelBuffer, longestSide: Int, enlarging: Bool = false) throws -> NetworkInput {
@@ -272,7 +229,7 @@ struct CenterFaceScratch: ~Copyable {
 
     /// Runs the network on ``tensor`` and decodes every heatmap cell above `scoreThreshold`
     /// into a face in network-input pixels (before suppression).
-    mutating func forward(_ input: NetworkInput, scoreThreshold: Float) throws(FaceDetectorError) -> [Face] {
+    mutating func forward(_ input: NetworkInput, scoreThreshold: Float, model: CenterFaceModel) throws(FaceDetectorError) -> [Face] {
         let cells = (input.width / 4) * (input.height / 4)
         if heatmap.count < cells {
             heatmap = [Float](repeating: 0, count: cells)
@@ -280,34 +237,35 @@ struct CenterFaceScratch: ~Copyable {
             offset = [Float](repeating: 0, count: 2 * cells)
             landmarks = [Float](repeating: 0, count: 10 * cells)
         }
-        let net = try loadNetwork(width: input.width, height: input.height)
         var message = [CChar](repeating: 0, count: 512)
         var shapes: [(Int32, Int32)] = []
-        let status = tensor.withUnsafeBufferPointer { t in
-            heatmap.withUnsafeMutableBufferPointer { h in
-                boxScale.withUnsafeMutableBufferPointer { s in
-                    offset.withUnsafeMutableBufferPointer { o in
-                        landmarks.withUnsafeMutableBufferPointer { l in
-                            // The layer names of this export (see Models/MANIFEST.json).
-                            "537".withCString { n0 in
-                                "538".withCString { n1 in
-                                    "539".withCString { n2 in
-                                        "540".withCString { n3 in
-                                            var outputs = [
-                                                fkxnn_tensor(
-                                                    name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),
-                                                fkxnn_tensor(
-                                                    name: n1, data: s.baseAddress, capacity: s.count, shape: (0, 0, 0, 0), count: 0),
-                                                fkxnn_tensor(
-                                                    name: n2, data: o.baseAddress, capacity: o.count, shape: (0, 0, 0, 0), count: 0),
-                                                fkxnn_tensor(
-                                                    name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0)
-                                            ]
-                                            let status = fkxnn_net_forward(
-                                                net, t.baseAddress, 3 * input.width * input.height, &outputs, Int32(outputs.count),
-                                                &message, message.count)
-                                            shapes = outputs.map { ($0.shape.2, $0.shape.3) }
-                                            return status
+        let status = try model.withNetwork(width: input.width, height: input.height) { net in
+            tensor.withUnsafeBufferPointer { t in
+                heatmap.withUnsafeMutableBufferPointer { h in
+                    boxScale.withUnsafeMutableBufferPointer { s in
+                        offset.withUnsafeMutableBufferPointer { o in
+                            landmarks.withUnsafeMutableBufferPointer { l in
+                                // The layer names of this export (see Models/MANIFEST.json).
+                                "537".withCString { n0 in
+                                    "538".withCString { n1 in
+                                        "539".withCString { n2 in
+                                            "540".withCString { n3 in
+                                                var outputs = [
+                                                    fkxnn_tensor(
+                                                        name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),
+                                                    fkxnn_tensor(
+                                                        name: n1, data: s.baseAddress, capacity: s.count, shape: (0, 0, 0, 0), count: 0),
+                                                    fkxnn_tensor(
+                                                        name: n2, data: o.baseAddress, capacity: o.count, shape: (0, 0, 0, 0), count: 0),
+                                                    fkxnn_tensor(
+                                                        name: n3, data: l.baseAddress, capacity: l.count, shape: (0, 0, 0, 0), count: 0)
+                                                ]
+                                                let status = fkxnn_net_forward(
+                                                    net, t.baseAddress, 3 * input.width * input.height, &outputs, Int32(outputs.count),
+                                                    &message, message.count)
+                                                shapes = outputs.map { ($0.shape.2, $0.shape.3) }
+                                                return status
+                                            }
                                         }
                                     }
                                 }

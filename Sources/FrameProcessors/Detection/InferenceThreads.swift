@@ -15,8 +15,8 @@ import Synchronization
 /// the frame path waits behind them. `framekit detect` sets one thread a pass for a live
 /// source or several sources (its summary's `inference_threads` says what a run used).
 ///
-/// Set it before the first pass: a detector's networks keep the count they were set up with
-/// (each input size is set up on its first pass), and OpenCV does not guard the change against
+/// Set it before the first pass: a network keeps the count it was set up with (the process's
+/// networks are shared by its detectors; one set up after the change has the new count), and OpenCV does not guard the change against
 /// parallel loops running on other threads at that moment.
 ///
 /// ```swift

@@ -721,9 +721,10 @@ struct TrackerState: ~Copyable {
     /// Background schedule: gray images from the frame of the pass under way to the newest,
     /// newest last, so a pass's faces can be carried to the current frame however late it
     /// finishes. Past ``historyLength`` images every other one between the first and the last
-    /// is let go: memory stays bounded and a slow pass is carried forward in longer steps.
+    /// is let go: memory stays bounded and a slow pass is carried forward in longer steps. 8:
+    /// a 720p camera's history is then ~8 MB, not ~16 (docs/performance.md, "Memory of a fleet").
     var history: [(frame: Int, gray: PixelBuffer)] = []
-    static let historyLength = 16
+    static let historyLength = 8
     /// Gray images let go from the history, reused for the next ones (no allocation a frame).
     var spareGrays: [PixelBuffer] = []
     /// The copy of a borrowed frame the last pass ran on, reused for the next pass.

@@ -1,0 +1,127 @@
+import Foundation
+import FrameKit
+
+/// One `framekit detect` process with `sources` sources of one kind: its peak resident memory.
+struct FleetMemoryResult: Codable {
+    /// `virtual` (the virtual camera at 720p, `--device virtual:N`) or `input` (a 720p MJPEG
+    /// clip per source, `--input FILE --realtime`).
+    var source: String
+    var sources: Int
+    var detector: String
+    /// VmHWM of the process, from wait4's `ru_maxrss`.
+    var peak_rss_mb: Double
+    var wall_s: Double
+}
+
+/// What a fleet of cameras costs in memory in one process: 1, 4 and 16 sources of 720p with
+/// the CNN, each run for a few seconds, and the memory each added source costs. The networks
+/// are shared by every source (one model per process, a network per input size and pass run
+/// at once), so past the first sources only each source's own state is added.
+enum FleetMemorySuite {
+    static let counts = [1, 4, 16]
+
+    static func run(framekit: URL, corpus: Corpus, seconds: Double, work: URL) throws -> [FleetMemoryResult] {
+        var rows: [FleetMemoryResult] = []
+        for n in counts {
+            let devices = (1...n).flatMap { ["--device", $0 == 1 ? "virtual" : "virtual:\($0)"] }
+            let arguments = ["detect"] + devices + ["--preset", "hd1280x720", "--duration", "\(seconds)"]
+            let run = try measure(framekit, arguments)
+            rows.append(FleetMemoryResult(source: "virtual", sources: n, detector: "cnn", peak_rss_mb: run.peakMB, wall_s: run.wall))
+        }
+        guard let seed = corpus.seeds[.report]?.first else { return rows }
+        let clip = try ClipRenderer.render(kind: .moving, seed: seed, frames: Int(seconds * 30), corpus: corpus, split: .report)
+        // One name per source (detect refuses the same --input twice): hard links to one clip.
+        let files = (1...(counts.max() ?? 1)).map { work.appendingPathComponent("fleet-memory-\($0)-\(clip.name).mjpeg") }
+        try clip.mjpeg.write(to: files[0])
+        for file in files.dropFirst() { try FileManager.default.linkItem(at: files[0], to: file) }
+        defer { for file in files { try? FileManager.default.removeItem(at: file) } }
+        for n in counts {
+            let arguments = ["detect"] + files.prefix(n).flatMap { ["--input", $0.path] } + ["--realtime"]
+            let run = try measure(framekit, arguments)
+            rows.append(FleetMemoryResult(source: "input", sources: n, detector: "cnn", peak_rss_mb: run.peakMB, wall_s: run.wall))
+        }
+        return rows
+    }
+
+    /// Megabytes each added source costs: the least-squares slope of peak memory over sources,
+    /// and the same from the 4th source on (where every pass that runs at once already has
+    /// its network: the rest is the sources' own state).
+    static func slopes(_ rows: [FleetMemoryResult], source: String) -> (all: Double, fromFour: Double)? {
+        let points = rows.filter { $0.source == source }.map { (Double($0.sources), $0.peak_rss_mb) }
+        guard points.count >= 2 else { return nil }
+        func slope(_ p: [(Double, Double)]) -> Double {
+            let mx = p.map(\.0).reduce(0, +) / Double(p.count)
+            let my = p.map(\.1).reduce(0, +) / Double(p.count)
+            let sxx = p.map { ($0.0 - mx) * ($0.0 - mx) }.reduce(0, +)
+            return sxx > 0 ? p.map { ($0.0 - mx) * ($0.1 - my) }.reduce(0, +) / sxx : 0
+        }
+        let later = points.filter { $0.0 >= 4 }
+        return (slope(points), later.count >= 2 ? slope(later) : slope(points))
+    }
+
+    static func print(_ rows: [FleetMemoryResult]) {
+        Swift.print("\n" + pad("fleet memory", 14) + pad("sources", 9) + pad("detector", 10) + pad("peak RSS MB", 13) + "wall s")
+        for r in rows {
+            Swift.print(pad(r.source, 14) + pad("\(r.sources)", 9) + pad(r.detector, 10) + pad(f(r.peak_rss_mb, 0), 13) + f(r.wall_s, 1))
+        }
+        for source in ["virtual", "input"] {
+            guard let s = slopes(rows, source: source) else { continue }
+            Swift.print(
+                "fleet memory \(source): \(f(s.all, 1)) MB per added 720p source (fit over \(counts.map(String.init).joined(separator: ", "))), "
+                    + "\(f(s.fromFour, 1)) MB from the 4th on")
+        }
+    }
+
+    /// A regression: a peak or a per-source slope beyond the baseline's by more than a quarter
+    /// (and 2 MB a source). Memory is not noisy as time is: the speed tolerance does not apply.
+    static func regressions(_ rows: [FleetMemoryResult], baseline: [FleetMemoryResult]) -> [String] {
+        var found: [String] = []
+        for r in rows {
+            guard let b = baseline.first(where: { $0.source == r.source && $0.sources == r.sources && $0.detector == r.detector })
+            else { continue }
+            if r.peak_rss_mb > b.peak_rss_mb * 1.25 {
+                found.append("fleet memory \(r.source) x\(r.sources): peak \(f(r.peak_rss_mb, 0)) MB vs baseline \(f(b.peak_rss_mb, 0)) MB")
+            }
+        }
+        for source in ["virtual", "input"] {
+            guard let now = slopes(rows, source: source), let then = slopes(baseline, source: source) else { continue }
+            if now.all > then.all * 1.25 + 2 {
+                found.append("fleet memory \(source): \(f(now.all, 1)) MB per added source vs baseline \(f(then.all, 1)) MB")
+            }
+        }
+        return found
+    }
+
+    /// Runs `executable` to its end, its output discarded: its peak resident memory and wall time.
+    /// A failure (a non-zero exit) throws with the end of its standard error.
+    static func measure(_ executable: URL, _ arguments: [String]) throws -> (peakMB: Double, wall: Double) {
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-memory-\(getpid()).stderr")
+        defer { try? FileManager.default.removeItem(at: errors) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        let start = Timestamp.now()
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw RuntimeError("fleet memory: cannot start \(executable.path): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw RuntimeError("fleet memory: wait4: \(String(cString: strerror(errno)))") }
+        }
+        let wall = Timestamp.now().seconds(since: start)
+        // Exited normally with 0: the wait status's low 7 bits are 0 and its exit code byte 0.
+        guard status == 0 else {
+            let tail = (try? String(contentsOf: errors, encoding: .utf8)).map { String($0.suffix(400)) } ?? ""
+            throw RuntimeError(
+                "fleet memory: framekit \(arguments.prefix(6).joined(separator: " ")) … ended with status \(status): \(tail)")
+        }
+        return (Double(usage.ru_maxrss) / 1024, wall)
+    }
+}
