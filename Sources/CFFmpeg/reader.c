@@ -37,7 +37,27 @@ struct cffm_media {
     // frame-threaded decoder (PNG, for one) can lose a failed frame's error when it is flushed,
     // so a file of one damaged image would end with no frame and no error at all.
     int64_t packets_sent, frames_out, errors_reported;
+    // A live stream's bytes between packets are bounded: where the last packet ended (the
+    // input's position then; 0 while it is opened and probed), the most bytes the next may
+    // take (while opening: CFFM_PROBE_BYTE_LIMIT), and whether a read was abandoned for going
+    // past it.
+    int64_t packet_mark, max_frame_bytes;
+    atomic_int overlong;
+    // The bound was passed while probing: the probe took what it read as the stream's end, and
+    // its parser handed on the unfinished frame as a packet (decoded as a damaged frame).
+    int overlong_in_probe;
 };
+
+// Bytes a live stream may send while it is opened and probed, before any frame size is known:
+// FFmpeg's probe stops at 5 MB of packets, but a frame that never ends is never a packet, and
+// the probe read a 300 MB one whole. 32 MiB is that probe and a first frame up to a 1080p
+// JPEG's worst case (libjpeg-turbo's bound, 6 bytes a pixel: 12 MB; a real 4K one is a few MB).
+// A parser's buffer grows by copying, so the peak is about twice it.
+#define CFFM_PROBE_BYTE_LIMIT ((int64_t)32 << 20)
+
+int64_t cffm_frame_byte_limit(int32_t width, int32_t height) {
+    return (int64_t)(width > 0 ? width : 1) * (height > 0 ? height : 1) * 6 + ((int64_t)4 << 20);
+}
 
 // Whether the file is shorter than the samples its index lists (MP4's sample tables, AVI's
 // idx1, Matroska's cues): FFmpeg's demuxers then just reach the end early. Streams have no size.
@@ -63,7 +83,16 @@ static void check_truncation(cffm_media *m) {
 
 static int interrupt_callback(void *opaque) {
     cffm_media *m = opaque;
-    if (atomic_load(&m->interrupted)) return 1;
+    if (atomic_load(&m->interrupted) || atomic_load(&m->overlong)) return 1;
+    // FFmpeg asks before each read (a protocol's, not a file's buffer): a stream whose frame
+    // never ends (no JPEG end marker, a NAL unit that goes on) would otherwise grow a parser's
+    // buffer without bound (2–3.5 GB seen). Only inputs that cannot seek: a file's demuxer may
+    // seek past data between packets, a stream's bytes are all the frame's.
+    AVIOContext *pb = m->format ? m->format->pb : NULL;
+    if (pb && !(pb->seekable & AVIO_SEEKABLE_NORMAL) && avio_tell(pb) - m->packet_mark > m->max_frame_bytes) {
+        atomic_store(&m->overlong, 1);
+        return 1;
+    }
     return m->deadline != 0 && av_gettime_relative() > m->deadline;
 }
 
@@ -103,6 +132,8 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
     cffm_media *m = calloc(1, sizeof *m);
     if (!m) { cffm_internal_say("out of memory", message, message_size); return CFFM_ERROR; }
     atomic_init(&m->interrupted, 0);
+    atomic_init(&m->overlong, 0);
+    m->max_frame_bytes = CFFM_PROBE_BYTE_LIMIT;
     m->timeout = timeout_seconds;
     m->format = avformat_alloc_context();
     m->packet = av_packet_alloc();
@@ -131,9 +162,11 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
     int error = avformat_open_input(&m->format, url, demuxer, &options);  // frees the context on failure
     av_dict_free(&options);
     if (error < 0) {
-        cffm_internal_describe(error, "cannot open", message, message_size);
+        int overlong = atomic_load(&m->overlong);
+        cffm_internal_describe(error, overlong ? "cannot open: the stream sent 32 MiB without completing a frame" : "cannot open", message,
+                               message_size);
         cffm_close(m);
-        return error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
+        return overlong ? CFFM_OVERLONG : error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
     }
     arm(m);
     // Probing decodes a frame of each stream: with no limit, a forged PNG header claiming
@@ -144,6 +177,14 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
     error = avformat_find_stream_info(m->format, probe_options);
     for (unsigned i = 0; probe_options && i < stream_count; i++) av_dict_free(&probe_options[i]);
     free(probe_options);
+    // Abandoned for an endless frame but with the stream's parameters found (frames came
+    // before it): those frames are delivered, then cffm_next reports CFFM_OVERLONG.
+    if (error < 0 && atomic_load(&m->overlong)) {
+        cffm_internal_say("the stream sent 32 MiB without completing a frame", message, message_size);
+        cffm_close(m);
+        return CFFM_OVERLONG;
+    }
+    m->overlong_in_probe = atomic_load(&m->overlong);
     if (error < 0) { cffm_internal_describe(error, "cannot read the stream's parameters", message, message_size); cffm_close(m); return CFFM_ERROR; }
     const AVCodec *decoder = NULL;
     int stream = av_find_best_stream(m->format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
@@ -186,6 +227,9 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
         return CFFM_ERROR;
     }
 
+    // From here the bound is a frame's of this size, counted from the last packet.
+    if (m->format->pb) m->packet_mark = avio_tell(m->format->pb);
+    m->max_frame_bytes = cffm_frame_byte_limit(m->codec->width, m->codec->height);
     info->width = m->codec->width;
     info->height = m->codec->height;
     AVRational rate = av_guess_frame_rate(m->format, video, NULL);
@@ -264,6 +308,15 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
         if (atomic_load(&m->interrupted)) { cffm_internal_say("interrupted", message, message_size); return CFFM_INTERRUPTED; }
         arm(m);
         error = av_read_frame(m->format, m->packet);
+        if (error < 0 && atomic_load(&m->overlong)) {
+            char text[200];
+            snprintf(text, sizeof text, "the stream sent over %lld bytes without completing a frame (a frame of %dx%d takes at most that)",
+                     (long long)m->max_frame_bytes, m->codec->width, m->codec->height);
+            cffm_internal_say(text, message, message_size);
+            // Past the probe the unfinished frame is lost: a corrupt drop (CFFM_OVERLONG). In
+            // the probe it was handed on already: the input just ends (CFFM_ERROR).
+            return m->overlong_in_probe ? CFFM_ERROR : CFFM_OVERLONG;
+        }
         if (error == AVERROR_EOF) {
             check_truncation(m);
             m->draining = 1;
@@ -271,6 +324,7 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
             continue;
         }
         if (error == AVERROR_EXIT) { cffm_internal_say("interrupted (stopped, or no data within the timeout)", message, message_size); return CFFM_INTERRUPTED; }
+        if (m->format->pb) m->packet_mark = avio_tell(m->format->pb);
         if (error < 0) { cffm_internal_describe(error, "reading", message, message_size); return CFFM_ERROR; }
         if (m->packet->stream_index != m->stream) { av_packet_unref(m->packet); continue; }
         error = avcodec_send_packet(m->codec, m->packet);

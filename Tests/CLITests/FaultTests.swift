@@ -308,6 +308,43 @@ struct FaultTests {
         #expect(Int(fields[1]) ?? .max < 400, "peak RSS \(fields[1]) MB")
     }
 
+    @Test("a live MJPEG stream whose sixth frame never ends: its frames, then the stream dropped, exit 75; memory bounded (it took 2 GB)")
+    func endlessFrameOnAStream() throws {
+        // Python serves the stream (five whole JPEGs, then a JPEG's start and 300 MB with no
+        // 0xFF in it, then closes) and runs framekit as its only child: RUSAGE_CHILDREN's peak
+        // is framekit's own.
+        let script = """
+            import resource, socket, subprocess, sys, threading
+            jpeg = open(sys.argv[2], "rb").read()
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
+            port = server.getsockname()[1]
+            def serve():
+                connection, _ = server.accept()
+                try:
+                    for _ in range(5): connection.sendall(jpeg)
+                    connection.sendall(jpeg[: len(jpeg) // 2])
+                    junk = bytes(range(1, 255)) * 4096
+                    for _ in range(300 * 1024 * 1024 // len(junk)): connection.sendall(junk)
+                except OSError:
+                    pass
+                connection.close()
+            threading.Thread(target=serve, daemon=True).start()
+            run = subprocess.run([sys.argv[1], "detect", "--input", "tcp://127.0.0.1:%d" % port, "--reconnect", "0"],
+                                 capture_output=True, text=True)
+            lines = [l for l in run.stdout.splitlines() if l.startswith('{"frame"')]
+            print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, len(lines), run.stderr.strip().replace("\\n", " | "))
+            """
+        let run = try BinaryRunner.runTool("/usr/bin/python3", ["-c", script, Self.framekit, Fixtures.astronaut.path])
+        let fields = run.stdout.split(separator: " ", maxSplits: 3)
+        try #require(fields.count == 4, "\(run.stdout) \(run.stderr)")
+        #expect(fields[0] == "75" && (Int(fields[2]) ?? 0) >= 1, "\(run.stdout)")
+        #expect(fields[3].contains("without completing a frame"), "\(run.stdout)")
+        // Opening reads at most 32 MiB before a frame size is known, and then a frame at most
+        // 5.6 MB (512x512's bound): ~190 MB at peak in a debug build; the unguarded parser took
+        // 745 MB of the 300 MB sent.
+        #expect(Int(fields[1]) ?? .max < 250, "peak RSS \(fields[1]) MB")
+    }
+
     @Test("a folder of images of two sizes: the odd ones are corrupt drops, and stderr says why (it said nothing), exit 0")
     func mixedSizeFolder() throws {
         let folder = Fixtures.temporaryFolder("mixed-sizes")

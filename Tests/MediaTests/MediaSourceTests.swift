@@ -171,6 +171,15 @@ struct MediaSourceTests {
         #expect(
             redactingCredentials("cannot open rtsp://u:p@a/x: refused (then srt://v:q@b)")
                 == "cannot open rtsp://u:***@a/x: refused (then srt://v:***@b)")
+        // Query parameters whose names suggest a secret (#52): their values, in any message.
+        #expect(
+            redactingCredentials("tcp://host:9000?user=admin&password=hunter2&api_key=k1&channel=2")
+                == "tcp://host:9000?user=admin&password=***&api_key=***&channel=2")
+        #expect(
+            redactingCredentials("{\"source\": \"http://cam/live.mjpeg?Token=abc&X-Amz-Signature=def#t=1\", \"frame\": 3}")
+                == "{\"source\": \"http://cam/live.mjpeg?Token=***&X-Amz-Signature=***#t=1\", \"frame\": 3}")
+        #expect(redactingCredentials("rtsp://a:b@cam/s?pwd=x y?pwd=z") == "rtsp://a:***@cam/s?pwd=*** y?pwd=z")
+        #expect(redactingCredentials("udp://239.0.0.1:5000?pkt_size=1316&") == "udp://239.0.0.1:5000?pkt_size=1316&")
     }
 
     /// An MKV with a 1 s time base: frames at 0, 1 and 2 s, then at 2^62 s and one after.

@@ -21,6 +21,10 @@ typedef enum {
     CFFM_CORRUPT = 2,
     /// A read was interrupted (stop requested or the read timeout passed).
     CFFM_INTERRUPTED = 3,
+    /// A live stream (an input that cannot seek) sent more bytes than any frame of its size
+    /// can take (`cffm_frame_byte_limit`) without completing one: the read was abandoned before
+    /// the demuxer's buffer grew further. The input is left unusable; reopen it to go on.
+    CFFM_OVERLONG = 4,
     /// Opening or reading failed; `message` says why.
     CFFM_ERROR = -1,
 } cffm_status;
@@ -68,6 +72,10 @@ typedef struct {
 /// image2's `pattern_type=glob:framerate=30` for a folder of PNGs.
 cffm_status cffm_open(const char *url, const char *format, const char *options, int32_t threads, double timeout_seconds,
                       int64_t max_pixels, cffm_media **out, cffm_info *info, char *message, size_t message_size);
+
+/// The most bytes a live stream may send between two packets: six bytes a pixel of its frame
+/// (libjpeg-turbo's worst case for a JPEG, far above any H.264 or HEVC frame) and 4 MiB.
+int64_t cffm_frame_byte_limit(int32_t width, int32_t height);
 
 /// Decodes the next frame into `frame`.
 cffm_status cffm_next(cffm_media *media, cffm_frame *frame, char *message, size_t message_size);

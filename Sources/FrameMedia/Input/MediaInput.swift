@@ -80,6 +80,9 @@ final class MediaInput: @unchecked Sendable {
         case corrupt(String)
         case end
         case interrupted(String)
+        /// A live stream sent more than a frame can take without completing one
+        /// (`cffm_frame_byte_limit`); the input is unusable after it.
+        case overlong(String)
         case failed(String)
     }
 
@@ -92,6 +95,7 @@ final class MediaInput: @unchecked Sendable {
         case CFFM_END: return .end
         case CFFM_CORRUPT: return .corrupt(String(cffmMessage: message))
         case CFFM_INTERRUPTED: return .interrupted(String(cffmMessage: message))
+        case CFFM_OVERLONG: return .overlong(String(cffmMessage: message))
         default: return .failed(String(cffmMessage: message))
         }
     }

@@ -123,6 +123,12 @@ final class MediaSource: FrameSource {
             if slot.stopping.load(ordering: .relaxed) { return .endOfStream }
             guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
             return try reconnect(after: reason)
+        case .overlong(let reason):
+            // The frame it was sending is a corrupt drop; the connection, whose demuxer is
+            // mid-frame, is dropped and opened again (as any drop, within --reconnect).
+            guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
+            pending.append(try reconnect(after: reason))
+            return drop(.corrupt)
         case .failed(let reason):
             guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
             return try reconnect(after: reason)
