@@ -123,6 +123,26 @@ struct SessionPromiseTests {
         #expect(again == 3)
     }
 
+    @Test("cancelling a consumer slower than the source ends its loop at the next frame, frames queued or not")
+    func cancelSlowConsumer() async throws {
+        let output = VideoDataOutput()
+        let session = try running(output)
+        defer { session.stopRunning() }
+        let consumer = Task { () -> Int in
+            var n = 0
+            for try await _ in output.sampleBuffers {
+                n += 1
+                if n == 5 { withUnsafeCurrentTask { $0?.cancel() } }
+                if n == 25 { break } // the loop that ignored the cancel: fails below, rather than running on
+                // The consumer's work: two frame times at 30 fps, so a frame is queued when it asks
+                // for the next (before the fix, the loop went on through the queue forever).
+                usleep(66_000)
+            }
+            return n
+        }
+        #expect(try await consumer.value == 5)
+    }
+
     @Test("reading sampleBuffers without iterating does not switch the delegate off")
     func readingIsNotIterating() throws {
         let output = VideoDataOutput()

@@ -101,9 +101,12 @@ struct FileSourceDescription: Sendable {
                 throw .unreadableFile(path: url.path, reason: frames.count > 1 ? "\(problem) in its first \(frames.count) frames" : problem)
             }
             let stream = frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased())
+            // Colour decodes to NV12 planes directly, which need an even width and height; an
+            // image of odd size (500x375, common among photos) decodes to RGB24 instead.
+            let even = header.width.isMultiple(of: 2) && header.height.isMultiple(of: 2)
             try self.init(
                 url: url, realTime: realTime, kind: stream ? .mjpeg : .images, size: FrameSize(width: header.width, height: header.height),
-                pixelFormat: header.isGrayscale ? .gray8 : .nv12FullRange, frameRate: frameRate ?? 30, y4m: nil,
+                pixelFormat: header.isGrayscale ? .gray8 : even ? .nv12FullRange : .rgb24, frameRate: frameRate ?? 30, y4m: nil,
                 imageFiles: stream ? [] : [url])
         } else if PNM.hasSignature(head) {
             try self.init(url: url, realTime: realTime, frameRate: frameRate, images: [url])

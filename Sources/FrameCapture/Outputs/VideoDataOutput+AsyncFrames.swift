@@ -79,13 +79,16 @@ extension VideoDataOutput {
             let raw: SampleBuffer? = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let immediate: SampleBuffer?? = state.withLock { s in
+                        // Cancellation first: a consumer slower than the source always finds a
+                        // frame queued, and its loop would otherwise never see the cancel.
+                        if Task.isCancelled { return .some(nil) }
                         if let index = s.events.firstIndex(where: { if case .frame = $0 { true } else { false } }),
                             case .frame(let frame) = s.events.remove(at: index)
                         {
                             s.queuedFrames -= 1
                             return .some(frame)
                         }
-                        if s.finished || s.asyncConsumer != id || Task.isCancelled { return .some(nil) }
+                        if s.finished || s.asyncConsumer != id { return .some(nil) }
                         s.waiter = continuation
                         readiness.signal()
                         return nil
