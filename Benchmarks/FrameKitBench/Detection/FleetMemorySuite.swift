@@ -8,7 +8,7 @@ struct FleetMemoryResult: Codable {
     var source: String
     var sources: Int
     var detector: String
-    /// VmHWM of the process, from wait4's `ru_maxrss`.
+    /// VmHWM of the process, from its summary (`memory.rss_peak_mb`).
     var peak_rss_mb: Double
     var wall_s: Double
 }
@@ -92,15 +92,19 @@ enum FleetMemorySuite {
         return found
     }
 
-    /// Runs `executable` to its end, its output discarded: its peak resident memory and wall time.
-    /// A failure (a non-zero exit) throws with the end of its standard error.
+    /// Runs `executable` to its end: its peak resident memory (the largest `rss_peak_mb` of its
+    /// summaries: its own VmHWM) and wall time. Not wait4's `ru_maxrss`: a child started by
+    /// posix_spawn shares this process's memory until it execs, and Linux keeps that memory's
+    /// peak in the child's figure (every row read 579 MB, the bench's own size, in CI).
+    /// A failure (a non-zero exit, no summary) throws with the end of its standard error.
     static func measure(_ executable: URL, _ arguments: [String]) throws -> (peakMB: Double, wall: Double) {
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-memory-\(getpid()).stderr")
-        defer { try? FileManager.default.removeItem(at: errors) }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-memory-\(getpid())")
+        let (output, errors) = (base.appendingPathExtension("stdout"), base.appendingPathExtension("stderr"))
+        defer { for file in [output, errors] { try? FileManager.default.removeItem(at: file) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
@@ -111,17 +115,23 @@ enum FleetMemorySuite {
             throw RuntimeError("fleet memory: cannot start \(executable.path): \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw RuntimeError("fleet memory: wait4: \(String(cString: strerror(errno)))") }
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw RuntimeError("fleet memory: waitpid: \(String(cString: strerror(errno)))") }
         }
         let wall = Timestamp.now().seconds(since: start)
-        // Exited normally with 0: the wait status's low 7 bits are 0 and its exit code byte 0.
-        guard status == 0 else {
+        let peaks = ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line -> Double? in
+            guard line.hasPrefix("{\"summary\""), let data = line.data(using: .utf8),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let memory = (object["summary"] as? [String: Any])?["memory"] as? [String: Any]
+            else { return nil }
+            return memory["rss_peak_mb"] as? Double
+        }
+        // Exited normally with 0 (the wait status's low 7 bits 0 and its exit code byte 0), with a summary.
+        guard status == 0, let peak = peaks.max() else {
             let tail = (try? String(contentsOf: errors, encoding: .utf8)).map { String($0.suffix(400)) } ?? ""
             throw RuntimeError(
                 "fleet memory: framekit \(arguments.prefix(6).joined(separator: " ")) … ended with status \(status): \(tail)")
         }
-        return (Double(usage.ru_maxrss) / 1024, wall)
+        return (peak, wall)
     }
 }
