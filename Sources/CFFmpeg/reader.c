@@ -235,6 +235,12 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
     AVRational rate = av_guess_frame_rate(m->format, video, NULL);
     info->frame_rate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0;
     info->duration = m->format->duration > 0 ? (double)m->format->duration / AV_TIME_BASE : 0;
+    // A playlist's demuxer (HLS, DASH) reads its segments through connections of its own: the
+    // size of what it was opened on is the playlist's, not the video's.
+    const char *container = m->format->iformat ? m->format->iformat->name : "";
+    int playlist = strcmp(container, "hls") == 0 || strcmp(container, "dash") == 0;
+    info->byte_size = m->format->pb && !playlist ? avio_size(m->format->pb) : -1;
+    if (info->byte_size <= 0) info->byte_size = -1;
     cffm_layout layout = CFFM_LAYOUT_I420;
     info->layout = layout_of(m->codec->pix_fmt, &layout) ? layout : CFFM_LAYOUT_I420;
     snprintf(info->codec, sizeof info->codec, "%s", decoder->name);

@@ -10,12 +10,15 @@ extension JPEG {
     /// begins). Other markers there (a progressive file's DHT and SOS) are not parsed, so a
     /// damaged frame's random bytes cannot make a bogus length swallow the next frame. Bytes
     /// between JPEGs (a newline, padding, a boundary) are skipped rather than glued onto a frame;
-    /// a damaged JPEG is one frame (decoded as corrupt), and the next SOI starts the next.
+    /// a damaged JPEG is one frame (decoded as corrupt), and the next SOI starts the next. An SOI
+    /// is `FF D8` followed by a marker (`FF`) everywhere: a damaged frame's random bytes hold
+    /// `FF D8` pairs, which were counted as frames of their own.
     ///
     /// Fed in chunks at increasing offsets (``consume(_:at:)``), then ``finish(at:)``.
     package struct StreamSplitter {
         private enum State {
             case seekingStart(sawFF: Bool)
+            case startFF // FF D8 seen: an SOI if a marker's FF follows
             case markerFF
             case markerCode
             case lengthHigh(scan: Bool)
@@ -48,7 +51,7 @@ extension JPEG {
                     if sawFF && b == 0xD8 {
                         bytesBetweenFrames -= 1 // the FF was the SOI's
                         frameStart = offset + i - 1
-                        state = .markerFF
+                        state = .startFF
                     } else if b == 0xFF {
                         bytesBetweenFrames += 1
                         state = .seekingStart(sawFF: true)
@@ -59,6 +62,16 @@ extension JPEG {
                         i = ff ?? count
                         state = .seekingStart(sawFF: false)
                         continue
+                    }
+                case .startFF:
+                    // FF D8 and no marker after it is not a JPEG's start (the rest of a damaged
+                    // frame holds such pairs): junk, not a frame of two bytes.
+                    if b == 0xFF {
+                        state = .markerCode
+                    } else {
+                        bytesBetweenFrames += 2
+                        state = .seekingStart(sawFF: false)
+                        continue // this byte is looked at again as junk
                     }
                 case .markerFF:
                     if b == 0xFF { state = .markerCode } else { broken(at: offset + i) }
@@ -116,6 +129,11 @@ extension JPEG {
         /// The stream ends at byte `end`: a JPEG still open there (cut short) is the last frame.
         package mutating func finish(at end: Int) {
             if case .seekingStart = state { return }
+            if case .startFF = state { // FF D8 and the end: no frame
+                bytesBetweenFrames += 2
+                state = .seekingStart(sawFF: false)
+                return
+            }
             if end > frameStart { frames.append(frameStart..<end) }
             state = .seekingStart(sawFF: false)
         }
@@ -125,11 +143,12 @@ extension JPEG {
             state = .seekingStart(sawFF: false)
         }
 
-        /// An SOI inside a frame: the frame so far is one (damaged), and a new one starts here.
+        /// An SOI inside a frame: the frame so far is one (damaged), and a new one starts here
+        /// (if a marker follows the SOI).
         private mutating func restart(at position: Int) {
             if position > frameStart { frames.append(frameStart..<position) }
             frameStart = position
-            state = .markerFF
+            state = .startFF
         }
 
         /// The structure broke at `position`: what came before is one damaged frame, and the

@@ -21,13 +21,28 @@ enum DetectCommand: Command {
     static let report = Option.text("report", "FILE.html", help: "Write an HTML report with latency plots (docs/stats.md).")
     static let annotate = Option.text(
         "annotate", "FILE.mjpeg",
-        help: "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (refuses an existing file).")
+        help:
+            "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (refuses an existing file; a name not ending .mjpeg or .mjpg is a usage error)."
+    )
     static let specs =
         [preset.spec] + DeviceChoice.specs + [frames.spec, duration.spec, stats.spec, report.spec, annotate.spec]
         + BatchRun.specs + [MetricsEndpoint.option.spec] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit detect")
+        // The bytes are MJPEG whatever the name: an .mp4 of them would be a file no player reads.
+        if let path = options[annotate], !["mjpeg", "mjpg"].contains(URL(fileURLWithPath: path).pathExtension.lowercased()) {
+            throw UsageError("--annotate writes an MJPEG stream: name it .mjpeg or .mjpg (got \(path))")
+        }
+        // Two outputs of one file would leave only the later one.
+        let outputs = [("annotate", options[annotate]), ("stats", options[stats]), ("report", options[report])].compactMap { name, path in
+            path.map { (name, URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path) }
+        }
+        for (i, a) in outputs.enumerated() {
+            if let b = outputs[(i + 1)...].first(where: { $0.1 == a.1 }) {
+                throw UsageError("--\(a.0) and --\(b.0) name the same file \(a.1)")
+            }
+        }
         let preset = options[preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
         let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
         var settings = try DetectorSettings(options)

@@ -332,7 +332,8 @@ extension DetectionPasses {
         self.init(
             passes: s.passes, framesWithoutPass: s.framesWithoutPass, latencyP50Milliseconds: s.latency(quantile: 0.5) * 1000,
             latencyP99Milliseconds: s.latency(quantile: 0.99) * 1000, latencyMaxMilliseconds: s.maxLatency * 1000,
-            resultAgeP50Frames: s.age(quantile: 0.5), resultAgeMaxFrames: s.maxAge, budgetWaitSeconds: s.budgetWaitSeconds)
+            resultAgeP50Frames: s.age(quantile: 0.5), resultAgeMaxFrames: s.maxAge, budgetWaitSeconds: s.budgetWaitSeconds,
+            latencyTotalSeconds: s.totalLatency, resultAgeTotalFrames: s.totalAge)
     }
 }
 

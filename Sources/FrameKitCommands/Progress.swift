@@ -9,6 +9,7 @@ import Synchronization
 /// could run one ahead of the summary's.
 final class Progress {
     private let timer: DispatchSourceTimer
+    private let queue = DispatchQueue(label: "framekit.progress")
     private let render: @Sendable () -> Void
 
     init(counts: @escaping @Sendable () -> OutputCounts, stats: StatsRecorder) {
@@ -20,17 +21,21 @@ final class Progress {
                 c.delivered, s.fps, c.droppedTotal, s.latencyMilliseconds.p50, s.latencyMilliseconds.p99)
             Console.errRaw(line)
         }
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "framekit.progress"))
+        timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
         timer.setEventHandler(handler: render)
         timer.resume()
     }
 
     /// Stops the ticks and draws the line once more with the final figures (the last tick's
-    /// could be up to half a second old), then ends it.
+    /// could be up to half a second old), then ends it. On the ticks' own queue: `cancel()`
+    /// does not wait for a tick already under way, which on a loaded machine drew its line after
+    /// this one's end, onto the summary's line.
     func stop() {
         timer.cancel()
-        render()
-        Console.errRaw("\n")
+        queue.sync {
+            render()
+            Console.errRaw("\n")
+        }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import FrameKit
 import Synchronization
 
-/// Ctrl-C (SIGINT) and SIGTERM (what Kubernetes, systemd and Slurm send) end a run cleanly:
+/// Ctrl-C (SIGINT), SIGTERM (what Kubernetes, systemd and Slurm send) and SIGHUP end a run cleanly:
 /// the summary is printed, files are finished.
 ///
 /// One pair of dispatch sources for the whole process, installed on first use and never
@@ -25,8 +25,9 @@ enum SignalWatch {
     /// When the first signal arrived (`DispatchTime` uptime nanoseconds).
     private static let firstAt = Atomic<UInt64>(0)
 
-    /// The signals a watch catches.
-    private static let numbers = [SIGINT, SIGTERM]
+    /// The signals a watch catches: SIGHUP too (the terminal or SSH session closed, a
+    /// supervisor's reload), which ended a run by its default action, without a summary.
+    private static let numbers = [SIGINT, SIGTERM, SIGHUP]
 
     /// The process's signal sources; `nonisolated(unsafe)` because it is written once, by the
     /// lazy initialiser of a `static let` (which runs exactly once, thread-safely), and never after.

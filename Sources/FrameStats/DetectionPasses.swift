@@ -14,12 +14,19 @@ public struct DetectionPasses: Sendable, Equatable {
     public var resultAgeMaxFrames: Int
     /// Seconds passes waited for the CPU budget (`--cpu-budget`), in all.
     public var budgetWaitSeconds: Double
+    /// Every pass's latency (seconds) and result age (frames) added up over the run: with
+    /// ``passes``, a Prometheus summary's `_sum` and `_count`.
+    public var latencyTotalSeconds: Double
+    public var resultAgeTotalFrames: Int
 
     public init(
         passes: Int, framesWithoutPass: Int, latencyP50Milliseconds: Double, latencyP99Milliseconds: Double,
-        latencyMaxMilliseconds: Double, resultAgeP50Frames: Double, resultAgeMaxFrames: Int, budgetWaitSeconds: Double = 0
+        latencyMaxMilliseconds: Double, resultAgeP50Frames: Double, resultAgeMaxFrames: Int, budgetWaitSeconds: Double = 0,
+        latencyTotalSeconds: Double = 0, resultAgeTotalFrames: Int = 0
     ) {
         self.budgetWaitSeconds = budgetWaitSeconds
+        self.latencyTotalSeconds = latencyTotalSeconds
+        self.resultAgeTotalFrames = resultAgeTotalFrames
         self.passes = passes
         self.framesWithoutPass = framesWithoutPass
         self.latencyP50Milliseconds = latencyP50Milliseconds

@@ -76,19 +76,31 @@ package enum PrometheusText {
             for (s, p) in passing {
                 out.append("framekit_detection_frames_without_pass_total{source=\"\(label(s.name))\"} \(p.framesWithoutPass)")
             }
-            family("framekit_detection_pass_seconds", "gauge", "Pass latency over the recent passes, by quantile (1: the run's longest).")
-            for (s, p) in passing {
-                for (q, ms) in [("0.5", p.latencyP50Milliseconds), ("0.99", p.latencyP99Milliseconds), ("1", p.latencyMaxMilliseconds)] {
-                    out.append("framekit_detection_pass_seconds{source=\"\(label(s.name))\",quantile=\"\(q)\"} \(ms / 1000)")
+            // Summaries (Prometheus' own convention for quantiles): the quantiles over the last
+            // 512 passes, _sum and _count over the run; each maximum a gauge of its own.
+            func summary(_ name: String, _ help: String, _ pick: (DetectionPasses) -> (quantiles: [(String, Double)], sum: Double)) {
+                family(name, "summary", help)
+                for (s, p) in passing {
+                    let source = "source=\"\(label(s.name))\""
+                    let (quantiles, sum) = pick(p)
+                    for (q, value) in quantiles { out.append("\(name){\(source),quantile=\"\(q)\"} \(value)") }
+                    out.append("\(name)_sum{\(source)} \(sum)")
+                    out.append("\(name)_count{\(source)} \(p.passes)")
                 }
             }
-            family(
-                "framekit_detection_result_age_frames", "gauge",
-                "Frames between a pass's frame and the first frame its faces were reported on, by quantile (1: the run's oldest).")
-            for (s, p) in passing {
-                out.append("framekit_detection_result_age_frames{source=\"\(label(s.name))\",quantile=\"0.5\"} \(p.resultAgeP50Frames)")
-                out.append("framekit_detection_result_age_frames{source=\"\(label(s.name))\",quantile=\"1\"} \(p.resultAgeMaxFrames)")
+            func gauge(_ name: String, _ help: String, _ pick: (DetectionPasses) -> Double) {
+                family(name, "gauge", help)
+                for (s, p) in passing { out.append("\(name){source=\"\(label(s.name))\"} \(pick(p))") }
             }
+            summary("framekit_detection_pass_seconds", "Pass latency: quantiles over the last 512 passes, sum and count over the run.") {
+                ([("0.5", $0.latencyP50Milliseconds / 1000), ("0.99", $0.latencyP99Milliseconds / 1000)], $0.latencyTotalSeconds)
+            }
+            gauge("framekit_detection_pass_max_seconds", "The run's longest pass.") { $0.latencyMaxMilliseconds / 1000 }
+            summary(
+                "framekit_detection_result_age_frames",
+                "Frames between a pass's frame and the first frame its faces were reported on: the median over the last 512 passes, sum and count over the run."
+            ) { ([("0.5", $0.resultAgeP50Frames)], Double($0.resultAgeTotalFrames)) }
+            gauge("framekit_detection_result_age_max_frames", "The run's oldest result, in frames.") { Double($0.resultAgeMaxFrames) }
             family("framekit_detection_budget_wait_seconds_total", "counter", "Seconds passes waited for the CPU budget (--cpu-budget).")
             for (s, p) in passing {
                 out.append("framekit_detection_budget_wait_seconds_total{source=\"\(label(s.name))\"} \(p.budgetWaitSeconds)")

@@ -23,7 +23,12 @@ struct CommandLineTests {
         (["preview", "--host", "999.1.1.1"], 64), (["preview", "--host", "::1"], 64),
         (["help", "nosuch"], 64), (["detect", "--mode", "full", "--tiles", "off"], 64), (["detect", "--tiles", "maybe"], 64),
         (["detect", "--mode", "full", "--cpu-budget", "1"], 64), (["detect", "--cpu-budget", "-1"], 64),
-        (["detect", "--cpu-budget", "lots"], 64)
+        (["detect", "--cpu-budget", "lots"], 64),
+        // Two outputs of one file (#52: exit 0, the later one replacing the earlier).
+        (["detect", "--stats", "/tmp/fk-same-out", "--report", "/tmp/fk-same-out"], 64),
+        (["detect", "--annotate", "/tmp/./fk-same-out.mjpeg", "--stats", "/tmp/fk-same-out.mjpeg"], 64),
+        // MJPEG bytes under an .mp4 name (#53: exit 0, a file no player reads).
+        (["detect", "--annotate", "/tmp/boxed.mp4"], 64)
     ]
 
     @Test("help and version exit 0; usage errors exit 64 with one line", arguments: exitCases.indices)

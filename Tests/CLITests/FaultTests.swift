@@ -41,11 +41,11 @@ struct FaultTests {
         #expect(captured < 300, "the run ended when its reader went away")
     }
 
-    @Test("SIGTERM ends detect like Ctrl-C: exit 0, the summary printed, the stats file written")
-    func sigterm() throws {
+    @Test("SIGTERM and SIGHUP end detect like Ctrl-C: exit 0, the summary printed, the stats file written", arguments: [SIGTERM, SIGHUP])
+    func sigterm(signal: Int32) throws {
         let stats = Fixtures.temporaryFolder().appendingPathComponent("s.json")
         // Mid-run: once frames are being reported (start-up has its own test below).
-        let run = try BinaryRunner.runInterrupted(Self.quick + ["--stats", stats.path]) { $0.contains("{\"frame\"") }
+        let run = try BinaryRunner.runInterrupted(Self.quick + ["--stats", stats.path], signal: signal) { $0.contains("{\"frame\"") }
         #expect(run.reason == .exit && run.status == 0, "\(run.status)")
         let lines = run.stdout.split(separator: "\n")
         let last = try #require(lines.last)
@@ -394,17 +394,23 @@ struct FaultTests {
     }
 
     @Test(
-        "an http:// or file:// URL to a recording is a file: every frame once, then the run ends (it was replayed for ever as a live stream)"
+        "an http:// or file:// URL to a recording (MP4, and .ts, .mjpeg, .h264 with no duration of their own) is a file: every frame once, then the run ends (it was replayed for ever as a live stream)"
     )
     func urlToAFileEnds() throws {
         try #require(FFmpegTool.isInstalled)
         let folder = Fixtures.temporaryFolder()
         let clip = folder.appendingPathComponent("clip.mp4")
         try FFmpegTool.clip(clip, frames: 20, codec: ["-c:v", "libx264"])
+        // Formats with no duration of their own: only the response's length says they end (#52:
+        // replayed for ever, 45 GETs in 25 s).
+        try FFmpegTool.clip(folder.appendingPathComponent("clip.ts"), frames: 20, codec: ["-c:v", "libx264", "-f", "mpegts"])
+        try FFmpegTool.clip(folder.appendingPathComponent("clip.mjpeg"), frames: 20, codec: ["-c:v", "mjpeg", "-f", "mjpeg"])
+        try FFmpegTool.clip(folder.appendingPathComponent("clip.h264"), frames: 20, codec: ["-c:v", "libx264", "-f", "h264"])
         let port = FreePort.next()
         let server = try FFmpegTool.serveHTTP(folder: folder, port: port)
         defer { server.terminate() }
-        for url in ["http://127.0.0.1:\(port)/clip.mp4", clip.absoluteString] {
+        let served = ["clip.mp4", "clip.ts", "clip.mjpeg", "clip.h264"].map { "http://127.0.0.1:\(port)/\($0)" }
+        for url in served + [clip.absoluteString] {
             let run = try BinaryRunner.run("framekit", ["detect", "--detector", "haar", "--input", url], timeout: 60)
             let lines = try run.jsonLines()
             let summary = try #require(lines.last?["summary"] as? [String: Any], "\(url): \(run.status) \(run.stderr)")

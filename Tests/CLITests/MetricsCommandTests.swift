@@ -90,7 +90,20 @@ struct MetricsCommandTests {
         #expect(passes2 >= passes1 && passes2 > 0, "passes \(passes1) → \(passes2)")
         let latency = try #require(value(second, "framekit_detection_pass_seconds{source=\"virtual\",quantile=\"0.5\"}"))
         #expect(latency > 0 && latency < 10)
-        #expect(value(second, "framekit_detection_result_age_frames{source=\"virtual\",quantile=\"1\"}") != nil)
+        // Quantiles as Prometheus summaries, each with _sum and _count (the count is the passes);
+        // the maxima gauges of their own (promtool refuses a gauge with a quantile label).
+        #expect(value(second, "framekit_detection_pass_seconds_count{source=\"virtual\"}") == passes2)
+        #expect((value(second, "framekit_detection_pass_seconds_sum{source=\"virtual\"}") ?? 0) >= latency)
+        #expect((value(second, "framekit_detection_pass_max_seconds{source=\"virtual\"}") ?? 0) >= latency)
+        #expect(value(second, "framekit_detection_result_age_frames{source=\"virtual\",quantile=\"0.5\"}") != nil)
+        #expect(value(second, "framekit_detection_result_age_max_frames{source=\"virtual\"}") != nil)
+        // Prometheus' own linter (Debian's prometheus package, scripts/bootstrap) passes it.
+        let promtool = "/usr/bin/promtool"
+        try #require(FileManager.default.isExecutableFile(atPath: promtool), "scripts/bootstrap installs promtool (prometheus)")
+        let page = Fixtures.temporaryFolder().appendingPathComponent("metrics.txt")
+        try Data(second.utf8).write(to: page)
+        let lint = try BinaryRunner.runTool("/bin/sh", ["-c", "exec \"$0\" check metrics < \"$1\"", promtool, page.path])
+        #expect(lint.status == 0, "\(lint.stdout) \(lint.stderr)")
         #expect(value(second, "framekit_detection_budget_wait_seconds_total{source=\"virtual\"}") != nil)
         #expect(try get(port, "/healthz").status == 200)
         #expect(try get(port, "/").status == 404 && get(port, "/stream.mjpeg").status == 404)

@@ -172,6 +172,40 @@ struct FileSourceTests {
         #expect(Set(recorder.drops.map(\.sequenceNumber)) == [0, 4])
     }
 
+    @Test(
+        "an MJPEG whose frames' middles are scrambled (FF D8 pairs among the noise) and whose last is cut: one frame each, none made up (#52: 90 counted 118)"
+    )
+    func scrambledMiddles() throws {
+        let jpeg = try [UInt8](Data(contentsOf: Fixtures.astronaut))
+        var random = SystemRandomNumberGenerator()
+        var stream: [UInt8] = []
+        let count = 30
+        for k in 0..<count {
+            var frame = jpeg
+            if k % 6 == 2 {
+                // Noise over the middle of the entropy-coded data: an end marker (FF D9) first,
+                // so the rest of the frame is bytes between frames, holding FF D8 pairs (but
+                // never FF D8 FF, which is an SOI).
+                let start = frame.count / 3
+                let end = 2 * frame.count / 3
+                for i in start..<end { frame[i] = UInt8.random(in: 0...255, using: &random) }
+                (frame[start], frame[start + 1]) = (0xFF, 0xD9)
+                for i in stride(from: start + 2, to: end - 3, by: 97) { (frame[i], frame[i + 1], frame[i + 2]) = (0xFF, 0xD8, 0x00) }
+                for i in (start + 2)..<(end - 2) where frame[i] == 0xFF && frame[i + 1] == 0xD8 && frame[i + 2] == 0xFF { frame[i + 2] = 0 }
+            }
+            if k == count - 1 { frame = Array(frame.prefix(frame.count / 2)) }
+            stream += frame
+        }
+        var splitter = JPEG.StreamSplitter()
+        stream.withUnsafeBytes { splitter.consume($0, at: 0) }
+        splitter.finish(at: stream.count)
+        #expect(splitter.frames.count == count, "\(splitter.frames.count) frames found in \(count)")
+        let file = Fixtures.temporaryFolder().appendingPathComponent("scrambled.mjpeg")
+        try Data(stream).write(to: file)
+        let (_, counts) = try runToEnd(try CaptureDevice.file(file))
+        #expect(counts.captured == count, "\(counts)")
+    }
+
     @Test("a folder of JPEG, PGM and PPM images, with an unreadable one skipped")
     func imageFolder() throws {
         let folder = Fixtures.temporaryFolder()

@@ -162,6 +162,26 @@ struct MediaSourceTests {
         #expect(output.counts.isBalanced)
     }
 
+    @Test("a source's queued events come out first in, first out, appends and takes interleaved (a jump's drops are taken in O(1) each)")
+    func eventQueue() {
+        var queue = EventQueue()
+        var taken: [UInt64] = []
+        func drop(_ n: UInt64) -> SourceEvent {
+            .dropped(DroppedFrame(sequenceNumber: n, presentationTime: Double(n), reason: .discontinuity))
+        }
+        func take() {
+            if case .dropped(let d) = queue.removeFirst() { taken.append(d.sequenceNumber) }
+        }
+        #expect(queue.isEmpty)
+        for n in 0..<3000 { queue.append(drop(UInt64(n))) }
+        for _ in 0..<1000 { take() }
+        for n in 3000..<3005 { queue.append(drop(UInt64(n))) }
+        while !queue.isEmpty { take() }
+        queue.append(drop(9))
+        take()
+        #expect(taken == Array(0..<3005) + [9] && queue.isEmpty)
+    }
+
     @Test("credentials in stream addresses are redacted wherever they are shown; the rest is kept")
     func redaction() {
         #expect(redactingCredentials("rtsp://admin:s3cret@camera:554/stream?x=1") == "rtsp://admin:***@camera:554/stream?x=1")

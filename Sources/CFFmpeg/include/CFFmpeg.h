@@ -44,6 +44,9 @@ typedef struct {
     double frame_rate;
     /// Seconds, or 0 when unknown (live streams).
     double duration;
+    /// Bytes the input says it holds (a file's size, an http response's Content-Length); -1
+    /// when it does not say (a live stream, an RTSP session, a playlist's segments).
+    int64_t byte_size;
     cffm_layout layout;
     /// The decoder's name ("h264", "hevc", "vp9"…) and the container's ("mov,mp4,…").
     char codec[32];

@@ -70,8 +70,9 @@ extension CaptureDevice {
     /// linked libavformat has the protocol (another scheme is `CaptureError.invalidArgument`)
     /// — probed now (a stream that cannot be opened is `CaptureError.streamUnavailable`). Frames come at the stream's pace and
     /// late ones drop like a camera's; a stream that drops is reconnected as `reconnect` says.
-    /// An http(s):// or file:// URL to a recording (its container gives a duration) is a file
-    /// instead (`.file`): read as fast as it is consumed, and it ends.
+    /// An http(s):// or file:// URL to a recording (its container gives a duration, or the
+    /// response its length) is a file instead (`.file`): read as fast as it is consumed, and
+    /// it ends.
     public static func stream(_ url: URL, reconnect: ReconnectPolicy = ReconnectPolicy()) throws(CaptureError) -> CaptureDevice {
         let scheme = url.scheme?.lowercased() ?? ""
         guard !scheme.isEmpty, MediaInput.hasProtocol(scheme) else {
@@ -81,10 +82,11 @@ extension CaptureDevice {
             location: url.absoluteString, isLive: true, realTime: true, frameRate: nil, reconnect: reconnect)
         // What is shown (names, labels, summaries) never carries the stream's password.
         let shown = redactingCredentials(url.absoluteString)
-        // A file behind a URL (http(s) or file:// to a recording, whose container gives a
-        // duration) is a file: it ends, and is neither reconnected nor replayed for ever. Live
-        // is what says it is live: no duration (an IP camera's MJPEG, live HLS, RTSP, TCP).
-        if ["http", "https", "file"].contains(scheme), media.info.duration > 0 {
+        // A file behind a URL (http(s) or file:// to a recording: its container gives a
+        // duration, or the response its length — a .ts, .mjpeg or raw .h264 has no duration)
+        // is a file: it ends, and is neither reconnected nor replayed for ever. Live is what
+        // says neither (an IP camera's MJPEG, live HLS, RTSP, TCP).
+        if ["http", "https", "file"].contains(scheme), media.info.duration > 0 || media.info.byteSize != nil {
             let file = try MediaSourceDescription(
                 location: url.absoluteString, isLive: false, realTime: false, frameRate: nil, reconnect: ReconnectPolicy(attempts: 0))
             return CaptureDevice(

@@ -11,6 +11,9 @@ final class MediaInput: @unchecked Sendable {
         var size: FrameSize
         var frameRate: Double
         var duration: Double
+        /// Bytes the input says it holds (a file's size, an http response's length); nil if
+        /// it does not say (a live stream).
+        var byteSize: Int?
         var pixelFormat: PixelFormat
         var codec: String
         var container: String
@@ -39,7 +42,8 @@ final class MediaInput: @unchecked Sendable {
         handle = raw
         self.info = Info(
             size: FrameSize(width: Int(info.width), height: Int(info.height)), frameRate: info.frame_rate, duration: info.duration,
-            pixelFormat: Self.pixelFormat(info.layout), codec: Self.string(info.codec), container: Self.string(info.container))
+            byteSize: info.byte_size > 0 ? Int(info.byte_size) : nil, pixelFormat: Self.pixelFormat(info.layout),
+            codec: Self.string(info.codec), container: Self.string(info.container))
     }
 
     deinit { cffm_close(handle) }

@@ -21,7 +21,7 @@ final class MediaSource: FrameSource {
     var isRealTime: Bool { description.realTime }
     private let pool: BufferPool
     private let slot = InputSlot()
-    private var pending: [SourceEvent] = []
+    private var pending = EventQueue()
     /// A decoded frame waiting for its moment (paced files).
     private var held: SampleBuffer?
     private var index: UInt64 = 0
@@ -74,7 +74,7 @@ final class MediaSource: FrameSource {
         firstTime = nil
         lastTime = nil
         held = nil
-        pending = []
+        pending.removeAll()
         reconnection = nil
         startInstant = Timestamp.now()
         starvation = StarvationGuard()
@@ -258,7 +258,7 @@ final class MediaSource: FrameSource {
 
     func stop() {
         slot.input.withLock { $0 = nil }
-        pending = []
+        pending.removeAll()
         held = nil
     }
 }

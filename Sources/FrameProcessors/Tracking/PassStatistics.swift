@@ -19,6 +19,9 @@ public struct PassStatistics: Sendable, Equatable {
     /// The longest pass and the oldest result of the whole run.
     public private(set) var maxLatency = 0.0
     public private(set) var maxAge = 0
+    /// Every pass's latency (seconds) and result age (frames) added up, over the whole run.
+    public private(set) var totalLatency = 0.0
+    public private(set) var totalAge = 0
     public static let window = 512
 
     public init() {}
@@ -41,6 +44,8 @@ public struct PassStatistics: Sendable, Equatable {
         recentAges.append(age)
         maxLatency = max(maxLatency, seconds)
         maxAge = max(maxAge, age)
+        totalLatency += seconds
+        totalAge &+= age
     }
 
     static func quantile(_ values: [Double], _ q: Double) -> Double {
