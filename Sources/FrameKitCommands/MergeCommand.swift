@@ -76,7 +76,11 @@ enum MergeCommand: Command {
                 to: path, replacing: true)
         }
         guard !snapshots.isEmpty || !failures.isEmpty else {
-            Console.err("framekit merge: \(folder) holds no batch results (*.stats.json, *.failed.json)")
+            // Every stats file refused is not the same as none there.
+            Console.err(
+                unreadable.isEmpty
+                    ? "framekit merge: \(folder) holds no batch results (*.stats.json, *.failed.json)"
+                    : "framekit merge: none of the \(unreadable.count) stats file(s) in \(folder) could be read (listed as unreadable)")
             return ExitCode.dataError
         }
         return ExitCode.success

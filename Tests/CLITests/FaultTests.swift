@@ -263,6 +263,11 @@ struct FaultTests {
         let merge = try BinaryRunner.run("framekit", ["merge", batch.path, "--output", stats.path])
         let kept = try String(contentsOf: stats, encoding: .utf8)
         #expect(merge.status == 73 && kept == "{}", "\(merge.status) \(merge.stderr)")
+        // Every stats file refused (this one is "{}") is said as such, not as an empty folder (#52).
+        let refused = try BinaryRunner.run("framekit", ["merge", batch.path])
+        #expect(
+            refused.status == 65 && refused.stderr.contains("none of the 1 stats file(s)") && !refused.stderr.contains("holds no"),
+            "\(refused.status) \(refused.stderr)")
     }
 
     @Test("a stream's password never reaches stderr or a batch's lines: admin:s3cret@ is shown as admin:***@")

@@ -206,6 +206,31 @@ struct FileSourceTests {
         #expect(counts.captured == count, "\(counts)")
     }
 
+    @Test("an MJPEG whose first frame is gray delivers its colour frames in colour (they came gray), the gray one with neutral chroma")
+    func grayFirstFrame() throws {
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        var grayImage = try PixelBuffer(width: photo.width, height: photo.height, format: .gray8)
+        try ColorConversion.convertToGray(photo, into: &grayImage)
+        let gray = try JPEG.encode(grayImage, quality: 90)
+        let colour = try [UInt8](Data(contentsOf: Fixtures.astronaut))
+        let file = Fixtures.temporaryFolder().appendingPathComponent("gray-first.mjpeg")
+        try Data(gray + colour + colour).write(to: file)
+        let (recorder, counts) = try runToEnd(try CaptureDevice.file(file))
+        try #require(counts.delivered == 3, "\(counts)")
+        #expect(recorder.frames.allSatisfy { $0.pixelBuffer.format == .nv12FullRange })
+        // The chroma plane: neutral (128) for the gray frame, not for the colour ones.
+        func chroma(_ frame: SampleBuffer) -> Set<UInt8> {
+            frame.pixelBuffer.withUnsafeBytes(ofPlane: 1) { bytes, plane in
+                Set(
+                    (0..<plane.height).flatMap { row in
+                        (0..<(plane.width * plane.bytesPerPixel)).map { bytes[row * plane.bytesPerRow + $0] }
+                    })
+            }
+        }
+        #expect(chroma(recorder.frames[0]) == [128])
+        #expect(chroma(recorder.frames[1]).count > 10 && chroma(recorder.frames[2]).count > 10)
+    }
+
     @Test("a folder of JPEG, PGM and PPM images, with an unreadable one skipped")
     func imageFolder() throws {
         let folder = Fixtures.temporaryFolder()

@@ -102,11 +102,13 @@ struct FileSourceDescription: Sendable {
             }
             let stream = frames.count > 1 || ["mjpeg", "mjpg"].contains(url.pathExtension.lowercased())
             // Colour decodes to NV12 planes directly, which need an even width and height; an
-            // image of odd size (500x375, common among photos) decodes to RGB24 instead.
+            // image of odd size (500x375, common among photos) decodes to RGB24 instead. A stream
+            // is colour even when its first frame is gray (a gray frame decodes to neutral
+            // chroma): a gray first frame delivered every later colour one as gray.
             let even = header.width.isMultiple(of: 2) && header.height.isMultiple(of: 2)
             try self.init(
                 url: url, realTime: realTime, kind: stream ? .mjpeg : .images, size: FrameSize(width: header.width, height: header.height),
-                pixelFormat: header.isGrayscale ? .gray8 : even ? .nv12FullRange : .rgb24, frameRate: frameRate ?? 30, y4m: nil,
+                pixelFormat: header.isGrayscale && !stream ? .gray8 : even ? .nv12FullRange : .rgb24, frameRate: frameRate ?? 30, y4m: nil,
                 imageFiles: stream ? [] : [url])
         } else if PNM.hasSignature(head) {
             try self.init(url: url, realTime: realTime, frameRate: frameRate, images: [url])
