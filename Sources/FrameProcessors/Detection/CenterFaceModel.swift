@@ -37,7 +37,7 @@ package final class CenterFaceModel: Sendable {
 
     private struct FileKey: Hashable {
         var path: String
-        var device: UInt64, inode: UInt64, size: Int64, modified: Int
+        var device: UInt64, inode: UInt64, size: Int64, modified: Int, modifiedNanoseconds: Int
     }
 
     private struct WeakModel {
@@ -53,7 +53,7 @@ package final class CenterFaceModel: Sendable {
         }
         let key = FileKey(
             path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
+            modified: info.st_mtim.tv_sec, modifiedNanoseconds: info.st_mtim.tv_nsec)
         // Loading under the lock: a second tracker asking at the same moment waits for this
         // load (~50 ms) rather than making a copy of its own.
         return try loaded.withLock { (models) throws(FaceDetectorError) -> CenterFaceModel in
@@ -95,8 +95,9 @@ package final class CenterFaceModel: Sendable {
     }
 
     /// Runs `body` with a network set up for a `width` x `height` input that no other call is
-    /// using (called inside ``withWorkspace(_:)``, whose turn bounds the networks in use): an idle one of that size, else one set up now (with ``InferenceThreads/current``
-    /// threads; a network keeps the count it was set up with).
+    /// using (called inside ``withWorkspace(_:)``, whose turn bounds the networks in use): an
+    /// idle one of that size, else one set up now (with ``InferenceThreads/current`` threads; a
+    /// network keeps the count it was set up with).
     func withNetwork<Result>(width: Int, height: Int, _ body: (OpaquePointer) throws(FaceDetectorError) -> Result)
         throws(FaceDetectorError) -> Result
     {
