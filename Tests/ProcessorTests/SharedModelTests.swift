@@ -9,11 +9,21 @@ import Testing
 /// One model per process (#51): every `FaceDetector` of a file shares its weights and networks.
 @Suite("FaceDetector: one model per process, networks lent per call")
 struct SharedModelTests {
+    /// A copy of the model of this test's own: the default file's model is shared by every test
+    /// running in parallel, whose networks would count in this test's figures.
+    static func privateModel(_ label: String) throws -> URL {
+        let directory = Fixtures.temporaryFolder("shared-model-\(label)")
+        let copy = directory.appendingPathComponent("centerface.onnx")
+        try FileManager.default.copyItem(at: try FaceDetector().modelURL, to: copy)
+        return copy
+    }
+
     @Test("two trackers share one model: the second sets up no network of its own, and finds the same faces")
     func twoTrackersShareTheModel() throws {
         let video = try astronautVideo((0..<6).map { (100 + $0 * 16, 90) })
-        let first = try FaceDetector()
-        let second = try FaceDetector(options: .init(scoreThreshold: 0.3))
+        let file = try Self.privateModel("trackers")
+        let first = try FaceDetector(modelURL: file)
+        let second = try FaceDetector(modelURL: file, options: .init(scoreThreshold: 0.3))
         #expect(first.model === second.model)
         let model = first.model
         let one = try FaceTracker(detector: first, options: .init(schedule: .inline(interval: 2)))
@@ -53,7 +63,8 @@ struct SharedModelTests {
     func parallelCallsAreBounded() throws {
         let video = try astronautVideo([(120, 80)])
         let frame = video.frames[0]
-        let detectors = try (0..<8).map { _ in try FaceDetector() }
+        let file = try Self.privateModel("parallel")
+        let detectors = try (0..<8).map { _ in try FaceDetector(modelURL: file) }
         let model = detectors[0].model
         let before = model.networkCounts.made
         let faces = Mutex<[[Face]]>([])
