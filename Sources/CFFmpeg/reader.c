@@ -43,6 +43,10 @@ struct cffm_media {
     // past it.
     int64_t packet_mark, max_frame_bytes;
     atomic_int overlong;
+    // The input the bound reads, set once avformat_open_input has succeeded and cleared before
+    // it is closed: when an open fails, FFmpeg frees the AVIOContext and then closes the
+    // connection, whose TLS shutdown asks the callback again (m->format->pb is freed by then).
+    AVIOContext *bounded_pb;
     // The bound was passed while probing: the probe took what it read as the stream's end, and
     // its parser handed on the unfinished frame as a packet (decoded as a damaged frame).
     int overlong_in_probe;
@@ -88,7 +92,7 @@ static int interrupt_callback(void *opaque) {
     // never ends (no JPEG end marker, a NAL unit that goes on) would otherwise grow a parser's
     // buffer without bound (2–3.5 GB seen). Only inputs that cannot seek: a file's demuxer may
     // seek past data between packets, a stream's bytes are all the frame's.
-    AVIOContext *pb = m->format ? m->format->pb : NULL;
+    AVIOContext *pb = m->bounded_pb;
     if (pb && !(pb->seekable & AVIO_SEEKABLE_NORMAL) && avio_tell(pb) - m->packet_mark > m->max_frame_bytes) {
         atomic_store(&m->overlong, 1);
         return 1;
@@ -111,6 +115,7 @@ static int layout_of(int format, cffm_layout *layout) {
 
 void cffm_close(cffm_media *m) {
     if (!m) return;
+    m->bounded_pb = NULL;  // closing the input asks the callback too
     avcodec_free_context(&m->codec);
     if (m->format) avformat_close_input(&m->format);
     av_packet_free(&m->packet);
@@ -168,6 +173,7 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
         cffm_close(m);
         return overlong ? CFFM_OVERLONG : error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
     }
+    m->bounded_pb = m->format->pb;  // NULL for RTSP: its RTP connections are not bounded here
     arm(m);
     // Probing decodes a frame of each stream: with no limit, a forged PNG header claiming
     // 16000x16000 took 1 GB here before anything could refuse it.
@@ -228,7 +234,7 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
     }
 
     // From here the bound is a frame's of this size, counted from the last packet.
-    if (m->format->pb) m->packet_mark = avio_tell(m->format->pb);
+    if (m->bounded_pb) m->packet_mark = avio_tell(m->bounded_pb);
     m->max_frame_bytes = cffm_frame_byte_limit(m->codec->width, m->codec->height);
     info->width = m->codec->width;
     info->height = m->codec->height;
@@ -330,7 +336,15 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
             continue;
         }
         if (error == AVERROR_EXIT) { cffm_internal_say("interrupted (stopped, or no data within the timeout)", message, message_size); return CFFM_INTERRUPTED; }
-        if (m->format->pb) m->packet_mark = avio_tell(m->format->pb);
+        if (error == 0 && atomic_load(&m->overlong) && !m->overlong_in_probe) {
+            // The read that was abandoned flushed the demuxer's parser (or a partial packet):
+            // the unfinished frame comes back as a packet. Not decoded: it is the corrupt drop
+            // CFFM_OVERLONG stands for, not a frame besides it.
+            av_packet_unref(m->packet);
+            cffm_internal_say("the stream sent more than a frame's bytes without completing one", message, message_size);
+            return CFFM_OVERLONG;
+        }
+        if (m->bounded_pb) m->packet_mark = avio_tell(m->bounded_pb);
         if (error < 0) { cffm_internal_describe(error, "reading", message, message_size); return CFFM_ERROR; }
         if (m->packet->stream_index != m->stream) { av_packet_unref(m->packet); continue; }
         error = avcodec_send_packet(m->codec, m->packet);

@@ -200,6 +200,10 @@ struct MediaSourceTests {
                 == "{\"source\": \"http://cam/live.mjpeg?Token=***&X-Amz-Signature=***#t=1\", \"frame\": 3}")
         #expect(redactingCredentials("rtsp://a:b@cam/s?pwd=x y?pwd=z") == "rtsp://a:***@cam/s?pwd=*** y?pwd=z")
         #expect(redactingCredentials("udp://239.0.0.1:5000?pkt_size=1316&") == "udp://239.0.0.1:5000?pkt_size=1316&")
+        // A password with a quote in it, and an address inside another's query.
+        #expect(redactingCredentials("rtsp://admin:it's@cam/live") == "rtsp://admin:***@cam/live")
+        #expect(
+            redactingCredentials("http://relay/?src=rtsp://admin:pw@cam/&token=t") == "http://relay/?src=rtsp://admin:***@cam/&token=***")
     }
 
     /// An MKV with a 1 s time base: frames at 0, 1 and 2 s, then at 2^62 s and one after.

@@ -11,28 +11,27 @@ public func redactingCredentials(_ text: String) -> String {
     while let schemeEnd = rest.range(of: "://") {
         result += rest[..<schemeEnd.upperBound]
         rest = rest[schemeEnd.upperBound...]
-        // The address runs to a space or a quoting character (a message quotes it).
-        let end = rest.firstIndex { $0.isWhitespace || "\"'<>".contains($0) } ?? rest.endIndex
-        var address = rest[..<end]
-        rest = rest[end...]
-        let authorityEnd = address.firstIndex { "/?#".contains($0) } ?? address.endIndex
-        if let at = address[..<authorityEnd].lastIndex(of: "@") {
-            let userinfo = address[..<at]
+        // User-info runs to the authority's end (a password may hold a quote).
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) || $0.isWhitespace } ?? rest.endIndex
+        if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+            let userinfo = rest[..<at]
             result += userinfo.firstIndex(of: ":").map { "\(userinfo[..<$0]):***" } ?? "***"
-            address = address[at...]
+            rest = rest[at...]
         }
-        guard let question = address.firstIndex(of: "?") else {
-            result += address
-            continue
-        }
-        result += address[...question]
-        let queryEnd = address[question...].firstIndex(of: "#") ?? address.endIndex
-        let parameters = address[address.index(after: question)..<queryEnd].split(separator: "&", omittingEmptySubsequences: false)
+        // The query runs to a space or a quoting character (a message quotes the address).
+        let end = rest.firstIndex { $0.isWhitespace || "\"'<>".contains($0) } ?? rest.endIndex
+        guard let question = rest[..<end].firstIndex(of: "?") else { continue }
+        result += rest[...question]
+        let queryEnd = rest[question..<end].firstIndex(of: "#") ?? end
+        let parameters = rest[rest.index(after: question)..<queryEnd].split(separator: "&", omittingEmptySubsequences: false)
         result += parameters.map { parameter -> String in
-            guard let equals = parameter.firstIndex(of: "="), isSecretParameter(parameter[..<equals]) else { return String(parameter) }
-            return "\(parameter[...equals])***"
+            guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
+            // A value may itself be an address (a relay's `?src=rtsp://user:pw@cam/`).
+            return isSecretParameter(parameter[..<equals])
+                ? "\(parameter[...equals])***"
+                : "\(parameter[...equals])\(redactingCredentials(String(parameter[parameter.index(after: equals)...])))"
         }.joined(separator: "&")
-        result += address[queryEnd...]
+        rest = rest[queryEnd...]
     }
     return result + rest
 }
