@@ -96,41 +96,19 @@ enum FleetMemorySuite {
     /// summaries: its own VmHWM) and wall time. Not wait4's `ru_maxrss`: a child started by
     /// posix_spawn shares this process's memory until it execs, and Linux keeps that memory's
     /// peak in the child's figure (every row read 579 MB, the bench's own size, in CI).
-    /// A failure (a non-zero exit, no summary) throws with the end of its standard error.
+    /// A failure (a non-zero exit, no summary) throws.
     static func measure(_ executable: URL, _ arguments: [String]) throws -> (peakMB: Double, wall: Double) {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-memory-\(getpid())")
-        let (output, errors) = (base.appendingPathExtension("stdout"), base.appendingPathExtension("stderr"))
-        defer { for file in [output, errors] { try? FileManager.default.removeItem(at: file) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
         let start = Timestamp.now()
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
-        guard spawned == 0 else {
-            throw RuntimeError("fleet memory: cannot start \(executable.path): \(String(cString: strerror(spawned)))")
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw RuntimeError("fleet memory: waitpid: \(String(cString: strerror(errno)))") }
-        }
+        let output = try DetectionSuite.runProcess(executable, arguments)
         let wall = Timestamp.now().seconds(since: start)
-        let peaks = ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line -> Double? in
-            guard line.hasPrefix("{\"summary\""), let data = line.data(using: .utf8),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let peaks = String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap { line -> Double? in
+            guard line.hasPrefix("{\"summary\""), let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 let memory = (object["summary"] as? [String: Any])?["memory"] as? [String: Any]
             else { return nil }
             return memory["rss_peak_mb"] as? Double
         }
-        // Exited normally with 0 (the wait status's low 7 bits 0 and its exit code byte 0), with a summary.
-        guard status == 0, let peak = peaks.max() else {
-            let tail = (try? String(contentsOf: errors, encoding: .utf8)).map { String($0.suffix(400)) } ?? ""
-            throw RuntimeError(
-                "fleet memory: framekit \(arguments.prefix(6).joined(separator: " ")) … ended with status \(status): \(tail)")
+        guard let peak = peaks.max() else {
+            throw RuntimeError("fleet memory: framekit \(arguments.prefix(6).joined(separator: " ")) … printed no summary")
         }
         return (peak, wall)
     }

@@ -2,7 +2,6 @@ import CXNNPack
 import Foundation
 import FrameCore
 import FrameModels
-import Synchronization
 
 /// Finds faces with CenterFace, a CNN (Models/centerface.onnx), run by XNNPACK through
 /// CXNNPack (which reads the ONNX file itself). The network's input is made here from any pixel
