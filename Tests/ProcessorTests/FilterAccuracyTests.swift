@@ -241,6 +241,38 @@ struct FilterAccuracyTests {
         }
     }
 
+    @Test("bilinear resize by exactly 3/4 of gray images: the exact bilinear value rounded once, within 1 LSB of cv::resize")
+    func threeQuarterBilinear() throws {
+        for photo in ReferenceImages.photos {
+            let whole = try ReferenceImages.load(photo, as: .gray8)
+            // The whole photo cut to fours, and a view with a wider stride from an odd offset
+            // whose width leaves a partial 48-output step.
+            let fours = try whole.cropped(to: Rect(x: 0, y: 0, width: whole.width / 4 * 4, height: whole.height / 4 * 4))
+            for image in [fours, try whole.cropped(to: Rect(x: 3, y: 1, width: 212, height: 96))] {
+                var ours = try PixelBuffer(width: image.width * 3 / 4, height: image.height * 3 / 4, format: .gray8)
+                var theirs = ours.copy()
+                try Resize.bilinear(image, into: &ours)
+                try OpenCV.resize(image, &theirs, area: false)
+                let diff = ReferenceImages.difference(ours, theirs)
+                #expect(diff.max <= 1, "\(photo.lastPathComponent) \(image.width)x\(image.height): max \(diff.max)")
+                let source = image.packedBytes()
+                let weights = [[5, 1], [3, 3], [1, 5]]
+                let exact = (0..<ours.height).flatMap { y in
+                    (0..<ours.width).map { x -> UInt8 in
+                        var sum = 0
+                        for (i, wy) in weights[y % 3].enumerated() {
+                            for (j, wx) in weights[x % 3].enumerated() {
+                                sum += wy * wx * Int(source[(4 * (y / 3) + y % 3 + i) * image.width + 4 * (x / 3) + x % 3 + j])
+                            }
+                        }
+                        return UInt8((sum + 18) / 36)
+                    }
+                }
+                #expect(ours.packedBytes() == exact, "\(photo.lastPathComponent) \(image.width)x\(image.height)")
+            }
+        }
+    }
+
     @Test("bilinear resize of colour images within 1 LSB of cv::resize", arguments: [PixelFormat.rgb24, .bgra32])
     func colourBilinear(format: PixelFormat) throws {
         for photo in ReferenceImages.photos {

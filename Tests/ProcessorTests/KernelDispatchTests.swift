@@ -244,6 +244,67 @@ struct KernelDispatchTests {
         #expect(bilinear.interpolated >= 960 - 16)
     }
 
+    @Test("S / 36 rounded, halves up, by a multiply and a shift: exact for every sum a 3/4 bilinear output can have")
+    func divideBy36() {
+        for sum in 0...(36 * 255) {
+            let want = UInt8((sum + 18) / 36)
+            if FramePixelKernels.ThreeQuarterRows.divide36(UInt32(sum)) != want {
+                Issue.record("S = \(sum): \(FramePixelKernels.ThreeQuarterRows.divide36(UInt32(sum))) != \(want)")
+                return
+            }
+        }
+    }
+
+    @Test(
+        "bilinear by 3/4 rows: both builds byte for byte at widths 3…300, each output the exact bilinear value rounded once, nothing written past a row",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func threeQuarterRowsAgree() {
+        var generator = SeededGenerator(seed: 34)
+        for count in stride(from: 3, through: 300, by: 3) {
+            let width = count / 3 * 4
+            // Extremes often (the sums' largest values and the rounding's halves), else random.
+            let rows = (0..<4).map { _ in
+                (0..<width).map { _ in
+                    Bool.random(using: &generator)
+                        ? UInt8.random(in: 0...255, using: &generator) : [0, 255][Int.random(in: 0...1, using: &generator)]
+                }
+            }
+            var scratch = [UInt16](repeating: 0, count: FramePixelKernels.ThreeQuarterRows.scratchCount(count))
+            func run(wide: Bool) -> [[UInt8]] {
+                var (o0, o1, o2) = (
+                    [UInt8](repeating: 0xA5, count: count + 1), [UInt8](repeating: 0xA5, count: count + 1),
+                    [UInt8](repeating: 0xA5, count: count + 1)
+                )
+                if wide {
+                    FramePixelKernelsAVX2.ThreeQuarterRows.resize(
+                        rows[0], rows[1], rows[2], rows[3], into: &o0, &o1, &o2, count: count, scratch: &scratch)
+                } else {
+                    FramePixelKernels.ThreeQuarterRows.resize(
+                        rows[0], rows[1], rows[2], rows[3], into: &o0, &o1, &o2, count: count, scratch: &scratch)
+                }
+                let outs = [o0, o1, o2]
+                return outs
+            }
+            let (base, wide) = (run(wide: false), run(wide: true))
+            #expect(base == wide, "width \(count)")
+            let weights = [[5, 1], [3, 3], [1, 5]]
+            for y in 0..<3 {
+                #expect(base[y][count] == 0xA5 && wide[y][count] == 0xA5, "a kernel wrote past row \(y) at width \(count)")
+                for x in 0..<count {
+                    let (g, p) = (x / 3, x % 3)
+                    var sum = 0
+                    for (i, wy) in weights[y].enumerated() {
+                        for (j, wx) in weights[p].enumerated() { sum += wy * wx * Int(rows[y + i][4 * g + p + j]) }
+                    }
+                    if base[y][x] != UInt8((sum + 18) / 36) {
+                        Issue.record("width \(count) row \(y) output \(x): \(base[y][x]) != \((sum + 18) / 36)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+
     @Test(
         "resize rows (bilinear blend, 2x2 mean of 1-, 3- and 4-byte pixels, area sums) and mirroring (1–4 bytes a pixel): both builds byte for byte at counts 0…130",
         .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))

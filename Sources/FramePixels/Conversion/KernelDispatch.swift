@@ -141,6 +141,19 @@ extension KernelDispatch {
         }
     }
 
+    /// `ThreeQuarterRows.resize` (bilinear by exactly 3/4, three output rows from four).
+    @inline(__always)
+    static func threeQuarters(
+        _ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, _ r2: UnsafePointer<UInt8>, _ r3: UnsafePointer<UInt8>,
+        into o0: UnsafeMutablePointer<UInt8>, _ o1: UnsafeMutablePointer<UInt8>, _ o2: UnsafeMutablePointer<UInt8>,
+        count: Int, scratch: UnsafeMutablePointer<UInt16>
+    ) {
+        switch path {
+        case .avx2: FramePixelKernelsAVX2.ThreeQuarterRows.resize(r0, r1, r2, r3, into: o0, o1, o2, count: count, scratch: scratch)
+        case .baseline: FramePixelKernels.ThreeQuarterRows.resize(r0, r1, r2, r3, into: o0, o1, o2, count: count, scratch: scratch)
+        }
+    }
+
     /// `ResizeRows.halve` (the 2x2 box mean).
     @inline(__always)
     static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
