@@ -413,6 +413,44 @@ struct KernelDispatchTests {
     }
 
     @Test(
+        "area resize by exactly 3/8: the AVX2 rows, the portable rows and the general resize give the same bytes at widths 3…150, nothing written past a row",
+        .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
+    func threeEighthRowsAgree() throws {
+        var generator = SeededGenerator(seed: 38)
+        for count in stride(from: 3, through: 150, by: 3) {
+            let (sw, sh, dh) = (count / 3 * 8, 16, 6)
+            var image = try PixelBuffer(width: sw, height: sh, format: .gray8)
+            image.withUnsafeMutableBytes(ofPlane: 0) { b, _ in
+                for i in b.indices { b[i] = Bool.random(using: &generator) ? 255 : UInt8.random(in: 0...255, using: &generator) }
+            }
+            var general = try PixelBuffer(width: count, height: dh, format: .gray8)
+            var chosen = general.copy()
+            try Resize.area(image, into: &general, plane: 0, order: .verticalFirst)
+            try Resize.area(image, into: &chosen)
+            #expect(chosen.packedBytes() == general.packedBytes(), "Resize.area at width \(count)")
+            // The two builds' rows directly, into rows with a guard byte after each.
+            let source = image.packedBytes()
+            for wide in [false, true] {
+                var out = [UInt8](repeating: 0xA5, count: dh * (count + 1))
+                for k in 0..<(dh / 3) {
+                    let rows = Array(source[(8 * k * sw)...])
+                    out.withUnsafeMutableBufferPointer { o in
+                        let at = o.baseAddress! + 3 * k * (count + 1)
+                        if wide {
+                            FramePixelKernelsAVX2.ThreeEighthRows.resize(rows, rowStride: sw, into: at, outStride: count + 1, count: count)
+                        } else {
+                            FramePixelKernels.ThreeEighthRows.resize(rows, rowStride: sw, into: at, outStride: count + 1, count: count)
+                        }
+                    }
+                }
+                let rows = (0..<dh).map { Array(out[($0 * (count + 1))..<($0 * (count + 1) + count)]) }
+                #expect(rows.flatMap { $0 } == general.packedBytes(), "\(wide ? "AVX2" : "portable") rows at width \(count)")
+                #expect((0..<dh).allSatisfy { out[$0 * (count + 1) + count] == 0xA5 }, "a row written past its end at width \(count)")
+            }
+        }
+    }
+
+    @Test(
         "fractional area resize: either pass first gives the same bytes (the sums are exact), within 1 of cv::resize, at sizes with and without shuffled rows and with ~300 taps an output"
     )
     func areaOrderIsExact() throws {

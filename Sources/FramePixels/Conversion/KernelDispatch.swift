@@ -154,6 +154,16 @@ extension KernelDispatch {
         }
     }
 
+    /// `ThreeEighthRows.resize` (area by exactly 3/8, three output rows from eight): the AVX2
+    /// build's only — the baseline build's general area resize gives the same bytes faster than
+    /// the portable code, which is there off x86 and as the reference.
+    @inline(__always)
+    static func threeEighths(
+        _ rows: UnsafePointer<UInt8>, rowStride: Int, into out: UnsafeMutablePointer<UInt8>, outStride: Int, count: Int
+    ) {
+        FramePixelKernelsAVX2.ThreeEighthRows.resize(rows, rowStride: rowStride, into: out, outStride: outStride, count: count)
+    }
+
     /// `ResizeRows.halve` (the 2x2 box mean).
     @inline(__always)
     static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {

@@ -1,0 +1,1 @@
+../FramePixelKernels/ThreeEighthRows.swift
