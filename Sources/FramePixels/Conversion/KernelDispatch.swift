@@ -164,12 +164,18 @@ extension KernelDispatch {
         FramePixelKernelsAVX2.ThreeEighthRows.resize(rows, rowStride: rowStride, into: out, outStride: outStride, count: count)
     }
 
-    /// `ResizeRows.halve` (the 2x2 box mean).
+    /// `ResizeRows.halvePlane` (the 2x2 box mean of a plane).
     @inline(__always)
-    static func halve(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+    static func halvePlane(
+        _ source: UnsafePointer<UInt8>, sourceStride: Int, into out: UnsafeMutablePointer<UInt8>, outStride: Int, count: Int, rows: Int
+    ) {
         switch path {
-        case .avx2: FramePixelKernelsAVX2.ResizeRows.halve(r0, r1, into: out, count: count)
-        case .baseline: FramePixelKernels.ResizeRows.halve(r0, r1, into: out, count: count)
+        case .avx2:
+            FramePixelKernelsAVX2.ResizeRows.halvePlane(
+                source, sourceStride: sourceStride, into: out, outStride: outStride, count: count, rows: rows)
+        case .baseline:
+            FramePixelKernels.ResizeRows.halvePlane(
+                source, sourceStride: sourceStride, into: out, outStride: outStride, count: count, rows: rows)
         }
     }
 

@@ -204,13 +204,13 @@ public enum Resize {
                 sums.withUnsafeMutableBufferPointer { scratch in
                     let s = src.baseAddress!.assumingMemoryBound(to: UInt8.self)
                     let d = dst.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    if channels == 1 {
+                        return KernelDispatch.halvePlane(
+                            s, sourceStride: sp.bytesPerRow, into: d, outStride: dp.bytesPerRow, count: dw, rows: dh)
+                    }
                     for y in 0..<dh {
                         let (r0, r1, out) = (s + 2 * y * sp.bytesPerRow, s + (2 * y + 1) * sp.bytesPerRow, d + y * dp.bytesPerRow)
-                        if channels == 1 {
-                            KernelDispatch.halve(r0, r1, into: out, count: dw)
-                        } else {
-                            KernelDispatch.halvePixels(r0, r1, into: out, count: dw, channels: channels, sums: scratch.baseAddress!)
-                        }
+                        KernelDispatch.halvePixels(r0, r1, into: out, count: dw, channels: channels, sums: scratch.baseAddress!)
                     }
                 }
             }
