@@ -162,6 +162,8 @@ extension RGBToYCbCrRows {
             bgra
             ? _mm256_setr_epi8(0, 4, 1, 5, 2, 6, z, z, 8, 12, 9, 13, 10, 14, z, z, 0, 4, 1, 5, 2, 6, z, z, 8, 12, 9, 13, 10, 14, z, z)
             : _mm256_setr_epi8(2, 5, 1, 4, 0, 3, z, z, 8, 11, 7, 10, 6, 9, z, z, 2, 5, 1, 4, 0, 3, z, z, 8, 11, 7, 10, 6, 9, z, z)
+        let blockOrder = _mm256_setr_epi8(
+            0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15)
         // After the packs, 32-bit groups of two blocks come as 0 2 4 6 | 1 3 5 7 (in blocks 0-1, 4-5, … | 2-3, 6-7, …).
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)
         // RGB24's last 16-byte load reads 4 bytes past its 8 pixels: inside the row where a step's
@@ -180,17 +182,17 @@ extension RGBToYCbCrRows {
                 return _mm256_maddubs_epi16(_mm256_shuffle_epi8(pixels, pairs), ones)
             }
             @inline(__always) func eight(_ k: Int) -> __m256i {
-                // Per block (B, G, R, 0) sums, two blocks a half, as the SSE2 `blockSums` gives them.
+                // Per block (B, G, R, 0) sums, two blocks a half, as the SSE2 `blockSums` gives them;
+                // `pmaddwd` leaves each block's Cb and Cr as two halves, one `phaddd` adds them:
+                // (Cb a, Cb b, Cr a, Cr b) a half.
                 let sums = _mm256_add_epi16(pairSums(top, k), pairSums(bottom, k))
-                let mu = _mm256_madd_epi16(sums, wu)
-                let mv = _mm256_madd_epi16(sums, wv)
-                let x = _mm256_unpacklo_epi32(mu, mv)
-                let y = _mm256_unpackhi_epi32(mu, mv)
                 return _mm256_srai_epi32(
-                    _mm256_add_epi32(_mm256_add_epi32(_mm256_unpacklo_epi64(x, y), _mm256_unpackhi_epi64(x, y)), bias), 16)
+                    _mm256_add_epi32(_mm256_hadd_epi32(_mm256_madd_epi16(sums, wu), _mm256_madd_epi16(sums, wv)), bias), 16)
             }
-            let uv = _mm256_permutevar8x32_epi32(
-                _mm256_packus_epi16(_mm256_packs_epi32(eight(0), eight(1)), _mm256_packs_epi32(eight(2), eight(3))), order)
+            // Bytes in each 32-bit group (Cb a, Cb b, Cr a, Cr b) → (Cb a, Cr a, Cb b, Cr b).
+            let pairsInOrder = _mm256_shuffle_epi8(
+                _mm256_packus_epi16(_mm256_packs_epi32(eight(0), eight(1)), _mm256_packs_epi32(eight(2), eight(3))), blockOrder)
+            let uv = _mm256_permutevar8x32_epi32(pairsInOrder, order)
             switch chroma {
             case .interleaved(let out):
                 _mm256_storeu_si256(UnsafeMutableRawPointer(out + 2 &* pair).assumingMemoryBound(to: __m256i_u.self), uv)
