@@ -116,10 +116,15 @@ package struct YCbCrRows: Sendable {
     ) {
         var x = 0
         #if FRAMEKIT_AVX2
-        if case .packedYUYV = chroma, bgra {
-            x = yuyvBGRA(luma, into: d, width: width)
-        } else {
-            x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: bgra)
+        // One inlined copy of the step per layout and output, so that none tests them per step
+        // (the tests, and the constants they kept out of registers, were a tenth of NV12 → BGRA).
+        switch (chroma, bgra) {
+        case (.packedYUYV, true): x = yuyvBGRA(luma, into: d, width: width)
+        case (.interleaved, true): x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: true)
+        case (.interleaved, false): x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: false)
+        case (.planar, true): x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: true)
+        case (.planar, false): x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: false)
+        case (.packedYUYV, false): x = wideRows(luma: luma, into: d, second: second, chroma: chroma, width: width, bgra: false)
         }
         #endif
         #if arch(x86_64)
@@ -446,7 +451,8 @@ extension YCbCrRows {
         // 20-23 | 8-11, 12-15, 24-27, 28-31): back into pixel order. (Only for RGB24: YUYV →
         // BGRA is `yuyvBGRA`.)
         let packOrder = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
-        let masks = Self.rgbMasks
+        // (Only RGB24 reads them: the static's once-check cost BGRA 2% of its time, a call a row.)
+        let masks = bgra ? nil : Self.rgbMasks
         let stride = bgra ? 4 : 3
         let end = width - 31
         var x = 0
@@ -492,7 +498,7 @@ extension YCbCrRows {
                 if bgra {
                     Self.storeBGRA(r: r, g: g, b: b, out)
                 } else {
-                    Self.storeRGB(r: r, g: g, b: b, masks, out)
+                    Self.storeRGB(r: r, g: g, b: b, masks!, out)
                 }
             }
             pixels(y0, d + stride * x)
