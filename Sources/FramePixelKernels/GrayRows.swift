@@ -183,52 +183,71 @@ extension GrayRows {
         }
     }
 
-    static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
-        let low = _mm256_set1_epi32(0x00FF_00FF)
-        let outer = _mm256_set1_epi32(w.red << 16 | w.blue)
-        let middle = _mm256_set1_epi32(w.green)
-        let rounding = _mm256_set1_epi32(w.bias)
-        return overlappedSteps(count: width, step: 32, reach: 32) { x in
-            let p = UnsafeRawPointer(s + 4 &* x)
-            @inline(__always) func eight(_ o: Int) -> __m256i {
-                let q = _mm256_loadu_si256(p.advanced(by: o).assumingMemoryBound(to: __m256i_u.self))
+    /// The AVX2 step's arithmetic on eight loaded pixels, for the steps below and for callers
+    /// that have the pixels in a register already (the Y'CbCr encoder's chroma step). BGRA: a
+    /// 32-byte load; each pixel's (B, R) and (G, A) 16-bit halves against (blue, red) and (green,
+    /// 0). RGB24: two 16-byte loads 12 bytes apart (four pixels a 128-bit half); `vectorRGB`'s
+    /// even and odd words — (R0, B0, G1, 0, R2, B2, G3, 0) and (0, G0, R1, B1, 0, G2, R3, B3) — each
+    /// one byte shuffle of it. Eight 32-bit sums with the rounding, for `pack32`.
+    struct WideSums {
+        let bgra: Bool
+        let low: __m256i, outer: __m256i, middle: __m256i, rounding: __m256i
+        let evenBytes: __m256i, oddBytes: __m256i, evenWeights: __m256i, oddWeights: __m256i
+
+        @inline(__always)
+        init(_ w: Weights, bgra: Bool) {
+            self.bgra = bgra
+            rounding = _mm256_set1_epi32(w.bias)
+            low = _mm256_set1_epi32(0x00FF_00FF)
+            outer = _mm256_set1_epi32(w.red << 16 | w.blue)
+            middle = _mm256_set1_epi32(w.green)
+            let (r, g, b) = (Int16(w.red), Int16(w.green), Int16(w.blue))
+            evenWeights = _mm256_setr_epi16(r, b, g, 0, r, b, g, 0, r, b, g, 0, r, b, g, 0)
+            oddWeights = _mm256_setr_epi16(0, g, r, b, 0, g, r, b, 0, g, r, b, 0, g, r, b)
+            let z: Int8 = -128
+            evenBytes = _mm256_setr_epi8(
+                0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z, 0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z)
+            oddBytes = _mm256_setr_epi8(
+                z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z, z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z)
+        }
+
+        /// Pixels x…x+7 of `row` as the step loads them.
+        @inline(__always)
+        func load(_ row: UnsafePointer<UInt8>, _ x: Int) -> __m256i {
+            if bgra { return _mm256_loadu_si256(UnsafeRawPointer(row + 4 &* x).assumingMemoryBound(to: __m256i_u.self)) }
+            let p = row + 3 &* x
+            return _mm256_loadu2_m128i(UnsafePointer<__m128i_u>(OpaquePointer(p + 12)), UnsafePointer<__m128i_u>(OpaquePointer(p)))
+        }
+
+        @inline(__always)
+        func eight(_ q: __m256i) -> __m256i {
+            if bgra {
                 let sides = _mm256_madd_epi16(_mm256_and_si256(q, low), outer)
                 let green = _mm256_madd_epi16(_mm256_srli_epi16(q, 8), middle)
                 return _mm256_add_epi32(_mm256_add_epi32(sides, green), rounding)
             }
+            let even = _mm256_madd_epi16(_mm256_shuffle_epi8(q, evenBytes), evenWeights)
+            let odd = _mm256_madd_epi16(_mm256_shuffle_epi8(q, oddBytes), oddWeights)
+            return _mm256_add_epi32(_mm256_add_epi32(even, odd), rounding)
+        }
+    }
+
+    static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
+        let sums = WideSums(w, bgra: true)
+        return overlappedSteps(count: width, step: 32, reach: 32) { x in
+            @inline(__always) func eight(_ o: Int) -> __m256i { sums.eight(sums.load(s, x &+ o)) }
             _mm256_storeu_si256(
-                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
-                pack32((eight(0), eight(32), eight(64), eight(96))))
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self), pack32((eight(0), eight(8), eight(16), eight(24))))
         }
     }
 
     static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
-        let rounding = _mm256_set1_epi32(w.bias)
-        let (r, g, b) = (Int16(w.red), Int16(w.green), Int16(w.blue))
-        let evenWeights = _mm256_setr_epi16(r, b, g, 0, r, b, g, 0, r, b, g, 0, r, b, g, 0)
-        let oddWeights = _mm256_setr_epi16(0, g, r, b, 0, g, r, b, 0, g, r, b, 0, g, r, b)
-        // vectorRGB's even and odd words — (R0, B0, G1, 0, R2, B2, G3, 0) and (0, G0, R1, B1, 0, G2,
-        // R3, B3) — each made by one byte shuffle of a 16-byte load of four pixels (each 128-bit
-        // half its own four): two loads and two shuffles per eight pixels instead of four
-        // 8-byte loads, their unpacks, the shift and masks.
-        let z: Int8 = -128
-        let evenBytes = _mm256_setr_epi8(
-            0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z, 0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z)
-        let oddBytes = _mm256_setr_epi8(
-            z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z, z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z)
+        let sums = WideSums(w, bgra: false)
         // A step's last load reads bytes up to 3x + 99: inside the row where x + 34 <= width.
         return overlappedSteps(count: width, step: 32, reach: 34) { x in
-            let p = UnsafePointer<UInt8>(s + 3 &* x)
-            @inline(__always) func eight(_ o: Int) -> __m256i {
-                let q = _mm256_loadu2_m128i(
-                    UnsafePointer<__m128i_u>(OpaquePointer(p + o + 12)), UnsafePointer<__m128i_u>(OpaquePointer(p + o)))
-                let even = _mm256_madd_epi16(_mm256_shuffle_epi8(q, evenBytes), evenWeights)
-                let odd = _mm256_madd_epi16(_mm256_shuffle_epi8(q, oddBytes), oddWeights)
-                return _mm256_add_epi32(_mm256_add_epi32(even, odd), rounding)
-            }
+            @inline(__always) func eight(_ o: Int) -> __m256i { sums.eight(sums.load(s, x &+ o)) }
             _mm256_storeu_si256(
-                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self),
-                pack32((eight(0), eight(24), eight(48), eight(72))))
+                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self), pack32((eight(0), eight(8), eight(16), eight(24))))
         }
     }
 }

@@ -42,11 +42,20 @@ package struct RGBToYCbCrRows: Sendable {
         _ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, lumaTop: UnsafeMutablePointer<UInt8>,
         lumaBottom: UnsafeMutablePointer<UInt8>?, chroma: ChromaOut, width: Int, bgra: Bool
     ) {
-        GrayRows.convertRow(top, lumaTop, width: width, bgra: bgra, weights: luma)
-        if let lumaBottom { GrayRows.convertRow(bottom, lumaBottom, width: width, bgra: bgra, weights: luma) }
         var pair = 0
+        // Pixels whose luma is written: the AVX2 step writes it with the chroma, from the same loads.
+        var lumaDone = 0
         #if FRAMEKIT_AVX2
-        pair = wideChroma(top, bottom, chroma, width: width, bgra: bgra)
+        // One inlined copy per layout and output, so that the step tests neither (they were a
+        // fifth of its samples).
+        let rows = (top, bottom, lumaTop, lumaBottom)
+        switch (chroma, bgra) {
+        case (.interleaved, true): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: true)
+        case (.interleaved, false): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: false)
+        case (.planar, true): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: true)
+        case (.planar, false): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: false)
+        }
+        lumaDone = 2 &* pair
         #endif
         #if arch(x86_64)
         pair = vectorChroma(top, bottom, chroma, from: pair, width: width, bgra: bgra)
@@ -72,6 +81,13 @@ package struct RGBToYCbCrRows: Sendable {
                 cr[pair] = UInt8(clamping: v)
             }
             pair &+= 1
+        }
+        // The rest of the luma after the chroma, which read both rows at once (two streams from
+        // memory in flight; luma first waited on one row at a time): these rows are in the cache.
+        let at = stride &* lumaDone
+        GrayRows.convertRow(top + at, lumaTop + lumaDone, width: width &- lumaDone, bgra: bgra, weights: luma)
+        if let lumaBottom {
+            GrayRows.convertRow(bottom + at, lumaBottom + lumaDone, width: width &- lumaDone, bgra: bgra, weights: luma)
         }
     }
 }
@@ -148,7 +164,16 @@ extension RGBToYCbCrRows {
     /// each channel side by side — (B, B', G, G', R, R', 0, 0), for BGRA and RGB24 alike — and a
     /// `pmaddubsw` against ones: the rows' pair sums added are the block sums, in two shuffles
     /// where widening and adding halves took six. Returns the blocks done, from 0.
-    func wideChroma(_ top: UnsafePointer<UInt8>, _ bottom: UnsafePointer<UInt8>, _ chroma: ChromaOut, width: Int, bgra: Bool) -> Int {
+    ///
+    /// The rows' luma comes from the same loads (`GrayRows.WideSums`), written for the pixels of
+    /// the blocks done (`rows`: top, bottom, their luma rows; no bottom luma for an odd last row).
+    @inline(__always)
+    func wideChromaAndLuma(
+        _ rows: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>?),
+        _ chroma: ChromaOut, width: Int, bgra: Bool
+    ) -> Int {
+        let (top, bottom, lumaTop, lumaBottom) = rows
+        let lumaSums = GrayRows.WideSums(luma, bgra: bgra)
         let zero = _mm256_setzero_si256()
         let ones = _mm256_set1_epi8(1)
         let wu = _mm256_setr_epi16(cbB, cbG, cbR, 0, cbB, cbG, cbR, 0, cbB, cbG, cbR, 0, cbB, cbG, cbR, 0)
@@ -169,29 +194,37 @@ extension RGBToYCbCrRows {
         // RGB24's last 16-byte load reads 4 bytes past its 8 pixels: inside the row where a step's
         // 32 pixels start 34 before the row's end. Steps by blocks (pixel pairs).
         return overlappedSteps(count: width / 2, step: 16, reach: bgra ? 16 : 17) { pair in
-            // One row's pixels x…x+7 (x…x+3 in the low half, x+4…x+7 in the high) as 16-bit pair sums.
-            @inline(__always) func pairSums(_ row: UnsafePointer<UInt8>, _ k: Int) -> __m256i {
-                let x = 2 &* pair &+ 8 &* k
-                let pixels: __m256i
-                if bgra {
-                    pixels = _mm256_loadu_si256(UnsafeRawPointer(row + 4 &* x).assumingMemoryBound(to: __m256i_u.self))
-                } else {
-                    let p = row + 3 &* x
-                    pixels = _mm256_loadu2_m128i(UnsafePointer(OpaquePointer(p + 12)), UnsafePointer(OpaquePointer(p)))
-                }
-                return _mm256_maddubs_epi16(_mm256_shuffle_epi8(pixels, pairs), ones)
-            }
+            // Each row's pixels x…x+7 (x…x+3 in the low half, x+4…x+7 in the high), loaded once:
+            // their luma sums, and their chroma as 16-bit pair sums.
+            var topLuma = (zero, zero, zero, zero)
+            var bottomLuma = (zero, zero, zero, zero)
             @inline(__always) func eight(_ k: Int) -> __m256i {
+                let x = 2 &* pair &+ 8 &* k
+                let (t, b) = (lumaSums.load(top, x), lumaSums.load(bottom, x))
+                let (lt, lb) = (lumaSums.eight(t), lumaSums.eight(b))
+                switch k {
+                case 0: (topLuma.0, bottomLuma.0) = (lt, lb)
+                case 1: (topLuma.1, bottomLuma.1) = (lt, lb)
+                case 2: (topLuma.2, bottomLuma.2) = (lt, lb)
+                default: (topLuma.3, bottomLuma.3) = (lt, lb)
+                }
                 // Per block (B, G, R, 0) sums, two blocks a half, as the SSE2 `blockSums` gives them;
                 // `pmaddwd` leaves each block's Cb and Cr as two halves, one `phaddd` adds them:
                 // (Cb a, Cb b, Cr a, Cr b) a half.
-                let sums = _mm256_add_epi16(pairSums(top, k), pairSums(bottom, k))
+                let sums = _mm256_add_epi16(
+                    _mm256_maddubs_epi16(_mm256_shuffle_epi8(t, pairs), ones), _mm256_maddubs_epi16(_mm256_shuffle_epi8(b, pairs), ones))
                 return _mm256_srai_epi32(
                     _mm256_add_epi32(_mm256_hadd_epi32(_mm256_madd_epi16(sums, wu), _mm256_madd_epi16(sums, wv)), bias), 16)
             }
             // Bytes in each 32-bit group (Cb a, Cb b, Cr a, Cr b) → (Cb a, Cr a, Cb b, Cr b).
             let pairsInOrder = _mm256_shuffle_epi8(
                 _mm256_packus_epi16(_mm256_packs_epi32(eight(0), eight(1)), _mm256_packs_epi32(eight(2), eight(3))), blockOrder)
+            _mm256_storeu_si256(
+                UnsafeMutableRawPointer(lumaTop + 2 &* pair).assumingMemoryBound(to: __m256i_u.self), GrayRows.pack32(topLuma))
+            if let lumaBottom {
+                _mm256_storeu_si256(
+                    UnsafeMutableRawPointer(lumaBottom + 2 &* pair).assumingMemoryBound(to: __m256i_u.self), GrayRows.pack32(bottomLuma))
+            }
             let uv = _mm256_permutevar8x32_epi32(pairsInOrder, order)
             switch chroma {
             case .interleaved(let out):
