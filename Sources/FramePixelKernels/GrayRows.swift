@@ -162,16 +162,6 @@ extension GrayRows {
 // packs work within each 128-bit half, so the 4-byte groups come out as s0 s1 s2 s3 of the
 // low half then of the high half; one dword permute restores pixel order.
 extension GrayRows {
-    @inline(__always)
-    static func pack32(_ s: (__m256i, __m256i, __m256i, __m256i)) -> __m256i {
-        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)
-        let words = (
-            _mm256_packs_epi32(_mm256_srli_epi32(s.0, 15), _mm256_srli_epi32(s.1, 15)),
-            _mm256_packs_epi32(_mm256_srli_epi32(s.2, 15), _mm256_srli_epi32(s.3, 15))
-        )
-        return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words.0, words.1), order)
-    }
-
     /// 32 pixels a step.
     static func wideLumaOfYUYV(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int) -> Int {
         let low = _mm256_set1_epi16(0x00FF)
@@ -183,16 +173,25 @@ extension GrayRows {
         }
     }
 
-    /// The AVX2 step's arithmetic on eight loaded pixels, for the steps below and for callers
-    /// that have the pixels in a register already (the Y'CbCr encoder's chroma step). BGRA: a
-    /// 32-byte load; each pixel's (B, R) and (G, A) 16-bit halves against (blue, red) and (green,
-    /// 0). RGB24: two 16-byte loads 12 bytes apart (four pixels a 128-bit half); `vectorRGB`'s
-    /// even and odd words — (R0, B0, G1, 0, R2, B2, G3, 0) and (0, G0, R1, B1, 0, G2, R3, B3) — each
-    /// one byte shuffle of it. Eight 32-bit sums with the rounding, for `pack32`.
+    /// The AVX2 step's arithmetic, for the steps below and for callers that have the pixels in
+    /// registers already (the Y'CbCr encoder's chroma step): eight pixels a load — BGRA a 32-byte
+    /// load, RGB24 two 16-byte loads 12 bytes apart (four pixels a 128-bit half) — then 16 pixels'
+    /// luma as 16-bit words from two loads (`sixteen`), then 32 bytes from two of those (`bytes`).
+    ///
+    /// Two ways to the same integers. Weights that are all multiples of 128 (weights in 256ths,
+    /// as the Y'CbCr encoder takes them where they stay within its error bound) go as bytes:
+    /// (Σ w·p + bias) >> 15 is then (Σ (w/128)·p + bias/128) >> 8, and with each pixel's bytes
+    /// made signed (p − 128, a sign flip) one `pmaddubsw` by the weights gives each pixel's sum in
+    /// two words, one `phaddw` adds them, and 128·Σ(w/128) goes back into the constant: four
+    /// instructions per eight pixels where the 32-bit sums take six and a pack. Other weights
+    /// (OpenCV's gray) go through `pmaddwd`: BGRA as each pixel's (B, R) and (G, A) halves against
+    /// (blue, red) and (green, 0); RGB24 as `vectorRGB`'s even and odd words — (R0, B0, G1, 0, R2,
+    /// B2, G3, 0) and (0, G0, R1, B1, 0, G2, R3, B3) — each one byte shuffle of the load.
     struct WideSums {
-        let bgra: Bool
+        let bgra: Bool, inBytes: Bool
         let low: __m256i, outer: __m256i, middle: __m256i, rounding: __m256i
         let evenBytes: __m256i, oddBytes: __m256i, evenWeights: __m256i, oddWeights: __m256i
+        let byteWeights: __m256i, pixelBytes: __m256i, signs: __m256i, constant: __m256i
 
         @inline(__always)
         init(_ w: Weights, bgra: Bool) {
@@ -209,6 +208,21 @@ extension GrayRows {
                 0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z, 0, z, 2, z, 4, z, z, z, 6, z, 8, z, 10, z, z, z)
             oddBytes = _mm256_setr_epi8(
                 z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z, z, z, 1, z, 3, z, 5, z, z, z, 7, z, 9, z, 11, z)
+            // Bytes: each pixel as (B, G, R, ·) — BGRA as it is, RGB24 by a shuffle — against
+            // (blue, green, red, 0)/128. A pair's sum is at most 128 · (blue + green)/128 ≤ 2^15
+            // and a pixel's 128 · Σ ≤ 2^15 (Σ ≤ 256): no word saturates or wraps.
+            let (rb, gb, bb) = (w.red >> 7, w.green >> 7, w.blue >> 7)
+            inBytes =
+                [w.red, w.green, w.blue, w.bias].allSatisfy { $0 & 127 == 0 } && rb + gb + bb <= 256
+                && 255 * (rb + gb + bb) + w.bias >> 7 < 65536
+            let weightBytes = Int32(bb) | Int32(gb) << 8 | Int32(rb) << 16
+            byteWeights = _mm256_set1_epi32(weightBytes)
+            pixelBytes = _mm256_setr_epi8(
+                2, 1, 0, z, 5, 4, 3, z, 8, 7, 6, z, 11, 10, 9, z, 2, 1, 0, z, 5, 4, 3, z, 8, 7, 6, z, 11, 10, 9, z)
+            signs = _mm256_set1_epi8(-128)
+            // Σ w·p + bias = Σ w·(p − 128) + 128·Σ w + bias, all /128; kept modulo 2^16, as the
+            // whole sum fits an unsigned word (checked above).
+            constant = _mm256_set1_epi16(Int16(truncatingIfNeeded: 128 &* (rb &+ gb &+ bb) &+ w.bias >> 7))
         }
 
         /// Pixels x…x+7 of `row` as the step loads them.
@@ -219,36 +233,54 @@ extension GrayRows {
             return _mm256_loadu2_m128i(UnsafePointer<__m128i_u>(OpaquePointer(p + 12)), UnsafePointer<__m128i_u>(OpaquePointer(p)))
         }
 
+        /// Eight 32-bit sums with the rounding, >> 15 (the `pmaddwd` way).
         @inline(__always)
         func eight(_ q: __m256i) -> __m256i {
             if bgra {
                 let sides = _mm256_madd_epi16(_mm256_and_si256(q, low), outer)
                 let green = _mm256_madd_epi16(_mm256_srli_epi16(q, 8), middle)
-                return _mm256_add_epi32(_mm256_add_epi32(sides, green), rounding)
+                return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(sides, green), rounding), 15)
             }
             let even = _mm256_madd_epi16(_mm256_shuffle_epi8(q, evenBytes), evenWeights)
             let odd = _mm256_madd_epi16(_mm256_shuffle_epi8(q, oddBytes), oddWeights)
-            return _mm256_add_epi32(_mm256_add_epi32(even, odd), rounding)
+            return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(even, odd), rounding), 15)
+        }
+
+        /// Two loads' 16 luma values as words, per 128-bit half the first load's four then the
+        /// second's (the order `bytes` undoes).
+        @inline(__always)
+        func sixteen(_ a: __m256i, _ b: __m256i) -> __m256i {
+            guard inBytes else { return _mm256_packs_epi32(eight(a), eight(b)) }
+            @inline(__always) func pairs(_ q: __m256i) -> __m256i {
+                let pixels = bgra ? q : _mm256_shuffle_epi8(q, pixelBytes)
+                return _mm256_maddubs_epi16(byteWeights, _mm256_xor_si256(pixels, signs))
+            }
+            return _mm256_srli_epi16(_mm256_add_epi16(_mm256_hadd_epi16(pairs(a), pairs(b)), constant), 8)
+        }
+
+        /// 32 luma bytes in order from loads 0–1's and 2–3's `sixteen`.
+        @inline(__always)
+        func bytes(_ first: __m256i, _ second: __m256i) -> __m256i {
+            _mm256_permutevar8x32_epi32(_mm256_packus_epi16(first, second), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        }
+
+        /// Pixels x…x+31 of `row` → `out`.
+        @inline(__always)
+        func thirtyTwo(_ row: UnsafePointer<UInt8>, _ x: Int, into out: UnsafeMutablePointer<UInt8>) {
+            let luma = bytes(sixteen(load(row, x), load(row, x &+ 8)), sixteen(load(row, x &+ 16), load(row, x &+ 24)))
+            _mm256_storeu_si256(UnsafeMutableRawPointer(out).assumingMemoryBound(to: __m256i_u.self), luma)
         }
     }
 
     static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
         let sums = WideSums(w, bgra: true)
-        return overlappedSteps(count: width, step: 32, reach: 32) { x in
-            @inline(__always) func eight(_ o: Int) -> __m256i { sums.eight(sums.load(s, x &+ o)) }
-            _mm256_storeu_si256(
-                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self), pack32((eight(0), eight(8), eight(16), eight(24))))
-        }
+        return overlappedSteps(count: width, step: 32, reach: 32) { x in sums.thirtyTwo(s, x, into: d + x) }
     }
 
     static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
         let sums = WideSums(w, bgra: false)
         // A step's last load reads bytes up to 3x + 99: inside the row where x + 34 <= width.
-        return overlappedSteps(count: width, step: 32, reach: 34) { x in
-            @inline(__always) func eight(_ o: Int) -> __m256i { sums.eight(sums.load(s, x &+ o)) }
-            _mm256_storeu_si256(
-                UnsafeMutableRawPointer(d + x).assumingMemoryBound(to: __m256i_u.self), pack32((eight(0), eight(8), eight(16), eight(24))))
-        }
+        return overlappedSteps(count: width, step: 32, reach: 34) { x in sums.thirtyTwo(s, x, into: d + x) }
     }
 }
 #endif

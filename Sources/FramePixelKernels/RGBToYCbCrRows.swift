@@ -3,7 +3,8 @@ import _Builtin_intrinsics.intel
 #endif
 
 /// RGB24/BGRA → Y'CbCr 4:2:0 (NV12 or I420), two rows at a time: luma per pixel by
-/// `GrayRows` with the matrix's weights (15-bit, offset in the bias), chroma per 2x2 block from
+/// `GrayRows` with the matrix's weights (in 256ths where that keeps every colour within 1 of the
+/// definition, else 32768ths: `lumaWeights`; offset in the bias), chroma per 2x2 block from
 /// the block's channel sums — a box average, as libyuv and video encoders take it (OpenCV's
 /// cvtColor takes the block's top-left pixel alone) — with 14-bit weights on the 4-pixel sums:
 /// Cb = (cbR·ΣR + cbG·ΣG + cbB·ΣB + 128·2^16 + 2^15) >> 16, and Cr alike.
@@ -22,12 +23,37 @@ package struct RGBToYCbCrRows: Sendable {
     package init(kr: Double, kb: Double, fullRange: Bool) {
         let kg = 1 - kr - kb
         let (ys, cs) = fullRange ? (1.0, 1.0) : (219.0 / 255, 224.0 / 255)
-        func l(_ k: Double) -> Int32 { Int32((k * ys * 32768).rounded()) }
-        luma = GrayRows.Weights(red: l(kr), green: l(kg), blue: l(kb), bias: (fullRange ? 0 : 16 << 15) + 1 << 14)
+        luma = Self.lumaWeights(kr * ys, kg * ys, kb * ys, offset: fullRange ? 0 : 16)
         func c(_ k: Double) -> Int16 { Int16((k * cs * 16384).rounded()) }
         (cbR, cbG, cbB) = (c(-kr / (2 * (1 - kb))), c(-kg / (2 * (1 - kb))), c(0.5))
         (crR, crG, crB) = (c(0.5), c(-kg / (2 * (1 - kr))), c(-kb / (2 * (1 - kr))))
     }
+
+    /// Luma = offset + wr·R + wg·G + wb·B, rounded: with weights in 256ths (each stored × 128,
+    /// so that the 15-bit arithmetic of `GrayRows` computes exactly (Σ w·p + bias) >> 8 and the
+    /// AVX2 build can take them as bytes, `pmaddubsw`) where those keep every colour's error
+    /// before the rounding below `maxByteWeightError` (then within 1 of the definition), else in
+    /// 32768ths. The error of a weighted sum is largest at a corner of the colour cube: all of
+    /// the weights rounded up at 255, the rest at 0 (or the other way).
+    package static func lumaWeights(_ r: Double, _ g: Double, _ b: Double, offset: Int32) -> GrayRows.Weights {
+        let bytes = [r, g, b].map { ($0 * 256).rounded() }
+        if byteWeightError(r, g, b) < maxByteWeightError {
+            let w = bytes.map { Int32($0) << 7 }
+            return GrayRows.Weights(red: w[0], green: w[1], blue: w[2], bias: (offset << 8 + 1 << 7) << 7)
+        }
+        func l(_ k: Double) -> Int32 { Int32((k * 32768).rounded()) }
+        return GrayRows.Weights(red: l(r), green: l(g), blue: l(b), bias: offset << 15 + 1 << 14)
+    }
+
+    /// The largest error before rounding, in steps of the output, of weights in 256ths: BT.601
+    /// 0.26 (video range) and 0.45 (full), BT.709 video 0.38; BT.709 full range 1.00, above the
+    /// bound, keeps 15 bits.
+    package static func byteWeightError(_ r: Double, _ g: Double, _ b: Double) -> Double {
+        let errors = [r, g, b].map { ($0 * 256).rounded() / 256 - $0 }
+        return max(errors.filter { $0 > 0 }.reduce(0, +), -errors.filter { $0 < 0 }.reduce(0, +)) * 255
+    }
+
+    package static let maxByteWeightError = 0.48
 
     /// Where a chroma row goes: Cb/Cr pairs (NV12) or two planes (I420).
     package enum ChromaOut {
@@ -196,17 +222,15 @@ extension RGBToYCbCrRows {
         return overlappedSteps(count: width / 2, step: 16, reach: bgra ? 16 : 17) { pair in
             // Each row's pixels x…x+7 (x…x+3 in the low half, x+4…x+7 in the high), loaded once:
             // their luma sums, and their chroma as 16-bit pair sums.
-            var topLuma = (zero, zero, zero, zero)
-            var bottomLuma = (zero, zero, zero, zero)
+            var (topLuma, bottomLuma, previous) = ((zero, zero), (zero, zero), (zero, zero))
             @inline(__always) func eight(_ k: Int) -> __m256i {
                 let x = 2 &* pair &+ 8 &* k
                 let (t, b) = (lumaSums.load(top, x), lumaSums.load(bottom, x))
-                let (lt, lb) = (lumaSums.eight(t), lumaSums.eight(b))
+                // Luma words of loads 0–1 and 2–3.
                 switch k {
-                case 0: (topLuma.0, bottomLuma.0) = (lt, lb)
-                case 1: (topLuma.1, bottomLuma.1) = (lt, lb)
-                case 2: (topLuma.2, bottomLuma.2) = (lt, lb)
-                default: (topLuma.3, bottomLuma.3) = (lt, lb)
+                case 0, 2: previous = (t, b)
+                case 1: (topLuma.0, bottomLuma.0) = (lumaSums.sixteen(previous.0, t), lumaSums.sixteen(previous.1, b))
+                default: (topLuma.1, bottomLuma.1) = (lumaSums.sixteen(previous.0, t), lumaSums.sixteen(previous.1, b))
                 }
                 // Per block (B, G, R, 0) sums, two blocks a half, as the SSE2 `blockSums` gives them;
                 // `pmaddwd` leaves each block's Cb and Cr as two halves, one `phaddd` adds them:
@@ -220,10 +244,11 @@ extension RGBToYCbCrRows {
             let pairsInOrder = _mm256_shuffle_epi8(
                 _mm256_packus_epi16(_mm256_packs_epi32(eight(0), eight(1)), _mm256_packs_epi32(eight(2), eight(3))), blockOrder)
             _mm256_storeu_si256(
-                UnsafeMutableRawPointer(lumaTop + 2 &* pair).assumingMemoryBound(to: __m256i_u.self), GrayRows.pack32(topLuma))
+                UnsafeMutableRawPointer(lumaTop + 2 &* pair).assumingMemoryBound(to: __m256i_u.self), lumaSums.bytes(topLuma.0, topLuma.1))
             if let lumaBottom {
                 _mm256_storeu_si256(
-                    UnsafeMutableRawPointer(lumaBottom + 2 &* pair).assumingMemoryBound(to: __m256i_u.self), GrayRows.pack32(bottomLuma))
+                    UnsafeMutableRawPointer(lumaBottom + 2 &* pair).assumingMemoryBound(to: __m256i_u.self),
+                    lumaSums.bytes(bottomLuma.0, bottomLuma.1))
             }
             let uv = _mm256_permutevar8x32_epi32(pairsInOrder, order)
             switch chroma {

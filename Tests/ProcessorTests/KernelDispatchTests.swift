@@ -584,6 +584,35 @@ struct KernelDispatchTests {
     }
 
     @Test(
+        "Y'CbCr luma weights: in 256ths where every colour stays within 1 of the definition (BT.601 both ranges, BT.709 video), else in 32768ths; checked at the colour cube's corners and on a grid"
+    )
+    func lumaWeightsKeepTheirBound() {
+        for (kr, kb) in [(0.299, 0.114), (0.2126, 0.0722)] {
+            for full in [false, true] {
+                let (ys, kg) = (full ? 1.0 : 219.0 / 255, 1 - kr - kb)
+                let w = FramePixelKernels.RGBToYCbCrRows.lumaWeights(kr * ys, kg * ys, kb * ys, offset: full ? 0 : 16)
+                let inBytes = [w.red, w.green, w.blue, w.bias].allSatisfy { $0 % 128 == 0 }
+                #expect(inBytes == !(kr == 0.2126 && full), "BT.\(kr == 0.299 ? 601 : 709) \(full ? "full" : "video"): bytes \(inBytes)")
+                var worst = 0.0
+                let grid = Array(stride(from: 0, through: 255, by: 5))
+                for r in grid {
+                    for g in grid {
+                        for b in grid {
+                            let y = (Int32(r) * w.red + Int32(g) * w.green + Int32(b) * w.blue + w.bias) >> 15
+                            let want = Self.exactYCbCr(r: Double(r), g: Double(g), b: Double(b), kr: kr, kb: kb, full: full).y
+                            worst = max(worst, abs(Double(y) - want))
+                        }
+                    }
+                }
+                #expect(worst <= 1, "BT.\(kr == 0.299 ? 601 : 709) \(full ? "full" : "video"): off by \(worst)")
+                if inBytes {
+                    #expect(FramePixelKernels.RGBToYCbCrRows.byteWeightError(kr * ys, kg * ys, kb * ys) < 0.5)
+                }
+            }
+        }
+    }
+
+    @Test(
         "RGB24 and BGRA to NV12 and I420 rows (both matrices and ranges): both builds byte for byte at widths 0…100, within 1 of the definition",
         .enabled(if: KernelDispatch.isAVX2Usable, "this CPU or OS cannot run AVX2"))
     func rgbToYCbCrRowsAgree() {
