@@ -193,9 +193,19 @@ extension GrayRows {
         let evenBytes: __m256i, oddBytes: __m256i, evenWeights: __m256i, oddWeights: __m256i
         let byteWeights: __m256i, pixelBytes: __m256i, signs: __m256i, constant: __m256i
 
+        /// Whether `w` can go as bytes: every weight and the bias multiples of 128, Σ w ≤ 256 × 128,
+        /// and the whole sum within an unsigned word.
+        static func bytesFit(_ w: Weights) -> Bool {
+            let sum = (w.red + w.green + w.blue) >> 7
+            return [w.red, w.green, w.blue, w.bias].allSatisfy { $0 & 127 == 0 } && sum <= 256 && 255 * sum + w.bias >> 7 < 65536
+        }
+
+        /// `inBytes`: `bytesFit(w)`, given by the caller so that it is a constant of the loop it
+        /// builds (each loop then has one arithmetic, untested per step).
         @inline(__always)
-        init(_ w: Weights, bgra: Bool) {
+        init(_ w: Weights, bgra: Bool, inBytes: Bool) {
             self.bgra = bgra
+            self.inBytes = inBytes
             rounding = _mm256_set1_epi32(w.bias)
             low = _mm256_set1_epi32(0x00FF_00FF)
             outer = _mm256_set1_epi32(w.red << 16 | w.blue)
@@ -212,16 +222,13 @@ extension GrayRows {
             // (blue, green, red, 0)/128. A pair's sum is at most 128 · (blue + green)/128 ≤ 2^15
             // and a pixel's 128 · Σ ≤ 2^15 (Σ ≤ 256): no word saturates or wraps.
             let (rb, gb, bb) = (w.red >> 7, w.green >> 7, w.blue >> 7)
-            inBytes =
-                [w.red, w.green, w.blue, w.bias].allSatisfy { $0 & 127 == 0 } && rb + gb + bb <= 256
-                && 255 * (rb + gb + bb) + w.bias >> 7 < 65536
             let weightBytes = Int32(bb) | Int32(gb) << 8 | Int32(rb) << 16
             byteWeights = _mm256_set1_epi32(weightBytes)
             pixelBytes = _mm256_setr_epi8(
                 2, 1, 0, z, 5, 4, 3, z, 8, 7, 6, z, 11, 10, 9, z, 2, 1, 0, z, 5, 4, 3, z, 8, 7, 6, z, 11, 10, 9, z)
             signs = _mm256_set1_epi8(-128)
             // Σ w·p + bias = Σ w·(p − 128) + 128·Σ w + bias, all /128; kept modulo 2^16, as the
-            // whole sum fits an unsigned word (checked above).
+            // whole sum fits an unsigned word (`bytesFit`).
             constant = _mm256_set1_epi16(Int16(truncatingIfNeeded: 128 &* (rb &+ gb &+ bb) &+ w.bias >> 7))
         }
 
@@ -273,14 +280,18 @@ extension GrayRows {
     }
 
     static func wideBGRA(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
-        let sums = WideSums(w, bgra: true)
-        return overlappedSteps(count: width, step: 32, reach: 32) { x in sums.thirtyTwo(s, x, into: d + x) }
+        @inline(__always) func steps(_ sums: WideSums) -> Int {
+            overlappedSteps(count: width, step: 32, reach: 32) { x in sums.thirtyTwo(s, x, into: d + x) }
+        }
+        return WideSums.bytesFit(w) ? steps(WideSums(w, bgra: true, inBytes: true)) : steps(WideSums(w, bgra: true, inBytes: false))
     }
 
     static func wideRGB(_ s: UnsafePointer<UInt8>, _ d: UnsafeMutablePointer<UInt8>, _ width: Int, _ w: Weights) -> Int {
-        let sums = WideSums(w, bgra: false)
         // A step's last load reads bytes up to 3x + 99: inside the row where x + 34 <= width.
-        return overlappedSteps(count: width, step: 32, reach: 34) { x in sums.thirtyTwo(s, x, into: d + x) }
+        @inline(__always) func steps(_ sums: WideSums) -> Int {
+            overlappedSteps(count: width, step: 32, reach: 34) { x in sums.thirtyTwo(s, x, into: d + x) }
+        }
+        return WideSums.bytesFit(w) ? steps(WideSums(w, bgra: false, inBytes: true)) : steps(WideSums(w, bgra: false, inBytes: false))
     }
 }
 #endif

@@ -72,14 +72,15 @@ package struct RGBToYCbCrRows: Sendable {
         // Pixels whose luma is written: the AVX2 step writes it with the chroma, from the same loads.
         var lumaDone = 0
         #if FRAMEKIT_AVX2
-        // One inlined copy per layout and output, so that the step tests neither (they were a
-        // fifth of its samples).
+        // One specialised loop per input and luma arithmetic, so that the step tests neither
+        // (the tests were a fifth of its samples; inlining four copies into this function did not
+        // always happen: past a size the optimiser stops inlining into a caller).
         let rows = (top, bottom, lumaTop, lumaBottom)
-        switch (chroma, bgra) {
-        case (.interleaved, true): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: true)
-        case (.interleaved, false): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: false)
-        case (.planar, true): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: true)
-        case (.planar, false): pair = wideChromaAndLuma(rows, chroma, width: width, bgra: false)
+        switch (bgra, GrayRows.WideSums.bytesFit(luma)) {
+        case (true, true): pair = wideChromaAndLuma(BGRAInBytes.self, rows, chroma, width: width)
+        case (true, false): pair = wideChromaAndLuma(BGRAInWords.self, rows, chroma, width: width)
+        case (false, true): pair = wideChromaAndLuma(RGBInBytes.self, rows, chroma, width: width)
+        case (false, false): pair = wideChromaAndLuma(RGBInWords.self, rows, chroma, width: width)
         }
         lumaDone = 2 &* pair
         #endif
@@ -184,6 +185,29 @@ extension RGBToYCbCrRows {
 #endif
 
 #if FRAMEKIT_AVX2
+/// The AVX2 encoder step's input layout and luma arithmetic as types, so that each combination
+/// is its own specialised loop with both as constants.
+protocol WideStep {
+    static var bgra: Bool { get }
+    static var lumaInBytes: Bool { get }
+}
+enum BGRAInBytes: WideStep {
+    static var bgra: Bool { true }
+    static var lumaInBytes: Bool { true }
+}
+enum BGRAInWords: WideStep {
+    static var bgra: Bool { true }
+    static var lumaInBytes: Bool { false }
+}
+enum RGBInBytes: WideStep {
+    static var bgra: Bool { false }
+    static var lumaInBytes: Bool { true }
+}
+enum RGBInWords: WideStep {
+    static var bgra: Bool { false }
+    static var lumaInBytes: Bool { false }
+}
+
 extension RGBToYCbCrRows {
     /// 16 blocks (32 pixels of each row) a step, each 128-bit half doing what one SSE2 `four`
     /// does. Each row's pixel pairs are summed by a byte shuffle that puts a pair's two bytes of
@@ -193,13 +217,13 @@ extension RGBToYCbCrRows {
     ///
     /// The rows' luma comes from the same loads (`GrayRows.WideSums`), written for the pixels of
     /// the blocks done (`rows`: top, bottom, their luma rows; no bottom luma for an odd last row).
-    @inline(__always)
-    func wideChromaAndLuma(
-        _ rows: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>?),
-        _ chroma: ChromaOut, width: Int, bgra: Bool
+    func wideChromaAndLuma<Step: WideStep>(
+        _ step: Step.Type, _ rows: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>?),
+        _ chroma: ChromaOut, width: Int
     ) -> Int {
+        let bgra = Step.bgra
         let (top, bottom, lumaTop, lumaBottom) = rows
-        let lumaSums = GrayRows.WideSums(luma, bgra: bgra)
+        let lumaSums = GrayRows.WideSums(luma, bgra: bgra, inBytes: Step.lumaInBytes)
         let zero = _mm256_setzero_si256()
         let ones = _mm256_set1_epi8(1)
         let wu = _mm256_setr_epi16(cbB, cbG, cbR, 0, cbB, cbG, cbR, 0, cbB, cbG, cbR, 0, cbB, cbG, cbR, 0)
