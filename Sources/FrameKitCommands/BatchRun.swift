@@ -15,7 +15,7 @@ enum BatchRun {
     static let inputs = Option.text(
         "inputs", "LIST|DIR",
         help:
-            "Batch mode: a text file with one file path or stream URL per line (# comments), or a folder of video files (name order). Needs --output-dir."
+            "Batch mode: a text file with one file path or stream URL per line (# comments), or a folder of video files and photos (name order; each an input). Needs --output-dir."
     )
     static let outputDir = Option.text(
         "output-dir", "DIR",
@@ -36,6 +36,9 @@ enum BatchRun {
 
     /// Video file extensions a folder's files are taken by.
     static let videoExtensions: Set<String> = ["mp4", "mkv", "webm", "mov", "avi", "y4m", "mjpeg", "mjpg", "m4v", "ts", "flv"]
+    /// A folder's photos are inputs too, each its own (a folder of photos given to --inputs said
+    /// it had no inputs in it).
+    static let photoExtensions: Set<String> = ["jpg", "jpeg", "png", "pgm", "ppm", "pnm"]
 
     struct Shard: Equatable, CustomStringConvertible {
         var index: Int
@@ -79,7 +82,7 @@ enum BatchRun {
         return Shard(index: 0, count: 1)
     }
 
-    /// The inputs `path` names: a folder's video files in name order, or a list file's lines.
+    /// The inputs `path` names: a folder's video files and photos in name order, or a list file's lines.
     static func list(_ path: String) throws -> [String] {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
@@ -88,8 +91,11 @@ enum BatchRun {
         let found: [String]
         if isFolder.boolValue {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            found = names.filter { !$0.hasPrefix(".") && videoExtensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
-                .sorted().map { URL(fileURLWithPath: path).appendingPathComponent($0).path }
+            found = names.filter { name in
+                let ext = URL(fileURLWithPath: name).pathExtension.lowercased()
+                return !name.hasPrefix(".") && (videoExtensions.contains(ext) || photoExtensions.contains(ext))
+            }
+            .sorted().map { URL(fileURLWithPath: path).appendingPathComponent($0).path }
         } else {
             guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
                 throw RuntimeFailure("--inputs \(path): cannot read it as text", exitCode: ExitCode.dataError)

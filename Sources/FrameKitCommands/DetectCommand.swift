@@ -131,12 +131,10 @@ enum DetectCommand: Command {
                 } else if device.deviceType == .file, let corrupt = r.snapshot.drops[DropReason.corrupt.rawValue], corrupt > 0,
                     isFolder(sourceName(device))
                 {
-                    // A folder's frames are one size (its first image's): another size is a
-                    // corrupt drop like a damaged image, which the summary counts and a user
+                    // A damaged image is a corrupt drop, which the summary counts and a user
                     // reading only stderr would never learn of.
                     Console.err(
-                        "framekit: \(sourceName(device)): \(corrupt) of its \(r.snapshot.framesCaptured) images dropped as corrupt: "
-                            + "damaged, or not the first image's \(r.snapshot.width)x\(r.snapshot.height) (a folder is read at one size; resize the others, or read them one by one)"
+                        "framekit: \(sourceName(device)): \(corrupt) of its \(r.snapshot.framesCaptured) images dropped as corrupt (damaged, or not an image FrameKit reads)"
                     )
                 }
             }

@@ -17,6 +17,24 @@ struct BatchCommandTests {
 
     func outputs(_ folder: URL) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() }
 
+    @Test(
+        "a folder of photos given to --inputs: each photo an input of one frame, its faces in its own lines (it said the folder had no inputs)"
+    )
+    func photoFolder() throws {
+        let inputs = Fixtures.temporaryFolder("batch-photos")
+        try FileManager.default.copyItem(at: Fixtures.astronaut, to: inputs.appendingPathComponent("a.jpg"))
+        try FileManager.default.copyItem(at: Fixtures.coffee, to: inputs.appendingPathComponent("b.jpg"))
+        try Data("notes".utf8).write(to: inputs.appendingPathComponent("readme.txt"))
+        let out = Fixtures.temporaryFolder("batch-photos-out")
+        let run = try BinaryRunner.run("framekit", ["detect", "--inputs", inputs.path, "--output-dir", out.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let batch = try #require(try run.jsonLines().last?["batch"] as? [String: Any])
+        #expect(batch["done"] as? Int == 2, "\(batch)")
+        let astronaut = try String(contentsOf: out.appendingPathComponent("a.jpg.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(astronaut.count == 1 && astronaut[0].contains("\"faces\": [{"), "\(astronaut)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("b.jpg.stats.json").path))
+    }
+
     @Test("three shards cover every input exactly once; a rerun skips what is done; merge sums and merges the histograms")
     func shardsAndMerge() throws {
         let inputs = try clips(7)

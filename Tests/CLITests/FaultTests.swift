@@ -350,17 +350,50 @@ struct FaultTests {
         #expect(Int(fields[1]) ?? .max < 250, "peak RSS \(fields[1]) MB")
     }
 
-    @Test("a folder of images of two sizes: the odd ones are corrupt drops, and stderr says why (it said nothing), exit 0")
+    @Test(
+        "a folder of photos of three sizes (one odd, one portrait): each a frame of its own size with its faces, none dropped; a damaged one is a corrupt drop stderr names"
+    )
     func mixedSizeFolder() throws {
         let folder = Fixtures.temporaryFolder("mixed-sizes")
-        for (name, photo) in [("a.jpg", Fixtures.astronaut), ("b.jpg", Fixtures.coffee), ("c.jpg", Fixtures.astronaut)] {
-            try FileManager.default.copyItem(at: photo, to: folder.appendingPathComponent(name))
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut) // 512x512, one face
+        try FileManager.default.copyItem(at: Fixtures.astronaut, to: folder.appendingPathComponent("a.jpg"))
+        // Portrait: the face on a taller canvas; odd: 301x333, the face shrunk into it.
+        var portrait = try PixelBuffer(width: 512, height: 720, format: .rgb24)
+        photo.withUnsafeBytes(ofPlane: 0) { src, sp in
+            portrait.withUnsafeMutableBytes(ofPlane: 0) { dst, dp in
+                for i in 0..<dst.count { dst[i] = 90 }
+                for row in 0..<512 {
+                    for i in 0..<(512 * 3) { dst[(row + 104) * dp.bytesPerRow + i] = src[row * sp.bytesPerRow + i] }
+                }
+            }
         }
+        try portrait.write(to: folder.appendingPathComponent("b.jpg"))
+        var odd = try PixelBuffer(width: 301, height: 333, format: .rgb24)
+        try Resize.bilinear(photo, into: &odd)
+        try odd.write(to: folder.appendingPathComponent("c.jpg"))
         let run = try BinaryRunner.run("framekit", ["detect", "--input", folder.path])
         #expect(run.status == 0, "\(run.stderr)")
-        let summary = try #require(try run.jsonLines().last?["summary"] as? [String: Any])
-        #expect((summary["drops"] as? [String: Int])?["corrupt"] == 1 && summary["frames_delivered"] as? Int == 2, "\(summary)")
-        #expect(run.stderr.contains("1 of its 3 images dropped as corrupt") && run.stderr.contains("512x512"), "\(run.stderr)")
+        let lines = try run.jsonLines()
+        let summary = try #require(lines.last?["summary"] as? [String: Any])
+        #expect((summary["drops"] as? [String: Int])?["corrupt"] == 0 && summary["frames_delivered"] as? Int == 3, "\(summary)")
+        let frames = lines.filter { $0["frame"] != nil }
+        try #require(frames.count == 3, "\(lines)")
+        // Each frame's faces in its own pixels: inside its image, one face each.
+        for (frame, (w, h)) in zip(frames, [(512, 512), (512, 720), (301, 333)]) {
+            #expect(frame["width"] as? Int == w && frame["height"] as? Int == h, "\(frame)")
+            let faces = frame["faces"] as? [[String: Any]] ?? []
+            #expect(faces.count == 1, "\(w)x\(h): \(frame)")
+            for face in faces {
+                let (x, y) = (face["x"] as? Int ?? -99, face["y"] as? Int ?? -99)
+                let (fw, fh) = (face["width"] as? Int ?? 0, face["height"] as? Int ?? 0)
+                #expect(x >= -1 && y >= -1 && fw > 20 && x + fw <= w + 1 && y + fh <= h + 1, "\(w)x\(h): \(face)")
+            }
+        }
+        #expect(!run.stderr.contains("corrupt"), "\(run.stderr)")
+
+        try Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00]).write(to: folder.appendingPathComponent("d.jpg")) // a damaged one
+        let damaged = try BinaryRunner.run("framekit", ["detect", "--input", folder.path])
+        #expect(damaged.status == 0 && damaged.stderr.contains("1 of its 4 images dropped as corrupt"), "\(damaged.stderr)")
     }
 
     @Test("an input with no frame at all — a Y4M header alone, --start past a clip's end — exits 65 saying so, not 0")

@@ -252,6 +252,31 @@ struct FileSourceTests {
     }
 
     @Test(
+        "a folder of images of different sizes: each a frame of its own size with its own pixels, in RGB24 and in NV12 (an odd image losing its last column and row there)",
+        arguments: [PixelFormat.rgb24, .nv12FullRange])
+    func mixedSizeFolder(format: PixelFormat) throws {
+        let folder = Fixtures.temporaryFolder()
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut) // 512x512
+        try photo.write(to: folder.appendingPathComponent("a.jpg"))
+        let small = try photo.cropped(to: Rect(x: 100, y: 50, width: 300, height: 200)).copy()
+        try small.write(to: folder.appendingPathComponent("b.ppm"))
+        let odd = try photo.cropped(to: Rect(x: 7, y: 9, width: 301, height: 333)).copy()
+        try odd.write(to: folder.appendingPathComponent("c.ppm"))
+        try photo.write(to: folder.appendingPathComponent("d.jpg"))
+        let (recorder, counts) = try runToEnd(try CaptureDevice.file(folder), format: format)
+        try #require(counts.captured == 4 && counts.delivered == 4 && counts.dropped(.corrupt) == 0, "\(counts)")
+        let sizes = recorder.frames.map { [$0.pixelBuffer.width, $0.pixelBuffer.height] }
+        let oddSize = format == .rgb24 ? [301, 333] : [300, 332]
+        #expect(sizes == [[512, 512], [300, 200], oddSize, [512, 512]], "\(sizes)")
+        #expect(recorder.frames.allSatisfy { $0.pixelBuffer.format == format })
+        if format == .rgb24 {
+            // PPM is lossless: the frames are the images' own pixels.
+            #expect(recorder.frames[1].pixelBuffer.packedBytes() == small.packedBytes())
+            #expect(recorder.frames[2].pixelBuffer.packedBytes() == odd.packedBytes())
+        }
+    }
+
+    @Test(
         "a consumer keeping every frame of a file starves its pool: after a second the rest drop as outOfBuffers, and the file still ends")
     func holdingBuffers() throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.y4m")

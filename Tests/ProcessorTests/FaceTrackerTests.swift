@@ -384,6 +384,36 @@ struct FaceTrackerTests {
         #expect(try run() == run())
     }
 
+    @Test(
+        "frames of another size (a folder of photos) start the tracker over: a pass on the first of each size, boxes of the new size, nothing carried from the old"
+    )
+    func frameSizeChange() throws {
+        let photo = try PixelBuffer(contentsOf: Fixtures.astronaut) // 512x512, the face ~88 px wide
+        // The same photo at 0.9x and at 301x333: the face near where it was, smaller, which a
+        // track carried across the change (its patch matching) kept at the old size.
+        var smaller = try PixelBuffer(width: 460, height: 460, format: .rgb24)
+        try Resize.bilinear(photo, into: &smaller)
+        var odd = try PixelBuffer(width: 301, height: 333, format: .rgb24)
+        try Resize.bilinear(photo, into: &odd)
+        let detector = CountingDetector(try FaceDetector())
+        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 10)))
+        var reported: [(PixelBuffer, [Face])] = []
+        for frame in [photo, photo, smaller, smaller, odd, photo] { reported.append((frame, try tracker.faces(in: frame))) }
+        // A pass on the first frame and on each first frame of a new size (the interval is 10).
+        #expect(detector.calls == 4, "\(detector.calls) passes")
+        let width0 = try #require(reported[0].1.first?.bounds.width)
+        for (frame, faces) in reported {
+            try #require(faces.count == 1, "\(frame.width)x\(frame.height): \(faces)")
+            let b = faces[0].bounds
+            #expect(
+                b.x >= -1 && b.y >= -1 && b.x + b.width <= frame.width + 1 && b.y + b.height <= frame.height + 1,
+                "\(b) in \(frame.width)x\(frame.height)")
+            // The box scales with the image (within 15%).
+            let want = Double(width0) * Double(frame.width) / 512
+            #expect(abs(Double(b.width) - want) <= 0.15 * want, "\(frame.width)x\(frame.height): width \(b.width), want ~\(Int(want))")
+        }
+    }
+
     @Test("a face that jumps calls for a pass at once and is found where it went")
     func jump() throws {
         let video = try astronautVideo([(50, 50), (56, 52), (400, 120), (404, 122)])

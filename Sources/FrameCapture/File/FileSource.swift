@@ -96,12 +96,10 @@ final class FileSource: FrameSource {
                 try fillFromY4M(frame, into: &buffer)
             case .encoded(let frame):
                 guard !frame.isEmpty else { return corrupt }
-                if JPEG.hasSignature(frame) {
+                if description.kind == .images {
+                    guard try decodeImage(frame, into: &buffer) else { return corrupt }
+                } else if JPEG.hasSignature(frame) {
                     try frame.withUnsafeBytes { raw in try decoder.decode(raw, into: &buffer) }
-                } else if PNM.hasSignature(frame) {
-                    let image = try PNM.decode(frame)
-                    guard image.width == buffer.width, image.height == buffer.height else { return corrupt }
-                    buffer = try PixelFormatConversion.convert(image, to: buffer.format)
                 } else {
                     return corrupt
                 }
@@ -113,6 +111,37 @@ final class FileSource: FrameSource {
         }
         return .frame(SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: sequence, captureInstant: captureInstant))
     }
+
+    /// One image of a folder (or a single image) in the configured format at its own size: a
+    /// folder's photos differ (portrait and landscape, one camera and another), and each is a
+    /// frame of its own size, into the pool's buffer where it is the stream's size, else into a
+    /// buffer of its own. 4:2:0 and YUYV hold even sizes only: there an odd image loses its
+    /// last column or row. False: not an image FrameKit reads.
+    private func decodeImage(_ frame: [UInt8], into buffer: inout PixelBuffer) throws -> Bool {
+        let format = buffer.format
+        var image: PixelBuffer
+        if JPEG.hasSignature(frame) {
+            let header = try frame.withUnsafeBytes { raw in try decoder.header(of: raw) }
+            if header.width == buffer.width && header.height == buffer.height {
+                try frame.withUnsafeBytes { raw in try decoder.decode(raw, into: &buffer) }
+                return true
+            }
+            let even = header.width.isMultiple(of: 2) && header.height.isMultiple(of: 2)
+            image = try frame.withUnsafeBytes { raw in try decoder.decode(raw, to: even || !Self.needsEvenSize(format) ? format : .rgb24) }
+        } else if PNM.hasSignature(frame) {
+            image = try PNM.decode(frame)
+        } else {
+            return false
+        }
+        if Self.needsEvenSize(format), !image.width.isMultiple(of: 2) || !image.height.isMultiple(of: 2) {
+            guard image.width >= 2, image.height >= 2 else { return false }
+            image = try image.cropped(to: Rect(x: 0, y: 0, width: image.width & ~1, height: image.height & ~1)).copy()
+        }
+        buffer = try PixelFormatConversion.convert(image, to: format)
+        return true
+    }
+
+    static func needsEvenSize(_ format: PixelFormat) -> Bool { format.isYCbCr }
 
     private enum FrameBytes {
         case raw([UInt8])
@@ -183,9 +212,10 @@ final class FileSource: FrameSource {
         guard cursor < description.imageFiles.count else { return nil }
         defer { cursor += 1 }
         let file = description.imageFiles[cursor]
-        // An image too large to be a JPEG/PNM of the stream's size is not read at all.
+        // An image too large to be a JPEG/PNM within the pixel budget is not read at all (each
+        // image is a frame of its own size).
         let bytesOnDisk = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? nil
-        guard let bytesOnDisk, bytesOnDisk <= FileSourceDescription.maximumFrameBytes(description.size),
+        guard let bytesOnDisk, bytesOnDisk <= ImageFile.maximumBytes,
             let bytes = try? Data(contentsOf: file)
         else { return .unreadable }
         return .encoded([UInt8](bytes))

@@ -207,6 +207,10 @@ public final class FaceTracker: Sendable {
     /// The faces in the next frame of the video, in its pixel coordinates.
     public func faces(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
         try state.withLock { (s) throws(FaceDetectorError) -> [Face] in
+            // A frame of another size (a folder of photos of different sizes) is a new scene:
+            // nothing of the old size is carried into it.
+            if let size = s.frameSize, size != (image.width, image.height) { s.startOver() }
+            s.frameSize = (image.width, image.height)
             s.frame += 1
             let gray: PixelBuffer
             do throws(PixelBufferError) { gray = try s.grayView(of: image) } catch { throw .pixelBuffer(error) }
@@ -324,10 +328,12 @@ public final class FaceTracker: Sendable {
                 // start let go of the frames that result is carried forward through.
                 let (results, busy) = worker.poll()
                 for result in results {
+                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
+                    // A pass on a frame from before a change of size: its boxes are of the old size.
+                    guard result.frame > s.startedOver else { continue }
                     if s.merge(result.pass, look: result.look, passFrame: result.frame, gray: gray, history: s.history, options: options) {
                         changed = true
                     }
-                    s.statistics.recordPass(latency: result.latency, age: s.frame - result.frame)
                     // A quick look sees only the larger faces: it neither quiets the pace nor
                     // places the scene's anchors as a whole-frame pass does. The sweep's last
                     // tile: every tile has been looked at, the tiles' first sweep is over.
@@ -715,6 +721,9 @@ struct Track {
 
 struct TrackerState: ~Copyable {
     var frame = 0
+    /// The size of the frames so far, and the frame before the first of that size (0: none).
+    var frameSize: (width: Int, height: Int)? = nil
+    var startedOver = 0
     var lastPass = 0
     var tracks: [Track] = []
     var grayScratch: PixelBuffer? = nil
@@ -745,6 +754,14 @@ struct TrackerState: ~Copyable {
     /// Frames from one pass to the next now: inline, between whole-frame passes (0 until the
     /// first); background, between passes' starts (0 or 1: back to back).
     var passInterval = 0
+
+    /// As new, for frames of another size: the frame count and the pass figures go on, and
+    /// results of passes on earlier frames are let go.
+    mutating func startOver() {
+        let (frame, statistics) = (self.frame, self.statistics)
+        self = TrackerState()
+        (self.frame, self.statistics, startedOver) = (frame, statistics, frame)
+    }
 
     /// Faces lost earlier and found again this frame (`revived`) end where they lie on a face
     /// that is followed (the patch matched a neighbour, or the face it lies on is this one,
