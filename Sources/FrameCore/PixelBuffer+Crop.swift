@@ -6,7 +6,7 @@ extension PixelBuffer {
         guard rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0, rect.maxX <= width, rect.maxY <= height,
             rect.x % a.width == 0, rect.y % a.height == 0
         else {
-            throw .invalidSize(width: rect.width, height: rect.height, format: format)
+            throw .regionOutsideImage(rect, width: width, height: height, format: format)
         }
         var descriptors: [(offset: Int, bytesPerRow: Int)] = []
         for index in 0..<planeCount {

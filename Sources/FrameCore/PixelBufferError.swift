@@ -8,6 +8,11 @@ public enum PixelBufferError: Error, Equatable, Sendable, CustomStringConvertibl
     /// More pixels than ``PixelBuffer/pixelBudget`` allows: refused before any allocation (a
     /// forged header costs nothing).
     case exceedsPixelBudget(width: Int, height: Int, budget: Int)
+    /// A region (a crop, a detection region) not inside the image, or not on the format's
+    /// grid (Y'CbCr crops start on even coordinates).
+    case regionOutsideImage(Rect, width: Int, height: Int, format: PixelFormat)
+    /// An operation that keeps the format was given buffers of two formats.
+    case formatMismatch(source: PixelFormat, destination: PixelFormat, operation: String)
 
     public var description: String {
         switch self {
@@ -22,6 +27,12 @@ public enum PixelBufferError: Error, Equatable, Sendable, CustomStringConvertibl
             return "\(op) does not support \(f)"
         case .sizeMismatch(let e, let a):
             return "size mismatch: expected \(e), got \(a)"
+        case .regionOutsideImage(let r, let w, let h, let f):
+            let a = f.sizeAlignment
+            let grid = a.width > 1 || a.height > 1 ? " (\(f): x a multiple of \(a.width), y of \(a.height))" : ""
+            return "region x \(r.x), y \(r.y), \(r.width)x\(r.height) is not inside the \(w)x\(h) image\(grid)"
+        case .formatMismatch(let source, let destination, let op):
+            return "\(op): the source is \(source), the destination \(destination); both must be the same format"
         case .exceedsPixelBudget(let w, let h, let budget):
             return "\(w)x\(h) is \(w * h) pixels, over the pixel budget of \(budget) (PixelBuffer.pixelBudget; default 7680x4320)"
         }

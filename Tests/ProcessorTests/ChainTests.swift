@@ -80,6 +80,27 @@ struct ChainTests {
         let detector = try HaarFaceDetector()
         #expect(try detector.detect(in: photo, region: Rect(x: 120, y: 20, width: 220, height: 220)).count == 1)
         #expect(try detector.detect(in: photo, region: Rect(x: 0, y: 300, width: 200, height: 200)).isEmpty)
+        // Partly outside: the part inside is searched. Wholly outside, or empty: a mistake, said
+        // as one (it returned no faces, as if it had looked), by both detectors.
+        #expect(try detector.detect(in: photo, region: Rect(x: 120, y: -100, width: 220, height: 340)).count == 1)
+        let cnn = try FaceDetector()
+        for region in [Rect(x: 600, y: 0, width: 100, height: 100), Rect(x: 10, y: 10, width: 0, height: 50)] {
+            let want = PixelBufferError.regionOutsideImage(region, width: 512, height: 512, format: photo.format)
+            for search in [{ try detector.detect(in: photo, region: region) }, { try cnn.detect(in: photo, region: region) }] {
+                do {
+                    let faces = try search()
+                    Issue.record("\(region): \(faces.count) faces, no error")
+                } catch {
+                    guard case .pixelBuffer(let e) = error as? FaceDetectorError else {
+                        Issue.record("\(region): \(error)")
+                        continue
+                    }
+                    #expect(e == want && "\(e)".contains("not inside the 512x512 image"), "\(e)")
+                }
+            }
+        }
+        // A tracker's pass over a region outside the frame finds nothing, without an error.
+        #expect(try detector.pass(in: photo, region: Rect(x: 600, y: 0, width: 100, height: 100), candidatesDownTo: 0.3).faces.isEmpty)
         // Faces bigger than the maximum are not reported.
         #expect(try HaarFaceDetector(options: .init(maxFaceSize: 60)).detect(in: photo).isEmpty)
     }

@@ -380,8 +380,28 @@ struct FilterAccuracyTests {
         #expect(
             try PixelFormatConversion.convert(nv12View, to: .gray8).packedBytes()
                 == (try PixelFormatConversion.convert(nv12, to: .gray8).cropped(to: region).packedBytes()))
-        #expect(throws: PixelBufferError.self) { try nv12.cropped(to: Rect(x: 1, y: 0, width: 10, height: 10)) }
-        #expect(throws: PixelBufferError.self) { try rgb.cropped(to: Rect(x: 500, y: 0, width: 20, height: 10)) }
+        // Errors that say what is wrong: the region and the image, not "invalid size 20x10".
+        let outside = Rect(x: 500, y: 0, width: 20, height: 10)
+        #expect(throws: PixelBufferError.regionOutsideImage(outside, width: 512, height: 512, format: .rgb24)) {
+            try rgb.cropped(to: outside)
+        }
+        #expect(
+            "\(PixelBufferError.regionOutsideImage(outside, width: 512, height: 512, format: .rgb24))".contains(
+                "not inside the 512x512 image"))
+        let odd = Rect(x: 1, y: 0, width: 10, height: 10)
+        #expect(throws: PixelBufferError.regionOutsideImage(odd, width: 512, height: 512, format: .nv12VideoRange)) {
+            try nv12.cropped(to: odd)
+        }
+        #expect(
+            "\(PixelBufferError.regionOutsideImage(odd, width: 512, height: 512, format: .nv12VideoRange))".contains("x a multiple of 2"))
+        // A bilinear resize between two formats names both.
+        var rgbOut = try PixelBuffer(width: 100, height: 100, format: .rgb24)
+        let grayIn = try PixelFormatConversion.convert(rgb, to: .gray8)
+        #expect(
+            throws: PixelBufferError.formatMismatch(source: .gray8, destination: .rgb24, operation: "bilinear resize (GRAY8, RGB24, BGRA)")
+        ) {
+            try Resize.bilinear(grayIn, into: &rgbOut)
+        }
         // A strided view through a filter matches the same filter on a packed copy.
         let gray = try PixelFormatConversion.convert(rgb, to: .gray8).cropped(to: region)
         var a = try PixelBuffer(width: 200, height: 120, format: .gray8)

@@ -275,8 +275,11 @@ extension Resize {
     /// blend two of those rows with 16-bit high-half multiplies — what OpenCV's own SIMD path
     /// computes, within 1 LSB of interpolating each pixel from its four neighbours in 32 bits.
     public static func bilinear(_ source: PixelBuffer, into destination: inout PixelBuffer) throws(PixelBufferError) {
-        guard source.format == destination.format, source.planeCount == 1, source.format != .yuyv else {
-            throw .unsupportedFormat(destination.format, operation: "bilinear resize (gray8, rgb24, bgra32; same format both sides)")
+        guard source.planeCount == 1, source.format != .yuyv else {
+            throw .unsupportedFormat(source.format, operation: "bilinear resize (GRAY8, RGB24, BGRA)")
+        }
+        guard source.format == destination.format else {
+            throw .formatMismatch(source: source.format, destination: destination.format, operation: "bilinear resize (GRAY8, RGB24, BGRA)")
         }
         let channels = source.plane(0).bytesPerPixel
         let sw = source.width

@@ -72,6 +72,9 @@ extension FaceDetecting {
 
     public func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
         guard let region else { return try pass(in: image, candidatesDownTo: floor) }
+        // A tracker's look wholly outside the frame finds nothing (``detect(in:region:)`` would
+        // call such a region a mistake).
+        guard region.clamped(width: image.width, height: image.height).area > 0 else { return DetectionPass(faces: []) }
         return DetectionPass(faces: try detect(in: image, region: region))
     }
 
@@ -168,6 +171,16 @@ func detectionArea(_ region: Rect?, in image: PixelBuffer) -> Rect {
     area.width -= area.width % align.width
     area.height -= area.height % align.height
     return area
+}
+
+/// A region given to ``FaceDetecting/detect(in:region:)`` must overlap the image (the part
+/// outside is not searched): one wholly outside, or empty, is a mistake said as such, not an
+/// empty result.
+func requireOverlap(_ region: Rect?, with image: PixelBuffer) throws(FaceDetectorError) {
+    guard let region else { return }
+    if region.width <= 0 || region.height <= 0 || region.clamped(width: image.width, height: image.height).area == 0 {
+        throw .pixelBuffer(.regionOutsideImage(region, width: image.width, height: image.height, format: image.format))
+    }
 }
 
 /// A C shim's message buffer as text, or its status when the shim wrote none.

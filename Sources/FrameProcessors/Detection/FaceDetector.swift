@@ -66,7 +66,8 @@ public final class FaceDetector: FaceDetecting {
     }
 
     public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try detect(in: image, region: region, options: options)
+        try requireOverlap(region, with: image)
+        return try detect(in: image, region: region, options: options)
     }
 
     /// Runs the network once on a blank frame of this size: a network is set up for an input

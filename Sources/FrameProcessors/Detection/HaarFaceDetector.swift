@@ -80,7 +80,8 @@ public final class HaarFaceDetector: FaceDetecting {
 
     /// Faces inside `region` of `image` only (bounds still in `image`'s coordinates).
     public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try detect(in: image, region: region, options: options)
+        try requireOverlap(region, with: image)
+        return try detect(in: image, region: region, options: options)
     }
 
     /// As ``detect(in:region:)`` with other options for this call (a tracker searches small
