@@ -46,6 +46,8 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     /// diskFull): the recording ended, its file is complete.
     case maximumDurationReached(seconds: Double)
     case maximumFileSizeReached(bytes: Int)
+    /// ``MovieFileOutput/maxRecordedFrameCount`` frames written (FrameKit's own limit).
+    case maximumFrameCountReached(frames: Int)
     case freeDiskSpaceBelowLimit(bytes: Int)
     /// The session's frames changed (size) while recording (AVError.sessionConfigurationChanged):
     /// the recording ended, its file complete with the frames before the change.
@@ -96,6 +98,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case .sessionConfigurationChanged(let what): "the session's configuration changed: \(what); the recording ended"
         case .maximumDurationReached(let seconds): "maximum recorded duration (\(seconds) s) reached"
         case .maximumFileSizeReached(let bytes): "maximum recorded file size (\(bytes) bytes) reached"
+        case .maximumFrameCountReached(let frames): "maximum recorded frame count (\(frames)) reached"
         case .freeDiskSpaceBelowLimit(let bytes): "free disk space below the limit (\(bytes) bytes)"
         case .encodingFailed(let message): "JPEG encoding failed: \(message)"
         case .pixelBuffer(let error): error.description

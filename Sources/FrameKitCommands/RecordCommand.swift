@@ -55,6 +55,7 @@ enum RecordCommand: Command {
         let output = MovieFileOutput()
         output.maxRecordedDuration = duration
         output.maxRecordedFileSize = maxSize
+        output.maxRecordedFrameCount = frames
         let finish = Finish()
         do { session = try DeviceChoice.session(device: device, preset: preset, output: output) } catch {
             throw RuntimeFailure(error)
@@ -68,9 +69,9 @@ enum RecordCommand: Command {
         }
         let interrupt = SignalWatch.onInterrupt { output.stopRecording() }
         defer { interrupt.cancel() }
-        while finish.done.wait(timeout: .now() + 0.02) == .timedOut {
-            if let frames, output.counts.delivered >= frames { output.stopRecording() }
-        }
+        // The recording ends by its limit (frames, duration, size), a signal, or a failure: each
+        // finishes it, which signals `done`.
+        finish.done.wait()
         session.stopRunning()
         let (written, error) = finish.result.withLock { $0! }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
@@ -78,7 +79,7 @@ enum RecordCommand: Command {
         // A limit ending the recording is what --duration/--max-size asked for, not a failure.
         let failed: Bool
         switch error {
-        case nil, .maximumDurationReached?, .maximumFileSizeReached?: failed = false
+        case nil, .maximumDurationReached?, .maximumFileSizeReached?, .maximumFrameCountReached?: failed = false
         default: failed = true
         }
         // Stopped before the first frame (a signal at once): no file was made (an empty

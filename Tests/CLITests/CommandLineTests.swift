@@ -343,7 +343,9 @@ struct OutputCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try run.jsonLines().first)
         let frames = try #require(summary["frames"] as? Int)
-        #expect(frames >= 12)
+        // Exactly the frames asked for, and the summary says the limit ended it (it said
+        // "stop", and a few more frames came in while a loop watched a counter).
+        #expect(frames == 12 && (summary["ended_by"] as? String ?? "").contains("frame count (12)"), "\(summary)")
         let probe = try OpenCV.probeVideo(file.path)
         #expect(probe.decodedFrames == frames && probe.width == 640 && probe.height == 480)
         #expect(try BinaryRunner.run("framekit", ["record", "--output", file.path, "--frames", "3", "--device", "virtual"]).status == 73)

@@ -43,6 +43,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         var frameRate = 30.0
         var maxDuration: Double?
         var maxFileSize: Int?
+        var maxFrames: Int?
         var minFreeDisk: Int?
         var quality = 85
         var h264 = H264Settings()
@@ -70,6 +71,12 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
     public var maxRecordedFileSize: Int? {
         get { state.withLock { $0.maxFileSize } }
         set { state.withLock { $0.maxFileSize = newValue } }
+    }
+    /// Stop when this many frames are written: the file holds exactly that many (checked as each
+    /// is written, not by a caller watching a counter, which let a few more in).
+    public var maxRecordedFrameCount: Int? {
+        get { state.withLock { $0.maxFrames } }
+        set { state.withLock { $0.maxFrames = newValue } }
     }
     /// Stop when the volume has less than this many bytes free.
     public var minFreeDiskSpaceLimit: Int? {
@@ -228,6 +235,7 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                     return .maximumFileSizeReached(bytes: limit)
                 }
                 r.lastTime = time
+                if let max = settings.maxFrames, r.writer.frameCount >= max { return .maximumFrameCountReached(frames: max) }
                 return nil
             } catch {
                 return .cannotWrite(path: r.url.path, reason: "\(error)")
