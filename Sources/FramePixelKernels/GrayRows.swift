@@ -193,11 +193,13 @@ extension GrayRows {
         let evenBytes: __m256i, oddBytes: __m256i, evenWeights: __m256i, oddWeights: __m256i
         let byteWeights: __m256i, pixelBytes: __m256i, signs: __m256i, constant: __m256i
 
-        /// Whether `w` can go as bytes: every weight and the bias multiples of 128, Σ w ≤ 256 × 128,
-        /// and the whole sum within an unsigned word.
+        /// Whether `w` can go as bytes: every weight and the bias non-negative multiples of 128,
+        /// each weight a byte (≤ 255 × 128), Σ w ≤ 256 × 128, and the whole sum within an
+        /// unsigned word.
         static func bytesFit(_ w: Weights) -> Bool {
             let sum = (w.red + w.green + w.blue) >> 7
-            return [w.red, w.green, w.blue, w.bias].allSatisfy { $0 & 127 == 0 } && sum <= 256 && 255 * sum + w.bias >> 7 < 65536
+            return [w.red, w.green, w.blue, w.bias].allSatisfy { $0 & 127 == 0 && $0 >= 0 }
+                && [w.red, w.green, w.blue].allSatisfy { $0 >> 7 <= 255 } && sum <= 256 && 255 * sum + w.bias >> 7 < 65536
         }
 
         /// `inBytes`: `bytesFit(w)`, given by the caller so that it is a constant of the loop it

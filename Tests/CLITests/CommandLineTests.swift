@@ -348,6 +348,13 @@ struct OutputCommandTests {
         #expect(frames == 12 && (summary["ended_by"] as? String ?? "").contains("frame count (12)"), "\(summary)")
         let probe = try OpenCV.probeVideo(file.path)
         #expect(probe.decodedFrames == frames && probe.width == 640 && probe.height == 480)
+        // H.264 too, whose encoder holds frames back: the limit counts the frames it took.
+        let mp4 = Fixtures.temporaryFolder().appendingPathComponent("clip.mp4")
+        let h264 = try BinaryRunner.run(
+            "framekit", ["record", "--output", mp4.path, "--frames", "12", "--device", "virtual", "--preset", "vga640x480"])
+        let h264Summary = try #require(try h264.jsonLines().first)
+        #expect(h264.status == 0 && h264Summary["frames"] as? Int == 12, "\(h264Summary) \(h264.stderr)")
+        #expect(try OpenCV.probeVideo(mp4.path).decodedFrames == 12)
         #expect(try BinaryRunner.run("framekit", ["record", "--output", file.path, "--frames", "3", "--device", "virtual"]).status == 73)
         #expect(try BinaryRunner.run("framekit", ["record", "--output", "x.avi", "--frames", "3", "--duration", "1"]).status == 64)
         let mkv = try BinaryRunner.run("framekit", ["record", "--output", "x.mkv", "--device", "virtual"])

@@ -36,6 +36,9 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
         var lastTime: Double?
         /// The frame size the file was opened for (its headers hold it).
         var size: FrameSize?
+        /// Frames the writer has taken (an H.264 encoder holds some before they reach the file:
+        /// its own count lags behind by its delay).
+        var accepted = 0
     }
     private struct State {
         /// Whether a recording is under way: all the capture thread reads, under a short lock.
@@ -235,7 +238,8 @@ public final class MovieFileOutput: CaptureOutput, FrameSink {
                     return .maximumFileSizeReached(bytes: limit)
                 }
                 r.lastTime = time
-                if let max = settings.maxFrames, r.writer.frameCount >= max { return .maximumFrameCountReached(frames: max) }
+                r.accepted += 1
+                if let max = settings.maxFrames, r.accepted >= max { return .maximumFrameCountReached(frames: max) }
                 return nil
             } catch {
                 return .cannotWrite(path: r.url.path, reason: "\(error)")

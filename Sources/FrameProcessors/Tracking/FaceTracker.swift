@@ -209,7 +209,12 @@ public final class FaceTracker: Sendable {
         try state.withLock { (s) throws(FaceDetectorError) -> [Face] in
             // A frame of another size (a folder of photos of different sizes) is a new scene:
             // nothing of the old size is carried into it.
-            if let size = s.frameSize, size != (image.width, image.height) { s.startOver() }
+            if let size = s.frameSize, size != (image.width, image.height) {
+                s.startOver()
+                // A pass under way on the old size runs on, its result let go (`startedOver`);
+                // one already done is let go here.
+                worker?.discardResult()
+            }
             s.frameSize = (image.width, image.height)
             s.frame += 1
             let gray: PixelBuffer
@@ -755,12 +760,13 @@ struct TrackerState: ~Copyable {
     /// first); background, between passes' starts (0 or 1: back to back).
     var passInterval = 0
 
-    /// As new, for frames of another size: the frame count and the pass figures go on, and
-    /// results of passes on earlier frames are let go.
+    /// As new, for frames of another size: the frame count, the pass figures and a budget wait
+    /// go on, and results of passes on earlier frames are let go.
     mutating func startOver() {
-        let (frame, statistics) = (self.frame, self.statistics)
+        let (frame, statistics, wanted) = (self.frame, self.statistics, passWantedSince)
         self = TrackerState()
-        (self.frame, self.statistics, startedOver) = (frame, statistics, frame)
+        // A pass held back by the CPU budget is still owed: its wait goes on from when it began.
+        (self.frame, self.statistics, startedOver, passWantedSince) = (frame, statistics, frame, wanted)
     }
 
     /// Faces lost earlier and found again this frame (`revived`) end where they lie on a face
