@@ -46,7 +46,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     /// diskFull): the recording ended, its file is complete.
     case maximumDurationReached(seconds: Double)
     case maximumFileSizeReached(bytes: Int)
-    /// ``MovieFileOutput/maxRecordedFrameCount`` frames written (FrameKit's own limit).
+    /// `MovieFileOutput.maxRecordedFrameCount` frames written (FrameKit's own limit; FrameMedia).
     case maximumFrameCountReached(frames: Int)
     case freeDiskSpaceBelowLimit(bytes: Int)
     /// The session's frames changed (size) while recording (AVError.sessionConfigurationChanged):
