@@ -115,10 +115,13 @@ final class FileSource: FrameSource {
     /// One image of a folder (or a single image) in the configured format at its own size: a
     /// folder's photos differ (portrait and landscape, one camera and another), and each is a
     /// frame of its own size, into the pool's buffer where it is the stream's size, else into a
-    /// buffer of its own. 4:2:0 and YUYV hold even sizes only: there an odd image loses its
-    /// last column or row. False: not an image FrameKit reads.
+    /// buffer of its own. A format whose sizes are aligned (`PixelFormat.sizeAlignment`: 4:2:0
+    /// even both ways, YUYV an even width) gets the image cut down to the alignment: an odd one
+    /// loses its last column or row there. False: not an image FrameKit reads.
     private func decodeImage(_ frame: [UInt8], into buffer: inout PixelBuffer) throws -> Bool {
         let format = buffer.format
+        let a = format.sizeAlignment
+        func aligned(_ width: Int, _ height: Int) -> Bool { width % a.width == 0 && height % a.height == 0 }
         var image: PixelBuffer
         if JPEG.hasSignature(frame) {
             let header = try frame.withUnsafeBytes { raw in try decoder.header(of: raw) }
@@ -126,22 +129,21 @@ final class FileSource: FrameSource {
                 try frame.withUnsafeBytes { raw in try decoder.decode(raw, into: &buffer) }
                 return true
             }
-            let even = header.width.isMultiple(of: 2) && header.height.isMultiple(of: 2)
-            image = try frame.withUnsafeBytes { raw in try decoder.decode(raw, to: even || !Self.needsEvenSize(format) ? format : .rgb24) }
+            let fits = aligned(header.width, header.height)
+            image = try frame.withUnsafeBytes { raw in try decoder.decode(raw, to: fits ? format : .rgb24) }
         } else if PNM.hasSignature(frame) {
             image = try PNM.decode(frame)
         } else {
             return false
         }
-        if Self.needsEvenSize(format), !image.width.isMultiple(of: 2) || !image.height.isMultiple(of: 2) {
-            guard image.width >= 2, image.height >= 2 else { return false }
-            image = try image.cropped(to: Rect(x: 0, y: 0, width: image.width & ~1, height: image.height & ~1)).copy()
+        if !aligned(image.width, image.height) {
+            let (w, h) = (image.width - image.width % a.width, image.height - image.height % a.height)
+            guard w > 0, h > 0 else { return false }
+            image = try image.cropped(to: Rect(x: 0, y: 0, width: w, height: h)).copy()
         }
         buffer = try PixelFormatConversion.convert(image, to: format)
         return true
     }
-
-    static func needsEvenSize(_ format: PixelFormat) -> Bool { format.isYCbCr }
 
     private enum FrameBytes {
         case raw([UInt8])
