@@ -14,6 +14,12 @@ public enum ModelCatalog {
             folders.append(URL(fileURLWithPath: custom))
         }
         folders.append(contentsOf: resourceBundleCandidates)
+        // An installed binary's prefix (scripts/install, the Debian package): bin/framekit
+        // finds share/framekit/models.
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            folders.append(
+                executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/framekit/models"))
+        }
         // The source tree this module was built from (a checkout, or a consumer's checkout of
         // FrameKit): still there when the binary has been copied elsewhere.
         folders.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent())

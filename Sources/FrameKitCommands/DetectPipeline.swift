@@ -121,11 +121,14 @@ struct DetectorSettings {
         detectionScale = options[Self.detectionScale]
     }
 
-    /// What the summary says about the detector: its kind, model file and mode.
+    /// What the summary says about the detector: its kind, model (name and the file found
+    /// along ModelCatalog's search path) and mode.
     var summaryFields: [(String, JSON)] {
         let model = kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel
         return [
-            ("detector", .string(kind.rawValue)), ("model", .string(model)), ("mode", .string(tracking ? "tracking" : "full")),
+            ("detector", .string(kind.rawValue)), ("model", .string(model)),
+            ("model_file", ModelCatalog.url(forModel: model).map { .string($0.path) } ?? .null),
+            ("mode", .string(tracking ? "tracking" : "full")),
             ("inference_threads", .number(Double(InferenceThreads.current), decimals: 0)),
             ("cpus", Self.cpusField(CPUAllowance.current))
         ]

@@ -36,7 +36,10 @@ public enum FrameKitCommandLine {
             "USAGE: framekit <subcommand> [options]", "", "SUBCOMMANDS:"
         ]
             + commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.abstract }
-            + ["", "  See 'framekit <subcommand> --help' for its options.", "  --version    Show the version."])
+            + [
+                "", "  See 'framekit <subcommand> --help' for its options.", "  --version    Show the version.",
+                "  help --man   Print the manual page (roff); help --completion bash|zsh prints a completion script."
+            ])
             .joined(separator: "\n")
     }
 
@@ -90,6 +93,17 @@ public enum FrameKitCommandLine {
         }
         if first == "help" && arguments.dropFirst().first == "--markdown" {
             return printed(markdown(for: arguments.dropFirst(2).first))
+        }
+        if first == "help" && arguments.dropFirst().first == "--man" {
+            return printed(ManualPage.text(commands: commands, version: version))
+        }
+        if first == "help" && arguments.dropFirst().first == "--completion" {
+            let valid = CompletionScript.Shell.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let name = arguments.dropFirst(2).first, let shell = CompletionScript.Shell(rawValue: name) else {
+                Console.err("framekit help: --completion needs a shell (valid: \(valid))")
+                return ExitCode.usage
+            }
+            return printed(CompletionScript.text(for: shell, commands: commands))
         }
         if first == "help", let name = arguments.dropFirst().first {
             guard let command = command(named: name) else {

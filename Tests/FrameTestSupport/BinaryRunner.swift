@@ -67,10 +67,10 @@ public enum BinaryRunner {
         return (process.terminationReason, process.terminationStatus, reader.wait())
     }
 
-    /// Runs any executable by path.
+    /// Runs any executable by path, with `stdin` as its standard input (none if nil).
     public static func runTool(
         _ path: String, _ arguments: [String], environment: [String: String]? = nil,
-        timeout: Double = 120
+        timeout: Double = 120, stdin: String? = nil
     ) throws -> BinaryRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
@@ -80,8 +80,18 @@ public enum BinaryRunner {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let input = stdin.map { _ in Pipe() }
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
+        if let input, let stdin {
+            // Written from a thread of its own: more than a pipe's buffer would block here
+            // while the process blocks writing its output.
+            let bytes = Data(stdin.utf8)
+            Thread.detachNewThread {
+                try? input.fileHandleForWriting.write(contentsOf: bytes)
+                try? input.fileHandleForWriting.close()
+            }
+        }
         // Read both pipes while the process runs, so a full pipe never blocks it.
         let outData = ReadAll(out.fileHandleForReading)
         let errData = ReadAll(err.fileHandleForReading)
