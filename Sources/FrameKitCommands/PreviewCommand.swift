@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import FrameKit
+import Synchronization
 
 /// `framekit preview`: the live preview over HTTP.
 enum PreviewCommand: Command {
@@ -60,9 +61,10 @@ enum PreviewCommand: Command {
         let server = PreviewServer(configuration: configuration)
         let feed = PreviewFeed(server: server, videoBitrate: options[bitrate])
         let size = try DetectCommand.activeSize(device: first, preset: preset) // fails early, listing the sizes offered
+        let tracker: FaceTracker
         do {
             InferenceThreads.set(1) // a live source: its passes beside the frame path (DetectCommand)
-            let tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
+            tracker = try FaceTracker(detector: try FaceDetector(), options: .init(schedule: .background))
             try tracker.prepare(width: size.width, height: size.height)
             let stamp: [any Processor] = options[stampCaptureTime] ? [CaptureTimeStamp()] : []
             // No AnnotationStage: the feed boxes the faces itself — into the MJPEG pictures, and
@@ -104,15 +106,35 @@ enum PreviewCommand: Command {
         Console.err("framekit: preview at http://\(configuration.host):\(server.port)/ (Ctrl-C to stop)")
         Console.out(JSON.object([("preview", .string("http://\(configuration.host):\(server.port)/")), ("port", .int(server.port))]).text)
         let ended = DispatchSemaphore(value: 0)
-        let interrupt = SignalWatch.onInterrupt { ended.signal() }
+        // Why the run ended, first reason kept: "signal", a session error, or (nothing set) the
+        // duration.
+        let endedBy = Mutex<String?>(nil)
+        let end: @Sendable (String) -> Void = { reason in
+            endedBy.withLock { $0 = $0 ?? reason }
+            ended.signal()
+        }
+        let interrupt = SignalWatch.onInterrupt { end("signal") }
         defer { interrupt.cancel() }
         session.addObserver { note in
-            if case .runtimeError = note { ended.signal() }
-            if case .wasInterrupted(let reason) = note, reason != .streamDisconnected { ended.signal() }
+            if case .runtimeError(let error) = note { end("\(error)") }
+            if case .wasInterrupted(let reason) = note, reason != .streamDisconnected { end("interrupted: \(reason)") }
         }
         if let duration { _ = ended.wait(timeout: .now() + duration) } else { ended.wait() }
+        let viewers = server.viewers
+        let poolPeak = session.bufferUsage?.peakBytesInUse
         server.stop()
         session.stopRunning()
+        tracker.waitUntilIdle()
+        let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
+        let snapshot = feed.stats.snapshot(
+            preset: DetectPipeline.presetLabel(preset, device: session.inputs.first?.device ?? first, size: active),
+            width: active.width, height: active.height,
+            source: DetectCommand.sourceName(session.inputs.first?.device ?? first), counts: output.counts, poolPeakBytes: poolPeak)
+        let summary =
+            StatsJSON.summaryFields(snapshot) + [
+                ("viewers_at_end", .int(viewers.count)), ("ended_by", .string(endedBy.withLock { $0 } ?? "duration"))
+            ]
+        Console.out(JSON.object([("summary", .object(summary))]).text)
         return ExitCode.success
     }
 

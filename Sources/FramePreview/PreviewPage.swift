@@ -23,10 +23,12 @@ enum PreviewPage {
             <style>body{font:14px system-ui,sans-serif;margin:1em;background:#111;color:#eee}img,video{max-width:100%;display:block;background:#000}#frame{position:relative;display:inline-block}
             #overlay{position:absolute;left:0;top:0;width:100%;height:100%;pointer-events:none}
             #stats{font-family:monospace;white-space:pre;margin-top:.6em}button{margin-right:.4em}
-            fieldset label{display:inline-block;margin:.2em 1em .2em 0}</style></head>
+            fieldset label{display:inline-block;margin:.2em 1em .2em 0}#latency{font-family:monospace;margin-top:.6em}
+            [hidden]{display:none!important}</style></head>
             <body><h1>\(escape(title))</h1>\(buttons)\(panel)
             <div id="frame"><video id="live" muted autoplay playsinline></video><canvas id="overlay"></canvas></div>
             <img id="video" alt="live video" hidden>
+            <div id="latency" hidden></div>
             <div id="stats">waiting for stats…</div>
             <script>
             async function refresh() {
@@ -195,6 +197,21 @@ enum PreviewPage {
             requestAnimationFrame(paint);
           };
           requestAnimationFrame(paint);
+          // The figures on the page too, over the last 300 frames; a hint while none is read.
+          const line = document.getElementById('latency');
+          line.hidden = false;
+          line.textContent = 'capture to screen: waiting for stamped frames…';
+          const started = performance.now();
+          setInterval(() => {
+            const s = latency.samples.slice(-300).sort((a, b) => a - b);
+            if (s.length) {
+              const q = p => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+              line.textContent = 'capture to screen: p50 ' + q(0.5) + ' ms, p95 ' + q(0.95) + ' ms, max ' + s[s.length - 1] +
+                ' ms (last ' + s.length + ' frames)';
+            } else if (performance.now() - started > 3000) {
+              line.textContent = 'capture to screen: no stamped frame read — start framekit preview with --stamp-capture-time';
+            }
+          }, 1000);
         }
         if (new URLSearchParams(location.search).has('latency')) measureLatency();
         """#

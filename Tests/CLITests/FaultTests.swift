@@ -54,6 +54,19 @@ struct FaultTests {
     }
 
     @Test(
+        "SIGINT and SIGTERM end the preview with its summary: exit 0, every frame accounted, ended_by signal", arguments: [SIGINT, SIGTERM])
+    func previewSummary(signal: Int32) throws {
+        let run = try BinaryRunner.runInterrupted(["preview", "--port", "0"], signal: signal) { $0.contains("\"port\"") }
+        #expect(run.reason == .exit && run.status == 0, "\(run.status)")
+        let last = try #require(run.stdout.split(separator: "\n").last)
+        let object = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
+        let summary = try #require(object?["summary"] as? [String: Any], "\(last.prefix(80))")
+        #expect(summary["ended_by"] as? String == "signal" && summary["preset"] as? String == "vga640x480")
+        let captured = try #require(summary["frames_captured"] as? Int)
+        #expect(captured == (summary["frames_delivered"] as? Int ?? -1) + (summary["frames_dropped"] as? Int ?? -1))
+    }
+
+    @Test(
         "SIGTERM during start-up (the camera chosen, the model not yet loaded) still ends detect cleanly: exit 0 and a summary, not death by signal"
     )
     func sigtermDuringStartup() throws {

@@ -19,6 +19,7 @@ struct PreviewBrowserTests {
                   videoShown: !v.hidden, width: v.videoWidth, height: v.videoHeight,
                   behind: b.length ? b.end(b.length - 1) - v.currentTime : null, error: v.error ? v.error.message : null,
                   imageShown: !img.hidden, imageWidth: img.naturalWidth, imageSource: img.src,
+                  imageDisplay: getComputedStyle(img).display, frameDisplay: getComputedStyle(document.getElementById('frame')).display,
                   facesShown: window.framekitFaces.shown, facesMatched: window.framekitFaces.matched, boxes: window.framekitFaces.boxes};
         })()
         """
@@ -31,7 +32,8 @@ struct PreviewBrowserTests {
           const q = p => s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null;
           return {samples: s.length, p50: q(0.5), p95: q(0.95), max: s.length ? s[s.length - 1] : null,
                   shown: window.framekitFaces.shown, checked: window.framekitFaces.checked, agreed: window.framekitFaces.agreed,
-                  movedOn: window.framekitFaces.movedOn, mismatches: JSON.stringify(window.framekitFaces.mismatches)};
+                  movedOn: window.framekitFaces.movedOn, mismatches: JSON.stringify(window.framekitFaces.mismatches),
+                  line: document.getElementById('latency').textContent};
         })()
         """
 
@@ -65,6 +67,8 @@ struct PreviewBrowserTests {
         let first = try #require(playing.first, "the video never played: \(reports.last ?? [:])")
         let last = try #require(playing.last)
         #expect(last["videoShown"] as? Bool == true && last["imageShown"] as? Bool == false, "\(last)")
+        // Hidden is not shown: no broken-picture placeholder under the video.
+        #expect(last["imageDisplay"] as? String == "none" && last["frameDisplay"] as? String != "none", "\(last)")
         #expect(last["width"] as? Int == 1280 && last["height"] as? Int == 720, "\(last)")
         #expect(last["error"] is NSNull, "\(last)")
         // It plays on: currentTime and the decoded frames advance while the page is watched.
@@ -86,6 +90,8 @@ struct PreviewBrowserTests {
         let reports = try watch("/?mjpeg", preset: "vga640x480", seconds: 4)
         let last = try #require(reports.last)
         #expect(last["imageShown"] as? Bool == true && last["videoShown"] as? Bool == false, "\(last)")
+        // No empty video box above the picture.
+        #expect(last["frameDisplay"] as? String == "none" && last["imageDisplay"] as? String != "none", "\(last)")
         #expect(last["imageWidth"] as? Int == 640 && (last["imageSource"] as? String ?? "").hasSuffix("/stream.mjpeg"), "\(last)")
         #expect(last["decoded"] as? Int == 0, "the H.264 stream was played as well: \(last)")
     }
@@ -107,6 +113,8 @@ struct PreviewBrowserTests {
         // have: the figures themselves are the bench's to judge.
         #expect(samples >= 20, "\(last)")
         #expect(p50 > 0 && p95 >= p50 && p95 < 5000, "\(last)")
+        // The page shows its figures, not only the console.
+        #expect((last["line"] as? String ?? "").hasPrefix("capture to screen: p50 "), "\(last)")
         if !path.contains("mjpeg") {
             // Boxes on the frame they were found in: nearly every shown frame's stamp was read
             // and its faces found by its time, and those faces came with that frame's own
@@ -121,5 +129,13 @@ struct PreviewBrowserTests {
             #expect(shown >= 20 && Double(checked) >= 0.9 * Double(shown) && agreed + movedOn == checked, "\(last)")
             #expect(20 * movedOn <= checked, "\(last)")
         }
+    }
+
+    @Test("/?latency on frames without stamps says on the page how to get the figures")
+    func latencyHint() throws {
+        let reports = try watch("/?latency", preset: "vga640x480", seconds: 5, probe: Self.latencyProbe)
+        let last = try #require(reports.last)
+        #expect((last["line"] as? String ?? "").contains("--stamp-capture-time"), "\(last)")
+        #expect(last["samples"] as? Int == 0, "\(last)")
     }
 }
