@@ -42,9 +42,10 @@ enum ProfileCommand: Command {
             // Each preset's rss_peak_mb is its own run's, not the process's so far (4K's peak was
             // reported for the CIF run after it).
             MemoryProbe.startNewPeak()
+            // Named by its preset: stderr's lines about late passes say which run they are about.
             let result = try DetectPipeline.run(
                 device: device, preset: preset, settings: settings,
-                limits: .init(frames: nil, duration: duration), printFrames: false)
+                limits: .init(frames: nil, duration: duration), printFrames: false, source: preset.rawValue)
             snapshots.append(result.snapshot)
             if case .failed(let message, let code) = result.end {
                 failure = (message, code)

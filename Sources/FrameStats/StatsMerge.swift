@@ -52,8 +52,20 @@ package enum StatsMerge {
             }
         }
         let memory = d["memory"] as? [String: Any] ?? [:]
+        // The tracker's passes, for the input's own section of a merged report (not summed:
+        // pass percentiles have no histogram to merge).
+        var passes: DetectionPasses?
+        if let p = d["detection_passes"] as? [String: Any] {
+            let latency = p["latency_ms"] as? [String: Any] ?? [:]
+            let age = p["result_age_frames"] as? [String: Any] ?? [:]
+            passes = DetectionPasses(
+                passes: optional(p["passes"], count, 0), framesWithoutPass: optional(p["frames_without_pass"], count, 0),
+                latencyP50Milliseconds: optional(latency["p50"], time, 0), latencyP99Milliseconds: optional(latency["p99"], time, 0),
+                latencyMaxMilliseconds: optional(latency["max"], time, 0), resultAgeP50Frames: optional(age["p50"], time, 0),
+                resultAgeMaxFrames: optional(age["max"], count, 0), budgetWaitSeconds: optional(p["budget_wait_s"], time, 0))
+        }
         let drops = (d["drops"] as? [String: Any] ?? [:]).mapValues { optional($0, count, 0) }
-        let snapshot = StatsSnapshot(
+        var snapshot = StatsSnapshot(
             preset: d["preset"] as? String ?? "", width: optional(d["width"], count, 0), height: optional(d["height"], count, 0),
             source: d["input"] as? String ?? d["source"] as? String ?? "",
             framesCaptured: captured, framesDelivered: delivered, framesDropped: dropped, drops: drops,
@@ -64,6 +76,7 @@ package enum StatsMerge {
                 rssPeakMB: optional(memory["rss_peak_mb"], time, 0), rssCurrentMB: optional(memory["rss_current_mb"], time, 0),
                 poolPeakBytes: optional(memory["pool_peak_bytes"], count, 0)),
             latencyHistogram: buckets("latency_histogram"), processingHistogram: buckets("processing_histogram"), timeline: [])
+        snapshot.detectionPasses = passes
         return valid ? snapshot : nil
     }
 

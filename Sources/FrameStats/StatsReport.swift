@@ -26,8 +26,10 @@ public enum StatsReport {
     public static func html(
         for snapshots: [StatsSnapshot], title: String, failures: [Failure] = [], firstIsMerged: Bool = false
     ) -> String {
-        // Runs are told apart by preset where presets differ (profile), else by source.
-        let byPreset = Set(snapshots.dropFirst(firstIsMerged ? 1 : 0).map(\.preset)).count == snapshots.count - (firstIsMerged ? 1 : 0)
+        // Runs are told apart by preset where presets differ (profile), else by source: a batch's
+        // inputs (merge) always by their names.
+        let byPreset =
+            !firstIsMerged && Set(snapshots.map(\.preset)).count == snapshots.count
         let labels = snapshots.enumerated().map { i, s in
             firstIsMerged && i == 0 ? "merged" : byPreset ? s.preset : URL(fileURLWithPath: s.source).lastPathComponent
         }
@@ -47,8 +49,11 @@ public enum StatsReport {
         for (i, s) in snapshots.enumerated() {
             let merged = firstIsMerged && i == 0
             let size = s.width > 0 ? "\(s.width)x\(s.height)" : "mixed sizes"
+            // Each part once: a preset that is also the label, a size that is the preset's name.
+            var heading: [String] = []
+            for part in [labels[i], s.preset, size, s.source] where !part.isEmpty && !heading.contains(part) { heading.append(part) }
             body +=
-                "<section id=\"\(byPreset && !merged ? "preset-\(escape(s.preset))" : "run-\(i)")\"><h2>\(escape(labels[i])) · \(escape(s.preset)) · \(size) · \(escape(s.source))</h2>\n"
+                "<section id=\"\(byPreset && !merged ? "preset-\(escape(s.preset))" : "run-\(i)")\"><h2>\(escape(heading.joined(separator: " · ")))</h2>\n"
             body += table(s, merged: merged)
             body += "<h3>Latency distribution (capture → result)</h3>\n\(distribution(s))"
             body += "<h3>Latency per frame, drops marked</h3>\n\(timeline(s))</section>\n"
@@ -104,6 +109,23 @@ public enum StatsReport {
             rows.append(("· stage \(stage.stage) p50 / p99 (ms)", "\(ms(stage.percentiles.p50)) / \(ms(stage.percentiles.p99))"))
         }
         if merged { rows.append(("Stages", notKept)) }
+        // The tracker's detector passes: what the per-frame latency above does not show when
+        // passes run beside the frame path (a camera, --realtime): how long they took and how
+        // many frames late their faces came.
+        if let p = s.detectionPasses {
+            rows += [
+                ("Detection passes", "\(p.passes)"), ("· frames without a pass", "\(p.framesWithoutPass)"),
+                (
+                    "· pass time p50 / p99 / max (ms)",
+                    [p.latencyP50Milliseconds, p.latencyP99Milliseconds, p.latencyMaxMilliseconds].map(ms).joined(separator: " / ")
+                ),
+                (
+                    "· faces reported after their frame p50 / max (frames)",
+                    String(format: "%.1f / %d", p.resultAgeP50Frames, p.resultAgeMaxFrames)
+                )
+            ]
+            if p.budgetWaitSeconds > 0 { rows.append(("· waited for the CPU budget (s)", String(format: "%.2f", p.budgetWaitSeconds))) }
+        }
         rows += [
             (merged ? "Peak RSS of an input (MB)" : "Peak RSS (MB)", String(format: "%.1f", s.memory.rssPeakMB)),
             ("Peak pool bytes in use", "\(s.memory.poolPeakBytes)")
@@ -116,7 +138,7 @@ public enum StatsReport {
     static func distribution(_ s: StatsSnapshot) -> String {
         let width = 900.0
         let height = 220.0
-        let left = 50.0
+        let left = plotLeft
         let bottom = 30.0
         guard let top = s.latencyHistogram.map(\.highMs).max(), top > 0 else { return "<p>No frames delivered.</p>\n" }
         var bins = [Int](repeating: 0, count: 40)
@@ -135,7 +157,9 @@ public enum StatsReport {
                 "<rect class=\"bar\" x=\"\(f(x))\" y=\"\(f(height - bottom - h))\" width=\"\(f(barWidth - 1))\" height=\"\(f(h))\" fill=\"\(latencyColor)\">"
                 + "<title>\(f(Double(i) * top / 40))–\(f(Double(i + 1) * top / 40)) ms: \(c)</title></rect>\n"
         }
-        svg += axis(width: width, height: height, left: left, bottom: bottom, xMax: top, xLabel: "latency (ms)", yLabel: "frames")
+        svg += axis(
+            width: width, height: height, left: left, bottom: bottom, xMax: top, xLabel: "latency (ms)", yLabel: "frames", yMax: peak,
+            yTick: { String(Int($0.rounded())) })
         return svg + "</svg>\n"
     }
 
@@ -143,7 +167,7 @@ public enum StatsReport {
     static func timeline(_ s: StatsSnapshot) -> String {
         let width = 900.0
         let height = 240.0
-        let left = 50.0
+        let left = plotLeft
         let bottom = 30.0
         guard let first = s.timeline.map(\.sequence).min(), let last = s.timeline.map(\.sequence).max() else {
             return "<p>No frames.</p>\n"
@@ -167,7 +191,9 @@ public enum StatsReport {
         svg += axis(
             width: width, height: height, left: left, bottom: bottom, xMax: nil, xLabel: "frame \(first)…\(last)", yLabel: "ms", yMax: yMax)
         svg += "</svg>\n<p class=\"legend\"><span><i class=\"sw\" style=\"background:\(latencyColor)\"></i>latency</span>"
-        for (key, color) in dropColors.sorted(by: { $0.key < $1.key }) {
+        // Only the reasons marked on this plot.
+        let marked = Set(s.timeline.compactMap { $0.dropReason?.rawValue })
+        for (key, color) in dropColors.sorted(by: { $0.key < $1.key }) where marked.contains(key) {
             svg += "<span><i class=\"sw\" style=\"background:\(color)\"></i>dropped: \(key)</span>"
         }
         return svg + "</p>\n"
@@ -193,7 +219,7 @@ public enum StatsReport {
     ) -> String {
         let width = 900.0
         let height = 220.0
-        let left = 50.0
+        let left = plotLeft
         let bottom = 40.0
         let top = max(1, snapshots.flatMap { s in series.map { $0.2(s) } }.max() ?? 1) * 1.1
         let group = (width - left - 10) / Double(snapshots.count)
@@ -219,9 +245,12 @@ public enum StatsReport {
         return svg
     }
 
+    /// The plots' left margin: the y axis's tick labels, and its name turned along it.
+    package static let plotLeft = 64.0
+
     static func axis(
         width: Double, height: Double, left: Double, bottom: Double, xMax: Double?, xLabel: String, yLabel: String,
-        yMax: Double? = nil
+        yMax: Double? = nil, yTick: (Double) -> String = f
     ) -> String {
         let base = height - bottom
         let plotWidth = width - left - 10
@@ -237,16 +266,19 @@ public enum StatsReport {
             }
             if let yMax {
                 s +=
-                    "<text x=\"\(f(left - 4))\" y=\"\(f(base - t * plotHeight + 4))\" font-size=\"11\" text-anchor=\"end\">\(f(yMax * t))</text>"
+                    "<text x=\"\(f(left - 4))\" y=\"\(f(base - t * plotHeight + 4))\" font-size=\"11\" text-anchor=\"end\">\(yTick(yMax * t))</text>"
             }
         }
         s += "<text x=\"\(f((left + width) / 2))\" y=\"\(f(height - 4))\" font-size=\"12\" text-anchor=\"middle\">\(escape(xLabel))</text>"
-        s += "<text x=\"\(f(left + 6))\" y=\"22\" font-size=\"12\">\(escape(yLabel))</text>\n"
+        // The axis's name along it, left of the tick labels: never over the first bar.
+        s +=
+            "<text class=\"y-label\" transform=\"translate(12,\(f(10 + plotHeight / 2))) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">"
+            + "\(escape(yLabel))</text>\n"
         return s
     }
 
     /// One decimal: enough for pixel coordinates and milliseconds on a plot.
-    static func f(_ v: Double) -> String { String(format: "%.1f", v) }
+    package static func f(_ v: Double) -> String { String(format: "%.1f", v) }
 
     /// Text made safe inside HTML elements and quoted attributes (the report and the preview
     /// page both use this one).

@@ -158,18 +158,25 @@ struct StatsTests {
         #expect(s.timeline.filter { $0.dropReason != nil }.count == 100, "every drop is on the plot")
     }
 
-    @Test("the HTML report has the figures and its three plots, and is well-formed")
-    func report() throws {
+    /// A recorder that saw `pairs` delivered frames at 30 fps (even sequence numbers; latency
+    /// `latency(i)` seconds), each followed by a drop for `reason(i)`.
+    private func recorder(pairs: Int, latency: (Int) -> Double, reason: (Int) -> DropReason) throws -> StatsRecorder {
         let recorder = StatsRecorder()
         let buffer = try PixelBuffer(width: 2, height: 2, format: .gray8)
-        for i in 0..<50 {
+        for i in 0..<pairs {
             let t = Timestamp(nanoseconds: 1_000_000_000 + UInt64(i) * 33_000_000)
             recorder.recordResult(
                 of: SampleBuffer(pixelBuffer: buffer, presentationTime: 0, sequenceNumber: UInt64(i * 2), captureInstant: t),
-                resultAt: t.adding(seconds: 0.005 + Double(i % 7) / 1000))
-            recorder.recordDrop(
-                DroppedFrame(sequenceNumber: UInt64(i * 2 + 1), presentationTime: 0, reason: i % 2 == 0 ? .frameWasLate : .corrupt))
+                resultAt: t.adding(seconds: latency(i)))
+            recorder.recordDrop(DroppedFrame(sequenceNumber: UInt64(i * 2 + 1), presentationTime: 0, reason: reason(i)))
         }
+        return recorder
+    }
+
+    @Test("the HTML report has the figures and its three plots, and is well-formed")
+    func report() throws {
+        let recorder = try recorder(
+            pairs: 50, latency: { 0.005 + Double($0 % 7) / 1000 }, reason: { $0 % 2 == 0 ? .frameWasLate : .corrupt })
         var counts = OutputCounts()
         counts.captured = 100
         counts.delivered = 50
@@ -202,5 +209,55 @@ struct StatsTests {
         #expect(html.components(separatedBy: "class=\"drop corrupt\"").count == 51) // 25 per preset, marked
         let polyline = try #require(html.components(separatedBy: "points=\"").dropFirst().first?.components(separatedBy: "\"").first)
         #expect(polyline.split(separator: " ").count == 50)
+    }
+
+    @Test(
+        "the report: detection passes in the figures, headings without repeats, the histogram's count axis, a legend of what happened, a batch labelled by input"
+    )
+    func reportDetails() throws {
+        let recorder = try recorder(pairs: 20, latency: { 0.002 + Double($0 % 5) / 1000 }, reason: { _ in .frameWasLate })
+        var counts = OutputCounts()
+        counts.captured = 40
+        counts.delivered = 20
+        counts.dropped = [.frameWasLate: 20]
+        var a = recorder.snapshot(preset: "vga640x480", width: 640, height: 480, source: "/clips/a.mp4", counts: counts)
+        a.detectionPasses = DetectionPasses(
+            passes: 7, framesWithoutPass: 13, latencyP50Milliseconds: 227, latencyP99Milliseconds: 240, latencyMaxMilliseconds: 251,
+            resultAgeP50Frames: 12, resultAgeMaxFrames: 21, budgetWaitSeconds: 0.5)
+        var b = a
+        b.preset = "hd1280x720"
+        b.source = "/clips/b.mp4"
+        b.detectionPasses = nil
+
+        // profile: runs told apart by preset, each heading naming it once.
+        let profile = StatsReport.html(for: [a, b], title: "profile")
+        #expect(profile.contains("<h2>vga640x480 · 640x480 · /clips/a.mp4</h2>"), "\(profile)")
+        // The passes a frame's latency does not show (227 ms while frames took a few ms).
+        #expect(profile.contains("<th>Detection passes</th><td>7</td>"))
+        #expect(profile.contains("227.00 / 240.00 / 251.00") && profile.contains("12.0 / 21") && profile.contains("0.50"))
+        #expect(profile.components(separatedBy: "<th>Detection passes</th>").count == 2, "only the run that had passes")
+        // The histogram's count axis has ticks (whole frames), its name turned along it.
+        let distribution = try #require(
+            profile.components(separatedBy: "class=\"plot distribution\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        let ticks = distribution.components(separatedBy: "<text x=\"\(StatsReport.f(StatsReport.plotLeft - 4))\"").dropFirst().map {
+            $0.components(separatedBy: ">").dropFirst().first?.prefix { $0 != "<" } ?? ""
+        }
+        #expect(ticks.count >= 5 && ticks.allSatisfy { Int($0) != nil }, "\(ticks)")
+        #expect(distribution.contains("rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">frames</text>"))
+        // Only the drop reasons that happened are in the legend.
+        #expect(profile.contains("dropped: frame_was_late") && !profile.contains("dropped: corrupt"))
+        #expect(!profile.contains("dropped: out_of_buffers") && !profile.contains("dropped: photo_capture"))
+
+        // merge: the inputs by name, as docs/cli.md says, though their presets differ.
+        let merged = StatsMerge.merge([a, b], source: "2 inputs")
+        let batch = StatsReport.html(for: [merged, a, b], title: "merge", firstIsMerged: true)
+        let rate = try #require(
+            batch.components(separatedBy: "class=\"plot presets rate\"").dropFirst().first?.components(separatedBy: "</svg>").first)
+        #expect(rate.contains(">a.mp4</text>") && rate.contains(">b.mp4</text>") && rate.contains(">merged</text>"), "\(rate)")
+        #expect(!rate.contains(">vga640x480</text>"))
+        // A batch's stats files keep their passes for merge's report of each input.
+        let document = try JSONSerialization.jsonObject(with: Data(StatsJSON.document(a).text.utf8)) as? [String: Any]
+        let read = try #require(StatsMerge.snapshot(fromDocument: document ?? [:]))
+        #expect(read.detectionPasses == a.detectionPasses, "\(String(describing: read.detectionPasses))")
     }
 }
