@@ -19,13 +19,18 @@ enum DetectCommand: Command {
     static let stats = Option.text(
         "stats", "FILE.json", help: "Write the full statistics as JSON (percentiles, histogram, per-frame timeline).")
     static let report = Option.text("report", "FILE.html", help: "Write an HTML report with latency plots (docs/stats.md).")
+    static let progress = Flag(
+        "progress",
+        help:
+            "Print a progress line to stderr every 5 s, even when stderr is not a terminal (CI logs): frames, and for an input of known length (a video file, a folder, --frames, --duration) the share done and the time left."
+    )
     static let annotate = Option.text(
         "annotate", "FILE.mjpeg",
         help:
             "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (refuses an existing file; a name not ending .mjpeg or .mjpg is a usage error)."
     )
     static let specs =
-        [preset.spec] + DeviceChoice.specs + [frames.spec, duration.spec, stats.spec, report.spec, annotate.spec]
+        [preset.spec] + DeviceChoice.specs + [frames.spec, duration.spec, stats.spec, report.spec, annotate.spec, progress.spec]
         + BatchRun.specs + [MetricsEndpoint.option.spec] + DetectorSettings.specs
 
     static func run(_ arguments: [String]) throws -> Int32 {
@@ -44,7 +49,9 @@ enum DetectCommand: Command {
             }
         }
         let preset = options[preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
-        let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
+        let limits = DetectPipeline.Limits(
+            frames: options[frames], duration: options[duration], start: options[DeviceChoice.start] ?? 0,
+            progressLines: options[progress])
         var settings = try DetectorSettings(options)
         let metrics = try MetricsEndpoint.start(options)
         defer { metrics?.stop() }

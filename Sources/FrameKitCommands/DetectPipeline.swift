@@ -187,7 +187,29 @@ enum DetectPipeline {
         /// Seconds: of wall-clock time for cameras and streams, of the media timeline for files
         /// (from the first frame read: the --start point).
         var duration: Double?
+        /// Where a file is read from (`--start`): the part of its duration left, for the
+        /// progress line's estimate.
+        var start: Double = 0
+        /// `--progress`: a progress line every few seconds, whatever stderr is.
+        var progressLines = false
+
+        /// The frames a run on `device` will see, delivered and dropped, where that is known:
+        /// its media's duration (after `start`) at its frame rate, `frames`, and `duration` at
+        /// the rate, whichever is fewest.
+        func expectedFrames(on device: CaptureDevice) -> Int? {
+            let rates = device.formats.flatMap(\.frameRates)
+            // A camera runs at 30 where it can (the session's default), a file at its own rate.
+            let rate = rates.contains(30) ? 30 : rates.max()
+            var expected: [Int] = []
+            if let rate, let media = device.duration { expected.append(Int((max(0, media - start) * rate).rounded())) }
+            if let rate, let duration { expected.append(Int((duration * rate).rounded(.up))) }
+            if let frames { expected.append(frames) }
+            return expected.min()
+        }
     }
+
+    /// Seconds between `--progress` lines: a CI log gets a dozen lines a minute, not one per frame.
+    static let progressLineSeconds = 5.0
 
     struct Result {
         var snapshot: StatsSnapshot
@@ -237,7 +259,13 @@ enum DetectPipeline {
         defer { interrupt.cancel() }
         do { try session.startRunning() } catch { throw RuntimeFailure(error) }
         let started = Date()
-        let progress = Console.stderrIsTerminal ? Progress(counts: { runner.counts }, stats: runner.stats) : nil
+        let style: Progress.Style? =
+            limits.progressLines ? .lines(every: Self.progressLineSeconds) : Console.stderrIsTerminal ? .terminal : nil
+        let progress = style.map {
+            Progress(
+                counts: { runner.counts }, stats: runner.stats, expectedFrames: limits.expectedFrames(on: device), style: $0,
+                source: source ?? DetectCommand.sourceName(device))
+        }
         let lateWatch = (detection as? FaceTrackingProcessor).map { LatePassWatch(tracker: $0.tracker, source: source) }
         defer { lateWatch?.stop() }
         let end = runner.wait(until: isFile ? nil : limits.duration.map { started.addingTimeInterval($0) })

@@ -100,7 +100,7 @@ struct CommandLineTests {
         #expect(!run.stderr.contains("\r"))
     }
 
-    @Test("on a terminal, detect shows a live progress line on stderr, ending on the summary's count of delivered frames")
+    @Test("on a terminal, detect shows a live progress line on stderr, ending on the summary's count of frames, of the --frames asked")
     func progressOnTerminal() throws {
         let binary = BinaryRunner.productsFolder.appendingPathComponent("framekit").path
         // util-linux's `script` gives the process a pseudo-terminal (stdout and stderr both).
@@ -109,14 +109,15 @@ struct CommandLineTests {
         #expect(run.status == 0)
         #expect(run.stdout.contains("\r") && run.stdout.contains("fps") && run.stdout.contains("latency p50"), "\(run.stdout.suffix(300))")
         // The last progress line's count is the summary's (it ran one ahead, from the output's
-        // own count, or stayed half a second behind).
+        // own count, or stayed half a second behind), of the 45 asked for.
         let pieces = run.stdout.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        let lastProgress = pieces.last { $0.hasSuffix("ms") && $0.contains(" delivered ") }
-        let shown = lastProgress.flatMap { Int($0.split(separator: " ").first ?? "") }
+        let lastProgress = pieces.last { $0.hasSuffix("ms") && $0.contains(" frames (") }
+        let shown = lastProgress.flatMap { Int($0.split(separator: "/").first ?? "") }
+        #expect(lastProgress?.contains("/45 frames (100%)") == true, "\(lastProgress ?? "nothing")")
         let summaryLine = try #require(pieces.last { $0.hasPrefix("{\"summary\"") }, "\(run.stdout.suffix(400).debugDescription)")
         let summary = try JSONSerialization.jsonObject(with: Data(summaryLine.utf8)) as? [String: Any]
-        let delivered = (summary?["summary"] as? [String: Any])?["frames_delivered"] as? Int
-        #expect(shown != nil && shown == delivered, "progress says \(lastProgress ?? "nothing"), the summary \(delivered ?? -1)")
+        let captured = (summary?["summary"] as? [String: Any])?["frames_captured"] as? Int
+        #expect(shown != nil && shown == captured, "progress says \(lastProgress ?? "nothing"), the summary \(captured ?? -1)")
     }
 
     @Test("detect on a file processes every frame; corrupt frames are counted, not fatal")

@@ -40,6 +40,11 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     public let modelID: String
     /// Every format, size and frame rate on offer, enumerated when the device was found.
     public let formats: [CaptureDeviceFormat]
+    /// How long a file device's media lasts, in seconds, when its container or reader says so
+    /// (a video file; a folder of images or a Y4M file at its frame rate); nil for cameras,
+    /// live streams and files that do not say (an MJPEG file). As AVAsset's `duration`: the
+    /// whole media's, whatever start the device was opened at.
+    public let duration: Double?
     let backend: Backend
     /// Makes the device's frame source each time a session starts with it: the session knows
     /// no kind of source, only this.
@@ -61,8 +66,9 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     init(
         uniqueID: String, localizedName: String, deviceType: DeviceType, position: Position = .unspecified,
-        modelID: String, formats: [CaptureDeviceFormat], backend: Backend
+        modelID: String, formats: [CaptureDeviceFormat], duration: Double? = nil, backend: Backend
     ) {
+        self.duration = duration.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
         self.uniqueID = uniqueID
         self.localizedName = localizedName
         self.deviceType = deviceType
@@ -110,13 +116,14 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// are made so, and so is any source a program brings (a GStreamer appsink, a network
     /// camera's SDK) without touching FrameCapture. `formats` are what a session chooses among
     /// (by its preset, or the ``activeFormat``); `.file` and `.stream` devices have one size.
+    /// `duration`: the media's length in seconds where it is known (``duration``).
     public convenience init(
         uniqueID: String, localizedName: String, deviceType: DeviceType, modelID: String, formats: [CaptureDeviceFormat],
-        source: any FrameSourceFactory
+        duration: Double? = nil, source: any FrameSourceFactory
     ) {
         self.init(
             uniqueID: uniqueID, localizedName: localizedName, deviceType: deviceType, modelID: modelID, formats: formats,
-            backend: .custom(source))
+            duration: duration, backend: .custom(source))
     }
 
     /// The distinct frame sizes the device offers, smallest first.
@@ -180,7 +187,8 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         let description = try FileSourceDescription(url: url, realTime: realTime, frameRate: frameRate)
         return CaptureDevice(
             uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-            modelID: description.kind.rawValue, formats: [description.deviceFormat], backend: .file(description))
+            modelID: description.kind.rawValue, formats: [description.deviceFormat], duration: description.duration,
+            backend: .file(description))
     }
 
     /// The reason ``ownFile(_:realTime:frameRate:)`` gives for content its readers do not know.

@@ -22,6 +22,21 @@ struct FileSourceDescription: Sendable {
     /// Image folders: the files in order.
     let imageFiles: [URL]
 
+    /// The media's length at its frame rate: an image folder's images, a Y4M file's frames (its
+    /// size over a frame's, with the usual 6-byte `FRAME` line); nil for MJPEG, whose frames are
+    /// not counted before they are read.
+    var duration: Double? {
+        switch kind {
+        case .images: return Double(imageFiles.count) / frameRate
+        case .mjpeg: return nil
+        case .y4m:
+            guard let y4m, let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+                let bytes = (attributes[.size] as? NSNumber)?.intValue
+            else { return nil }
+            return Double(max(0, bytes - y4m.headerLength) / (y4m.frameBytes + 6)) / frameRate
+        }
+    }
+
     var deviceFormat: CaptureDeviceFormat {
         // JPEG-based sources decode into whatever format the output asks for; `pixelFormat` is
         // their default (the images' own for PGM/PPM and gray JPEGs).

@@ -36,7 +36,7 @@ public enum SourceEvent {
 /// released on any thread). FrameKit's own sources are V4L2 cameras, the virtual camera and
 /// FrameKit's file readers here, and libavformat's files and streams in FrameMedia; a program
 /// brings its own (a GStreamer appsink, a network camera's SDK) through a ``FrameSourceFactory``
-/// given to ``CaptureDevice/init(uniqueID:localizedName:deviceType:modelID:formats:source:)``.
+/// given to ``CaptureDevice/init(uniqueID:localizedName:deviceType:modelID:formats:duration:source:)``.
 public protocol FrameSource: AnyObject {
     var configuration: SourceConfiguration { get }
     /// Real-time sources (cameras, paced files) never wait for the consumer: late frames drop.

@@ -47,7 +47,7 @@ extension CaptureDevice {
                 realTime: realTime, frameRate: frameRate ?? 30, reconnect: ReconnectPolicy(attempts: 0))
             return CaptureDevice(
                 uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-                modelID: "png", formats: [media.deviceFormat], source: media)
+                modelID: "png", formats: [media.deviceFormat], duration: media.info.duration, source: media)
         }
         let device: CaptureDevice
         do { device = try CaptureDevice.ownFile(url, realTime: realTime, frameRate: frameRate) } catch {
@@ -58,7 +58,7 @@ extension CaptureDevice {
                 start: start)
             return CaptureDevice(
                 uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-                modelID: media.info.codec, formats: [media.deviceFormat], source: media)
+                modelID: media.info.codec, formats: [media.deviceFormat], duration: media.info.duration, source: media)
         }
         guard start == 0 else {
             throw .invalidArgument("\(url.lastPathComponent): a start time applies to video files (MP4, MKV…), not Y4M, MJPEG or images")
@@ -91,7 +91,7 @@ extension CaptureDevice {
                 location: url.absoluteString, isLive: false, realTime: false, frameRate: nil, reconnect: ReconnectPolicy(attempts: 0))
             return CaptureDevice(
                 uniqueID: shown, localizedName: shown, deviceType: .file, modelID: file.info.codec, formats: [file.deviceFormat],
-                source: file)
+                duration: file.info.duration, source: file)
         }
         return CaptureDevice(
             uniqueID: shown, localizedName: shown, deviceType: .stream, modelID: media.info.codec,
