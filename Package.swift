@@ -44,6 +44,8 @@ let package = Package(
             name: "CTurboJPEG",
             linkerSettings: [.linkedLibrary("turbojpeg")]
         ),
+        // libpng's simplified API: PNG files in FrameImageIO.
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         // CPUID and XGETBV: whether the AVX2 kernels may run.
         .target(name: "CCPUFeatures"),
         // libyuv (Debian's libyuv-dev), the benchmark's second baseline; never in a product.
@@ -84,7 +86,7 @@ let package = Package(
         .target(name: "FramePixelKernels"),
         .target(name: "FramePixelKernelsAVX2", swiftSettings: avx2Kernels),
         .target(name: "FramePixels", dependencies: ["FrameCore", "FramePixelKernels", "FramePixelKernelsAVX2", "CCPUFeatures"]),
-        .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG"]),
+        .target(name: "FrameImageIO", dependencies: ["FrameCore", "FramePixels", "CTurboJPEG", "CPNG"]),
         .target(
             name: "FrameCapture",
             dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "CV4L2"],

@@ -129,7 +129,7 @@ void cffm_interrupt(cffm_media *m) {
     if (m) atomic_store(&m->interrupted, 1);
 }
 
-cffm_status cffm_open(const char *url, const char *format, const char *options_text, int32_t threads, double timeout_seconds,
+cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
                       int64_t max_pixels, cffm_media **out, cffm_info *info, char *message, size_t message_size) {
     cffm_internal_quiet();
     *out = NULL;
@@ -150,21 +150,8 @@ cffm_status cffm_open(const char *url, const char *format, const char *options_t
     AVDictionary *options = NULL;
     // RTSP over TCP: UDP loses packets behind NAT and firewalls, and a lost packet is a torn frame.
     if (strncmp(url, "rtsp", 4) == 0) av_dict_set(&options, "rtsp_transport", "tcp", 0);
-    if (options_text && av_dict_parse_string(&options, options_text, "=", ":", 0) < 0) {
-        cffm_internal_say("malformed demuxer options", message, message_size);
-        av_dict_free(&options);
-        cffm_close(m);
-        return CFFM_ERROR;
-    }
-    const AVInputFormat *demuxer = format ? av_find_input_format(format) : NULL;
-    if (format && !demuxer) {
-        cffm_internal_say("this libavformat has no such demuxer", message, message_size);
-        av_dict_free(&options);
-        cffm_close(m);
-        return CFFM_ERROR;
-    }
     arm(m);
-    int error = avformat_open_input(&m->format, url, demuxer, &options);  // frees the context on failure
+    int error = avformat_open_input(&m->format, url, NULL, &options);  // frees the context on failure
     av_dict_free(&options);
     if (error < 0) {
         int overlong = atomic_load(&m->overlong);

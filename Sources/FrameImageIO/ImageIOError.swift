@@ -13,16 +13,19 @@ public enum ImageIOError: Error, Sendable, CustomStringConvertible {
     case jpegWarning(String)
     /// A PGM/PPM header or body is malformed or truncated.
     case malformedPNM(String)
+    /// libpng could not read or write the PNG (damaged, truncated, not a PNG past its signature).
+    case png(String)
     case pixelBuffer(PixelBufferError)
     case unwritableFile(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
-        case .unrecognizedFormat(let path): "\(path ?? "data") is not a JPEG, PGM or PPM image"
+        case .unrecognizedFormat(let path): "\(path ?? "data") is not a JPEG, PNG, PGM or PPM image"
         case .jpeg(let message): "JPEG error: \(message)"
         case .jpegWarning(let message): "damaged JPEG data: \(message)"
         case .malformedPNM(let message): "malformed PGM/PPM: \(message)"
+        case .png(let message): "PNG error: \(message)"
         case .pixelBuffer(let error): error.description
         case .unwritableFile(let path, let reason): "cannot write \(path): \(reason)"
         }

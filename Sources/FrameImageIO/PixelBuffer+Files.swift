@@ -2,12 +2,14 @@ import Foundation
 import FrameCore
 
 extension PixelBuffer {
-    /// Reads a JPEG, PGM or PPM file. Colour images come as `PixelFormat/rgb24`, gray ones as
-    /// `PixelFormat/gray8`.
+    /// Reads a JPEG, PNG, PGM or PPM file (by its bytes, whatever its name). Colour images come
+    /// as `PixelFormat/rgb24`, gray ones as `PixelFormat/gray8`.
     public init(contentsOf url: URL) throws(ImageIOError) {
         let bytes = try ImageFile.read(url)
         if JPEG.hasSignature(bytes) {
             self = try JPEG.decode(bytes)
+        } else if PNG.hasSignature(bytes) {
+            self = try PNG.decode(bytes)
         } else if PNM.hasSignature(bytes) {
             self = try PNM.decode(bytes)
         } else {
@@ -15,15 +17,18 @@ extension PixelBuffer {
         }
     }
 
-    /// Writes the buffer as JPEG (`.jpg`/`.jpeg`) or PGM/PPM (`.pgm`/`.ppm`/`.pnm`), by extension.
+    /// Writes the buffer as JPEG (`.jpg`/`.jpeg`), PNG (`.png`) or PGM/PPM
+    /// (`.pgm`/`.ppm`/`.pnm`), by extension. The file is complete or absent: written under a
+    /// temporary name beside it, then renamed.
     public func write(to url: URL, quality: Int = 90) throws(ImageIOError) {
         let bytes: [UInt8]
         switch url.pathExtension.lowercased() {
         case "jpg", "jpeg": bytes = try JPEG.encode(self, quality: quality)
+        case "png": bytes = try PNG.encode(self)
         case "pgm", "ppm", "pnm": bytes = try PNM.encode(self)
-        default: throw .unwritableFile(path: url.path, reason: "unknown extension (use .jpg, .pgm or .ppm)")
+        default: throw .unwritableFile(path: url.path, reason: "unknown extension (use .jpg, .png, .pgm or .ppm)")
         }
-        do { try Data(bytes).write(to: url) } catch {
+        do { try Data(bytes).write(to: url, options: .atomic) } catch {
             throw .unwritableFile(path: url.path, reason: error.localizedDescription)
         }
     }
@@ -31,9 +36,10 @@ extension PixelBuffer {
 
 /// File reading with errors that name the file.
 public enum ImageFile {
-    /// The most bytes a JPEG or PNM within `PixelBuffer.pixelBudget` can take (libjpeg-turbo's
-    /// bound, 6 bytes a pixel at worst, plus room for metadata): a larger file is not such an
-    /// image, and is refused before a byte of it is read (a 2 GB file that began like a JPEG
+    /// The most bytes a JPEG, PNG or PNM within `PixelBuffer.pixelBudget` can take
+    /// (libjpeg-turbo's bound, 6 bytes a pixel at worst — an uncompressed 8-bit RGBA PNG takes
+    /// about 4 — plus room for metadata): a larger file is not such an image, and is refused
+    /// before a byte of it is read (a 2 GB file that began like a JPEG
     /// was read whole first).
     public static var maximumBytes: Int { PixelBuffer.pixelBudget * 6 + (4 << 20) }
 

@@ -123,6 +123,26 @@ struct ChainTests {
         #expect(inside(rgb) == inside(original))
     }
 
+    @Test("drawFaces marks each landmark where it is (white ringed in black) beside the box; points far off or NaN are skipped")
+    func landmarks() throws {
+        var image = try PixelBuffer(contentsOf: Fixtures.astronaut)
+        let faces = try FaceDetector().detect(in: image)
+        let face = try #require(faces.first)
+        let odd = Face(bounds: face.bounds, confidence: 0.5, landmarks: [Point(x: .nan, y: 3), Point(x: 1e300, y: -1e300)])
+        Annotation.drawFaces(faces + [odd], on: &image)
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] {
+            image.withUnsafeBytes(ofPlane: 0) { b, p in Array(b[(y * p.bytesPerRow + x * 3)..<(y * p.bytesPerRow + x * 3 + 3)]) }
+        }
+        let half = max(1, min(face.bounds.width, face.bounds.height) / 40)
+        for point in face.landmarks {
+            let (x, y) = (Int(point.x.rounded()), Int(point.y.rounded()))
+            #expect(pixel(x, y) == [255, 255, 255], "landmark at \(x),\(y)")
+            #expect(pixel(x + half + 1, y) == [0, 0, 0], "its ring at \(x + half + 1),\(y)")
+        }
+        // The box is drawn as drawBoxes draws it.
+        #expect(pixel(face.bounds.x + face.bounds.width / 2, face.bounds.y) == [0, 255, 0])
+    }
+
     @Test("the research quick start works as documented")
     func quickStart() throws {
         let image = try PixelBuffer(contentsOf: Fixtures.astronaut)

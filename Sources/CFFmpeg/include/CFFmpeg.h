@@ -70,10 +70,8 @@ typedef struct {
 /// stream. `threads`: decoder threads (1…16). `timeout_seconds`: how long one open or read may
 /// block (network inputs) before it fails as CFFM_INTERRUPTED. `max_pixels`: the largest
 /// picture any decoder, the probing ones included, may allocate (0: FFmpeg's own limit); a
-/// header claiming more is an error before the memory is taken. `format`: the demuxer by name
-/// (NULL: probed); `options`: demuxer options as `key=value:key=value` (NULL: none), e.g.
-/// image2's `pattern_type=glob:framerate=30` for a folder of PNGs.
-cffm_status cffm_open(const char *url, const char *format, const char *options, int32_t threads, double timeout_seconds,
+/// header claiming more is an error before the memory is taken. The demuxer is probed.
+cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
                       int64_t max_pixels, cffm_media **out, cffm_info *info, char *message, size_t message_size);
 
 /// The most bytes a live stream may send between two packets: six bytes a pixel of its frame

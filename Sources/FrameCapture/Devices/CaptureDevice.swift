@@ -13,7 +13,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         case external
         /// FrameKit's built-in virtual camera: always present.
         case virtual
-        /// A video file (MP4, MKV, WebM, MOV, AVI, Y4M, MJPEG…) or JPEG/PGM/PPM images.
+        /// A video file (MP4, MKV, WebM, MOV, AVI, Y4M, MJPEG…) or JPEG/PNG/PGM/PPM images.
         case file
         /// A network stream (rtsp://, tcp://, udp://, http(s)://, srt://…).
         case stream
@@ -179,7 +179,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
             }, backend: .virtual(VirtualCameraControls(deviceID: uniqueID)))
     }
 
-    /// A file FrameKit's own readers know (Y4M, MJPEG, a JPEG/PGM/PPM image, a folder of
+    /// A file FrameKit's own readers know (Y4M, MJPEG, a JPEG/PNG/PGM/PPM image, a folder of
     /// them) as a device; ``CaptureError/unreadableFile(path:reason:)`` with
     /// `FileSourceDescription.notOurs` for any other content (FrameMedia's `file(_:)` then
     /// tries libavformat).
@@ -193,10 +193,6 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// The reason ``ownFile(_:realTime:frameRate:)`` gives for content its readers do not know.
     package static let notOurFile = FileSourceDescription.notOurs
-
-    /// For a folder that holds PNG images and no JPEG/PGM/PPM, the glob of its PNGs (which
-    /// libavformat's image2 reads in name order); nil otherwise.
-    package static func pngGlob(_ url: URL) -> String? { FileSourceDescription.pngGlob(url) }
 
     /// Files and streams have one size: presets that name another are refused.
     public var hasFixedSize: Bool { deviceType == .file || deviceType == .stream }

@@ -3,7 +3,7 @@ import FrameCore
 import FrameImageIO
 import FramePixels
 
-/// Frames from a Y4M file, an MJPEG stream, or JPEG/PGM/PPM images.
+/// Frames from a Y4M file, an MJPEG stream, or JPEG/PNG/PGM/PPM images.
 ///
 /// Not real-time (the default): every frame is delivered, as fast as the consumer takes them;
 /// only damaged frames drop (`corrupt`), and frames past a second's wait for a buffer a
@@ -131,6 +131,8 @@ final class FileSource: FrameSource {
             }
             let fits = aligned(header.width, header.height)
             image = try frame.withUnsafeBytes { raw in try decoder.decode(raw, to: fits ? format : .rgb24) }
+        } else if PNG.hasSignature(frame) {
+            image = try PNG.decode(frame)
         } else if PNM.hasSignature(frame) {
             image = try PNM.decode(frame)
         } else {

@@ -125,7 +125,7 @@ struct FileSourceDescription: Sendable {
                 url: url, realTime: realTime, kind: stream ? .mjpeg : .images, size: FrameSize(width: header.width, height: header.height),
                 pixelFormat: header.isGrayscale && !stream ? .gray8 : even ? .nv12FullRange : .rgb24, frameRate: frameRate ?? 30, y4m: nil,
                 imageFiles: stream ? [] : [url])
-        } else if PNM.hasSignature(head) {
+        } else if PNM.hasSignature(head) || PNG.hasSignature(head) {
             try self.init(url: url, realTime: realTime, frameRate: frameRate, images: [url])
         } else {
             throw .unreadableFile(path: url.path, reason: Self.notOurs)
@@ -158,24 +158,7 @@ struct FileSourceDescription: Sendable {
     }
 
     /// The image extensions FrameKit's own readers take in a folder.
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "pgm", "ppm", "pnm"]
-
-    /// For a folder holding PNGs and none of ``imageExtensions``: image2's glob for them, the
-    /// folder's path escaped (a `*` or `[` in it is a character, not a pattern). Else nil.
-    static func pngGlob(_ url: URL) -> String? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue,
-            let names = try? FileManager.default.contentsOfDirectory(atPath: url.path)
-        else { return nil }
-        let extensions = Set(names.map { ($0 as NSString).pathExtension.lowercased() })
-        guard extensions.contains("png"), extensions.isDisjoint(with: imageExtensions) else { return nil }
-        let escaped = url.path.reduce(into: "") { text, character in
-            if "*?[]{}\\".contains(character) { text.append("\\") }
-            text.append(character)
-        }
-        // Both cases of the extension; sorted by name as glob(3) sorts.
-        return escaped + "/*.[pP][nN][gG]"
-    }
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "pgm", "ppm", "pnm"]
 
     /// How many of an MJPEG's first frames are tried for its size, and how much of each is read.
     static let framesTriedForSize = 8
@@ -188,7 +171,7 @@ struct FileSourceDescription: Sendable {
 
     /// The reason for content FrameKit's own readers do not know (`CaptureDevice.file` then
     /// hands the file to libavformat).
-    static let notOurs = "not a Y4M, MJPEG, JPEG, PGM or PPM file"
+    static let notOurs = "not a Y4M, MJPEG, JPEG, PNG, PGM or PPM file"
 
     private static func readImage(_ url: URL) throws(CaptureError) -> PixelBuffer {
         do { return try PixelBuffer(contentsOf: url) } catch {

@@ -18,8 +18,8 @@ extension CaptureDevice {
     }
 
     /// A file source: a video file (MP4, MKV, WebM, MOV, AVI… through libavformat and
-    /// libavcodec: H.264, H.265, VP9, AV1, MPEG-4…), a Y4M or MJPEG file, a JPEG/PGM/PPM image,
-    /// or a folder of images. A URL that is not a file URL is opened as ``stream(_:reconnect:)``.
+    /// libavcodec: H.264, H.265, VP9, AV1, MPEG-4…), a Y4M or MJPEG file, a JPEG/PNG/PGM/PPM
+    /// image, or a folder of images (each a frame of its own size). A URL that is not a file URL is opened as ``stream(_:reconnect:)``.
     /// Throws if the file cannot be read or holds no video.
     /// - Parameters:
     ///   - url: the file, or a folder of images (read in name order).
@@ -36,19 +36,6 @@ extension CaptureDevice {
     {
         guard url.isFileURL else { return try stream(url) }
         guard start >= 0, start.isFinite else { throw .invalidArgument("a start time must be 0 or more seconds, got \(start)") }
-        if let glob = CaptureDevice.pngGlob(url) {
-            // A folder of PNGs (and no JPEG/PGM/PPM): libavformat's image2 reads them in name
-            // order, each decoded by libavcodec's PNG decoder, as it reads one PNG.
-            guard start == 0 else {
-                throw .invalidArgument("\(url.lastPathComponent): a start time applies to video files (MP4, MKV…), not images")
-            }
-            let media = try MediaSourceDescription(
-                location: glob, format: "image2", options: "pattern_type=glob:framerate=\(frameRate ?? 30)", isLive: false,
-                realTime: realTime, frameRate: frameRate ?? 30, reconnect: ReconnectPolicy(attempts: 0))
-            return CaptureDevice(
-                uniqueID: "file:\(url.path)", localizedName: url.lastPathComponent, deviceType: .file,
-                modelID: "png", formats: [media.deviceFormat], duration: media.info.duration, source: media)
-        }
         let device: CaptureDevice
         do { device = try CaptureDevice.ownFile(url, realTime: realTime, frameRate: frameRate) } catch {
             // Content FrameKit's own readers do not know: a video file for libavformat.

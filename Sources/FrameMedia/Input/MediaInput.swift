@@ -27,14 +27,14 @@ final class MediaInput: @unchecked Sendable {
         case failed(String)
     }
 
-    /// Opens `location` (a path or a URL) with `format`'s demuxer (nil: probed) and its
-    /// `options` (`key=value:key=value`); `timeout`: how long one open or read may block.
-    init(_ location: String, format: String? = nil, options: String? = nil, threads: Int, timeout: Double) throws(Failure) {
+    /// Opens `location` (a path or a URL), its demuxer probed; `timeout`: how long one open or
+    /// read may block.
+    init(_ location: String, threads: Int, timeout: Double) throws(Failure) {
         var raw: OpaquePointer?
         var info = cffm_info()
         var message = [CChar](repeating: 0, count: 512)
         let status = cffm_open(
-            location, format, options, Int32(threads), timeout, Int64(PixelBuffer.pixelBudget), &raw, &info, &message, message.count)
+            location, Int32(threads), timeout, Int64(PixelBuffer.pixelBudget), &raw, &info, &message, message.count)
         guard status == CFFM_OK, let raw else {
             let text = String(cffmMessage: message)
             throw status == CFFM_INTERRUPTED ? .interrupted(text) : .failed(text)

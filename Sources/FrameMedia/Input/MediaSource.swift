@@ -83,7 +83,7 @@ final class MediaSource: FrameSource {
     private func open() throws(CaptureError) -> MediaInput {
         do {
             return try MediaInput(
-                description.location, format: description.format, options: description.options, threads: description.decoderThreads,
+                description.location, threads: description.decoderThreads,
                 timeout: description.timeout)
         } catch {
             switch error {

@@ -7,11 +7,8 @@ import Synchronization
 /// http(s)://, srt://…) read through libavformat and libavcodec, probed when the device is made:
 /// an unreadable input is an error naming it before any session starts.
 struct MediaSourceDescription: Sendable {
-    /// A path, or a URL's absolute string (or, with `format` image2, a glob of image files).
+    /// A path, or a URL's absolute string.
     let location: String
-    /// The demuxer by name (nil: libavformat probes) and its options (`key=value:…`).
-    let format: String?
-    let options: String?
     /// A network stream: real time, late frames dropped like a camera's, reconnected when it drops.
     let isLive: Bool
     /// Paced at the media's timestamps (always for a live stream).
@@ -55,12 +52,10 @@ struct MediaSourceDescription: Sendable {
     }
 
     init(
-        location: String, format: String? = nil, options: String? = nil, isLive: Bool, realTime: Bool, frameRate: Double?,
+        location: String, isLive: Bool, realTime: Bool, frameRate: Double?,
         reconnect: CaptureDevice.ReconnectPolicy, start: Double = 0
     ) throws(CaptureError) {
         self.location = location
-        self.format = format
-        self.options = options
         self.isLive = isLive
         self.realTime = realTime || isLive
         self.reconnect = reconnect
@@ -68,7 +63,7 @@ struct MediaSourceDescription: Sendable {
         let probe: MediaInput
         do {
             probe = try MediaInput(
-                location, format: format, options: options, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30)
+                location, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30)
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason):

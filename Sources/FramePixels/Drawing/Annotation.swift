@@ -1,6 +1,7 @@
 import FrameCore
 
-/// Drawing on buffers: face boxes for the preview and `framekit detect --annotate`.
+/// Drawing on buffers: face boxes for the preview and `framekit detect --annotate`, and faces
+/// with their landmarks for a program's own pictures.
 public enum Annotation {
     /// The colours drawn.
     public enum Colour: Sendable {
@@ -21,6 +22,28 @@ public enum Annotation {
                     Rect(x: box.x, y: box.y, width: t, height: box.height), Rect(x: box.maxX - t, y: box.y, width: t, height: box.height)
                 ]
             }, with: .green, on: &buffer)
+    }
+
+    /// Draws each face's box (as ``drawBoxes(_:on:thickness:)``) and, with `landmarks`, its
+    /// five landmarks — eyes, nose tip, mouth corners — as white squares ringed in black (seen
+    /// on light and dark skin alike), sized to the face (a 100 px face gets 5 px marks).
+    public static func drawFaces(_ faces: [Face], on buffer: inout PixelBuffer, thickness: Int = 3, landmarks: Bool = true) {
+        drawBoxes(faces.map(\.bounds), on: &buffer, thickness: thickness)
+        guard landmarks else { return }
+        var rings: [Rect] = []
+        var marks: [Rect] = []
+        for face in faces {
+            let half = max(1, min(face.bounds.width, face.bounds.height) / 40)
+            // Points far outside any image (or NaN) are skipped, never converted (a trap).
+            for point in face.landmarks where abs(point.x) < 1e9 && abs(point.y) < 1e9 {
+                let x = Int(point.x.rounded())
+                let y = Int(point.y.rounded())
+                rings.append(Rect(x: x - half - 1, y: y - half - 1, width: 2 * half + 3, height: 2 * half + 3))
+                marks.append(Rect(x: x - half, y: y - half, width: 2 * half + 1, height: 2 * half + 1))
+            }
+        }
+        fill(rings, with: .black, on: &buffer)
+        fill(marks, with: .white, on: &buffer)
     }
 
     /// Fills each rectangle, clipped to the image, with `colour` (chroma-subsampled formats at
