@@ -18,6 +18,10 @@ extension VideoDataOutputSampleBufferDelegate {
     public func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {}
 }
 
+/// What a ``VideoDataOutput`` delivers (its ``VideoDataOutput/videoSettings``), by its short name:
+/// `VideoSettings(pixelFormat: .bgra32)`.
+public typealias VideoSettings = VideoDataOutput.VideoSettings
+
 /// Delivers video frames to a delegate on a serial queue (as AVCaptureVideoDataOutput), or as
 /// an `AsyncSequence` (``sampleBuffers``).
 ///
