@@ -11,6 +11,10 @@ public enum DropReason: String, Sendable, CaseIterable, Codable {
     /// The camera was switched to a photo's larger format and back (a full-size still while
     /// video runs at a smaller preset): the frames it could not capture meanwhile.
     case photoCapture = "photo_capture"
+    /// The output's conversion or one of its processors threw (a detector whose network failed,
+    /// a stage given a format it does not take): the frame is not delivered, and the error's
+    /// description is in ``DroppedFrame/failure``. Damaged data is ``corrupt``, not this.
+    case processingFailed = "processing_failed"
 }
 
 /// What a delegate learns about a frame that was dropped: when and why (no pixels).
@@ -18,10 +22,14 @@ public struct DroppedFrame: Sendable, Equatable {
     public var sequenceNumber: UInt64
     public var presentationTime: Double
     public var reason: DropReason
-    public init(sequenceNumber: UInt64, presentationTime: Double, reason: DropReason) {
+    /// For ``DropReason/processingFailed``: what the failing stage threw, as its description
+    /// (nil for other reasons).
+    public var failure: String?
+    public init(sequenceNumber: UInt64, presentationTime: Double, reason: DropReason, failure: String? = nil) {
         self.sequenceNumber = sequenceNumber
         self.presentationTime = presentationTime
         self.reason = reason
+        self.failure = failure
     }
 }
 

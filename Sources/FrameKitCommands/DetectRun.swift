@@ -29,6 +29,9 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     /// or the file's own first timestamp, which need not be 0).
     private let mediaDuration: Double?
     private let firstMediaTime = Mutex<Double?>(nil)
+    /// Whether a processor's failure has been said on stderr (once a run: the summary counts
+    /// every such frame).
+    private let saidFailure = Atomic(false)
 
     init(
         frameLimit: Int?, mediaDuration: Double? = nil, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil,
@@ -78,6 +81,11 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
         if pastMediaEnd(frame.presentationTime) { return }
         guard count(frame.reason) else { return }
         stats.recordDrop(frame)
+        if frame.reason == .processingFailed, !saidFailure.exchange(true, ordering: .relaxed) {
+            Console.err(
+                "framekit: \(source.map { "\($0): " } ?? "")processing failed on frame \(frame.sequenceNumber): \(frame.failure ?? "no reason given")"
+                    + " (each such frame is a processing_failed drop in the summary)")
+        }
     }
 
     /// Whether `time` is at or after the file's end point; the run ends there.

@@ -79,7 +79,7 @@ public enum StatsReport {
     /// One colour per drop reason (Okabe–Ito's, told apart with colour-blindness too).
     package static let dropColors: [String: String] = [
         "frame_was_late": "#e69f00", "out_of_buffers": "#cc3311", "discontinuity": "#7b3294", "corrupt": "#000000",
-        "photo_capture": "#009e73"
+        "photo_capture": "#009e73", "processing_failed": "#56b4e9"
     ]
 
     static func table(_ s: StatsSnapshot, merged: Bool = false) -> String {

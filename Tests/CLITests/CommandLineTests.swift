@@ -89,7 +89,7 @@ struct CommandLineTests {
         let dropped = try #require(summary["frames_dropped"] as? Int)
         let drops = try #require(summary["drops"] as? [String: Int])
         #expect(captured == delivered + dropped && dropped == drops.values.reduce(0, +))
-        #expect(Set(drops.keys) == ["frame_was_late", "out_of_buffers", "discontinuity", "corrupt", "photo_capture"])
+        #expect(Set(drops.keys) == ["frame_was_late", "out_of_buffers", "discontinuity", "corrupt", "photo_capture", "processing_failed"])
         for key in ["latency_ms", "processing_ms"] {
             let p = try #require(summary[key] as? [String: Double])
             #expect(p["p50"]! <= p["p95"]! && p["p95"]! <= p["p99"]! && p["p99"]! <= p["max"]! + 0.001)

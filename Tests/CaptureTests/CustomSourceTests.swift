@@ -92,6 +92,39 @@ struct CustomSourceTests {
         #expect(factory.made.withLock { $0 } == 1)
     }
 
+    /// Throws on every third frame: a processor whose work failed.
+    final class FailingEveryThird: Processor {
+        struct Failure: Error, CustomStringConvertible {
+            var frame: UInt64
+            var description: String { "the network could not run on frame \(frame)" }
+        }
+        var name: String { "failing" }
+        func process(_ frame: inout SampleBuffer) throws {
+            if frame.sequenceNumber % 3 == 2 { throw Failure(frame: frame.sequenceNumber) }
+        }
+    }
+
+    @Test("a processor that throws drops its frame as processing_failed with what it threw, never as corrupt; the counts balance")
+    func processingFailed() throws {
+        let format = CaptureDeviceFormat(
+            fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
+        let device = CaptureDevice(
+            uniqueID: "counting-failing", localizedName: "Counting source", deviceType: .file, modelID: "test", formats: [format],
+            source: Counting(count: 9, corrupt: nil))
+        let recorder = Recorder()
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, discardsLate: false)
+        output.processors = ProcessorChain([FailingEveryThird()])
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(log.wait { if case .sourceEnded = $0 { true } else { false } } != nil)
+        #expect(recorder.wait { $0.frames.count + $0.drops.count == 9 })
+        session.stopRunning()
+        #expect(recorder.frames.map(\.sequenceNumber) == [0, 1, 3, 4, 6, 7])
+        #expect(recorder.drops.map(\.reason) == [.processingFailed, .processingFailed, .processingFailed])
+        #expect(recorder.drops.map(\.failure) == [2, 5, 8].map { "the network could not run on frame \($0)" })
+        #expect(output.counts.dropped(.processingFailed) == 3 && output.counts.dropped(.corrupt) == 0 && output.counts.isBalanced)
+    }
+
     @Test("a task that starts iterating after startRunning() gets every frame of a source read as fast as consumed; none go to nobody")
     func lateIterationLosesNothing() async throws {
         let format = CaptureDeviceFormat(

@@ -285,7 +285,8 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         }
     }
 
-    /// Conversion, connection transforms and processors; a failure counts the frame corrupt.
+    /// Conversion, connection transforms and processors; a failure drops the frame as
+    /// `processingFailed`, with what was thrown.
     enum Prepared {
         case success(SampleBuffer)
         case failure(DroppedFrame)
@@ -308,9 +309,12 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         } catch {
             state.withLock { s in
                 s.counts.pending -= 1
-                s.counts.dropped[.corrupt, default: 0] += 1
+                s.counts.dropped[.processingFailed, default: 0] += 1
             }
-            return .failure(DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .corrupt))
+            return .failure(
+                DroppedFrame(
+                    sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .processingFailed,
+                    failure: "\(error)"))
         }
     }
 
