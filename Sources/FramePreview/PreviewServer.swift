@@ -505,6 +505,11 @@ public final class PreviewServer: Sendable {
         }
     }
 
+    /// How long an H.264 viewer waits for the stream's first frame before a 503 ("no video
+    /// yet"): the feed encodes only while someone watches, so the first viewer waits for a frame
+    /// to come and be encoded.
+    static let firstVideoWait = 5.0
+
     /// The H.264 stream: its init segment, then its fragments from a key frame, as
     /// ``VideoFragmentRing`` hands them out. The codec string (known once the feed has made the
     /// stream, moments after the first viewer asks) goes in `Content-Type`, for the page's
@@ -513,13 +518,20 @@ public final class PreviewServer: Sendable {
         let viewer = viewerList.arrive(.h264)
         defer { viewerList.leave(viewer) }
         keyFrameWanted.store(true, ordering: .relaxed)
-        let deadline = Date().addingTimeInterval(5)
+        // Woken when the feed publishes the stream's header (publish(videoHeader:codec:)
+        // broadcasts), as the streams below are for each fragment. Bounded by design: a camera
+        // that sends no frame within `Self.firstVideoWait` is a 503, not a request held open.
+        let deadline = Date().addingTimeInterval(Self.firstVideoWait)
+        newFrame.lock()
         var codec = video.codec
-        while codec == nil && Date() < deadline && running.load(ordering: .relaxed) {
-            if Self.peerClosed(fd) { return }
-            Thread.sleep(forTimeInterval: 0.02)
+        var closed = false
+        while codec == nil && Date() < deadline && running.load(ordering: .relaxed) && !closed {
+            _ = newFrame.wait(until: min(deadline, Date().addingTimeInterval(0.1)))
             codec = video.codec
+            closed = Self.peerClosed(fd)
         }
+        newFrame.unlock()
+        if closed { return }
         guard let codec else {
             _ = send(fd, HTTPResponse.make(503, "Service Unavailable", "text/plain", Array("no video yet\n".utf8), head: head))
             return

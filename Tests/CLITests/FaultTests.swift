@@ -301,6 +301,14 @@ struct FaultTests {
         for text in [batch.stdout, batch.stderr, written, files.joined(separator: " ")] { #expect(!text.contains("s3cret"), "\(text)") }
     }
 
+    @Test("a Y4M whose header is over the pixel budget (8192x4096) is a data error naming the file: exit 65, not 1")
+    func y4mOverBudget() throws {
+        let y4m = Fixtures.temporaryFolder().appendingPathComponent("big.y4m")
+        try Data("YUV4MPEG2 W8192 H4096 F30:1 Ip C420jpeg\nFRAME\n".utf8 + [UInt8](repeating: 0, count: 4096)).write(to: y4m)
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", y4m.path])
+        #expect(run.status == 65 && run.stderr.contains("big.y4m") && run.stderr.contains("pixel budget"), "\(run.status) \(run.stderr)")
+    }
+
     @Test("a forged PNG claiming 16000x16000 (1 MB on disk) is refused by name, exit 65, without FFmpeg's probe taking the gigabyte")
     func forgedHugePNG() throws {
         // Python writes the PNG (zlib) and runs framekit as its only child, so that

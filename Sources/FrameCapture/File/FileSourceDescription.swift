@@ -85,6 +85,15 @@ struct FileSourceDescription: Sendable {
         }
         if head.starts(with: Array("YUV4MPEG2".utf8)) {
             let header = try Y4MHeader(parsing: head, path: url.path)
+            // Refused here, naming the file (a data error), not later when a buffer of that
+            // size cannot be made.
+            guard header.size.width * header.size.height <= PixelBuffer.pixelBudget else {
+                throw .unreadableFile(
+                    path: url.path,
+                    reason:
+                        "\(header.size.width)x\(header.size.height) is over the pixel budget (PixelBuffer.pixelBudget: \(PixelBuffer.pixelBudget) pixels)"
+                )
+            }
             try self.init(
                 url: url, realTime: realTime, kind: .y4m, size: header.size, pixelFormat: header.pixelFormat,
                 frameRate: frameRate ?? header.frameRate, y4m: header, imageFiles: [])

@@ -1,4 +1,5 @@
 import CV4L2
+import Foundation
 import FrameCore
 import FrameImageIO
 import Synchronization
@@ -41,6 +42,13 @@ final class V4L2Stream: Sendable {
     }
     private let mappings: Mappings
     private let state = Mutex(State())
+    /// Broadcast when a consumer gives a buffer back and when streaming stops: what the capture
+    /// thread waits on with every buffer held, and a release waits on for the last one. Its
+    /// waiters check `state` while holding it, and a return takes it to broadcast after changing
+    /// `state`, so no wake-up is lost.
+    private let returned = NSCondition()
+    /// The most a release of the driver's buffers waits for consumers to give them back.
+    static let releaseWait = 0.5
 
     init(handle: V4L2Handle, count: Int) throws(CaptureError) {
         self.handle = handle
@@ -128,9 +136,13 @@ final class V4L2Stream: Sendable {
         let kernel = handle.kernel
         let fd = handle.fd
         // With every buffer held by consumers the kernel has nothing to fill, and poll would
-        // report POLLERR: wait for one to come back instead.
+        // report POLLERR: wait for one to come back instead (woken by its return), for as long
+        // as a poll would have waited.
         if state.withLock({ $0.queued.isEmpty }) {
-            Timestamp.sleep(until: Timestamp.now().adding(seconds: 0.002))
+            let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
+            returned.lock()
+            while state.withLock({ $0.queued.isEmpty && $0.streaming }) && returned.wait(until: deadline) {}
+            returned.unlock()
             return nil
         }
         let polled: Int
@@ -187,6 +199,9 @@ final class V4L2Stream: Sendable {
         return PixelStorage(borrowing: m.address, byteCount: m.length) { [self] _ in
             state.withLock { $0.borrowed -= 1 }
             requeue(index)
+            returned.lock()
+            returned.broadcast()
+            returned.unlock()
         }
     }
 
@@ -209,9 +224,11 @@ final class V4L2Stream: Sendable {
     }
 
     /// STREAMOFF; with `releasingBuffers`, the driver's buffers are also freed now (unmapped,
-    /// then REQBUFS 0) so another format can be set. Frames still borrowing them are waited for
-    /// (up to half a second: a consumer is done with a frame within a frame or two); libv4l2,
-    /// like many drivers, refuses to free buffers that are still mapped.
+    /// then REQBUFS 0) so another format can be set. Frames still borrowing them are waited for,
+    /// woken as each comes back, for at most ``releaseWait`` seconds (a consumer is done with a
+    /// frame within a frame or two; one that keeps a driver buffer longer — docs/capture.md:
+    /// copy what you keep — gets the returned reason, which a photo reports as its error);
+    /// libv4l2, like many drivers, refuses to free buffers that are still mapped.
     @discardableResult
     func stop(releasingBuffers: Bool = false) -> String? {
         let wasStreaming = state.withLock { s -> Bool in
@@ -221,12 +238,15 @@ final class V4L2Stream: Sendable {
         if wasStreaming {
             var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
             try? handle.ioctl(cv4l2_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", &type)
+            returned.lock()
+            returned.broadcast() // a capture thread waiting for a buffer sees the stop
+            returned.unlock()
         }
         guard releasingBuffers, !state.withLock({ $0.released }) else { return nil }
-        let deadline = Timestamp.now().adding(seconds: 0.5)
-        while state.withLock({ $0.borrowed > 0 }) && Timestamp.now().seconds(since: deadline) < 0 {
-            Timestamp.sleep(until: Timestamp.now().adding(seconds: 0.002))
-        }
+        let deadline = Date().addingTimeInterval(Self.releaseWait)
+        returned.lock()
+        while state.withLock({ $0.borrowed > 0 }) && returned.wait(until: deadline) {}
+        returned.unlock()
         let unmapped = state.withLock { s -> Bool in
             guard s.borrowed == 0 else { return false }
             s.unmapped = true
