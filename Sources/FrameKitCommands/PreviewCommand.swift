@@ -69,7 +69,9 @@ enum PreviewCommand: Command {
             let stamp: [any Processor] = options[stampCaptureTime] ? [CaptureTimeStamp()] : []
             // No AnnotationStage: the feed boxes the faces itself — into the MJPEG pictures, and
             // beside the H.264 stream for the page to draw over the frame shown.
-            output.processors = ProcessorChain([FaceTrackingProcessor(tracker: tracker)] + stamp)
+            // Detection while someone watches a stream only: an idle preview does no passes.
+            output.processors = ProcessorChain(
+                [WhileWatched(processor: FaceTrackingProcessor(tracker: tracker)) { !server.viewers.isEmpty }] + stamp)
         } catch { throw RuntimeFailure(error) }
         output.setSampleBufferDelegate(feed)
         do {
@@ -126,10 +128,12 @@ enum PreviewCommand: Command {
         session.stopRunning()
         tracker.waitUntilIdle()
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
-        let snapshot = feed.stats.snapshot(
+        var snapshot = feed.stats.snapshot(
             preset: DetectPipeline.presetLabel(preset, device: session.inputs.first?.device ?? first, size: active),
             width: active.width, height: active.height,
             source: DetectCommand.sourceName(session.inputs.first?.device ?? first), counts: output.counts, poolPeakBytes: poolPeak)
+        // Passes only while someone watched: 0 for a preview nobody opened.
+        snapshot.detectionPasses = DetectionPasses(tracker.statistics)
         let summary =
             StatsJSON.summaryFields(snapshot) + [
                 ("viewers_at_end", .int(viewers.count)), ("ended_by", .string(endedBy.withLock { $0 } ?? "duration"))

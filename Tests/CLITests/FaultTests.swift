@@ -64,6 +64,8 @@ struct FaultTests {
         #expect(summary["ended_by"] as? String == "signal" && summary["preset"] as? String == "vga640x480")
         let captured = try #require(summary["frames_captured"] as? Int)
         #expect(captured == (summary["frames_delivered"] as? Int ?? -1) + (summary["frames_dropped"] as? Int ?? -1))
+        // Nobody watched: no detection pass ran (the browser tests see faces found while watched).
+        #expect((summary["detection_passes"] as? [String: Any])?["passes"] as? Int == 0, "\(summary)")
     }
 
     @Test(
