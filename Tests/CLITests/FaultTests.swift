@@ -336,6 +336,73 @@ struct FaultTests {
         #expect(Int(fields[1]) ?? .max < 400, "peak RSS \(fields[1]) MB")
     }
 
+    /// Python: `serve_endless(server, jpeg, mebibytes)` accepts one connection on `server` and
+    /// sends five whole JPEGs, the first half of one, then `mebibytes` MiB with no 0xFF in them
+    /// (a frame that never ends), then closes.
+    static let endlessFrameServer = """
+        def serve_endless(server, jpeg, mebibytes):
+            connection, _ = server.accept()
+            try:
+                for _ in range(5): connection.sendall(jpeg)
+                connection.sendall(jpeg[: len(jpeg) // 2])
+                junk = bytes(range(1, 255)) * 4096
+                for _ in range(mebibytes * 1024 * 1024 // len(junk)): connection.sendall(junk)
+            except OSError:
+                pass
+            connection.close()
+        """
+
+    @Test(
+        "in a 1 GiB memory cgroup (a pod's limit), a fleet of a good stream and one whose frame never ends: no OOM kill, the good stream's 60 frames all accounted",
+        .enabled(if: MemoryLimitGroup.writable != nil))
+    func endlessFrameBesideAGoodStreamInAMemoryLimit() throws {
+        let group = try MemoryLimitGroup(bytes: 1 << 30)
+        defer { group.remove() }
+        // Python serves both streams and runs framekit, inside the group, as its only child.
+        let script = """
+            import json, socket, subprocess, sys, threading
+            jpeg = open(sys.argv[2], "rb").read()
+            def listener():
+                server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
+                return server, server.getsockname()[1]
+            good, good_port = listener()
+            endless, endless_port = listener()
+            def serve_good():
+                connection, _ = good.accept()
+                try:
+                    for _ in range(60): connection.sendall(jpeg)
+                except OSError:
+                    pass
+                connection.close()
+            \(Self.endlessFrameServer)
+            threading.Thread(target=serve_good, daemon=True).start()
+            threading.Thread(target=serve_endless, args=(endless, jpeg, 1536), daemon=True).start()
+            command = sys.argv[3:] + ["detect", "--input", "tcp://127.0.0.1:%d" % good_port,
+                                      "--input", "tcp://127.0.0.1:%d" % endless_port, "--reconnect", "0"]
+            run = subprocess.run(command, capture_output=True, text=True)
+            summaries = {}
+            for line in run.stdout.splitlines():
+                if line.startswith('{"summary"'):
+                    s = json.loads(line)["summary"]
+                    summaries[s["source"]] = s
+            good_summary = summaries.get("tcp://127.0.0.1:%d" % good_port, {})
+            print(json.dumps({"status": run.returncode, "good_captured": good_summary.get("frames_captured"),
+                              "good_delivered": good_summary.get("frames_delivered"), "sources": len(summaries),
+                              "stderr": run.stderr[-400:]}))
+            """
+        let command = group.wrapping([Self.framekit])
+        let run = try BinaryRunner.runTool(
+            "/usr/bin/python3", ["-c", script, "-", Fixtures.astronaut.path] + command, timeout: 300)
+        let result = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout) \(run.stderr)")
+        // Not killed (137 through the shell, -9 directly): the endless frame stayed bounded.
+        let status = result["status"] as? Int ?? -1
+        #expect(status != 137 && status != -9 && group.oomKills ?? 0 == 0, "\(result)")
+        #expect(result["good_captured"] as? Int == 60 && (result["good_delivered"] as? Int ?? 0) >= 1, "\(result)")
+        #expect(result["sources"] as? Int == 2, "both streams' summaries: \(result)")
+        print("memory limit of 1 GiB: \(result)")
+    }
+
     @Test("a live MJPEG stream whose sixth frame never ends: its frames, then the stream dropped, exit 75; memory bounded (it took 2 GB)")
     func endlessFrameOnAStream() throws {
         // Python serves the stream (five whole JPEGs, then a JPEG's start and 300 MB with no
@@ -346,17 +413,8 @@ struct FaultTests {
             jpeg = open(sys.argv[2], "rb").read()
             server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
             port = server.getsockname()[1]
-            def serve():
-                connection, _ = server.accept()
-                try:
-                    for _ in range(5): connection.sendall(jpeg)
-                    connection.sendall(jpeg[: len(jpeg) // 2])
-                    junk = bytes(range(1, 255)) * 4096
-                    for _ in range(300 * 1024 * 1024 // len(junk)): connection.sendall(junk)
-                except OSError:
-                    pass
-                connection.close()
-            threading.Thread(target=serve, daemon=True).start()
+            \(Self.endlessFrameServer)
+            threading.Thread(target=serve_endless, args=(server, jpeg, 300), daemon=True).start()
             run = subprocess.run([sys.argv[1], "detect", "--input", "tcp://127.0.0.1:%d" % port, "--reconnect", "0"],
                                  capture_output=True, text=True)
             lines = [l for l in run.stdout.splitlines() if l.startswith('{"frame"')]

@@ -40,9 +40,13 @@ public struct CPUQuotaGroup: Sendable {
 }
 
 extension CPUQuotaGroup {
-    /// `command` run inside the group: through `/bin/sh`, which moves itself in and then
-    /// becomes the command (same process, so its CPU time is the command's).
-    public func wrapping(_ command: [String]) -> [String] {
-        ["/bin/sh", "-c", "echo $$ > \"$0\" && exec \"$@\"", procs] + command
-    }
+    /// `command` run inside the group (``cgroupWrapping(_:procs:)``).
+    public func wrapping(_ command: [String]) -> [String] { cgroupWrapping(command, procs: procs) }
+}
+
+/// `command` run inside the cgroup whose `cgroup.procs` is `procs`: through `/bin/sh`, which
+/// moves itself in and then becomes the command (same process, so its CPU time and memory are
+/// the command's).
+public func cgroupWrapping(_ command: [String], procs: String) -> [String] {
+    ["/bin/sh", "-c", "echo $$ > \"$0\" && exec \"$@\"", procs] + command
 }
