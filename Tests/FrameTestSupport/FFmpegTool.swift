@@ -96,20 +96,29 @@ public enum FFmpegTool {
     /// Starts a server that writes `file`'s bytes, as they are, to the first client of
     /// tcp://127.0.0.1:PORT and then closes (a live stream carrying whatever the file holds,
     /// forged timestamps included); returns once it listens.
-    public static func serveFile(_ file: URL, port: Int) throws -> Process {
+    public static func serveFile(_ file: URL, port: Int) throws -> Process { try serveFiles([file], port: port) }
+
+    /// Starts a server that writes each of `files`, in order, to one client of
+    /// tcp://127.0.0.1:PORT each (the next file to the next connection) and half-closes; after
+    /// the last it exits. Returns once it listens.
+    public static func serveFiles(_ files: [URL], port: Int) throws -> Process {
         let script = """
             import signal, socket, sys
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
             server = socket.socket()
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            server.bind(("127.0.0.1", int(sys.argv[2])))
-            server.listen(1)
-            client, _ = server.accept()
-            client.sendall(open(sys.argv[1], "rb").read())
-            client.shutdown(socket.SHUT_WR)
-            client.recv(1)
+            server.bind(("127.0.0.1", int(sys.argv[1])))
+            server.listen(4)
+            for path in sys.argv[2:]:
+                client, _ = server.accept()
+                try:
+                    client.sendall(open(path, "rb").read())
+                    client.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                client.close()
             """
-        return try serve(port: port, "/usr/bin/python3", ["-c", script, file.path, "\(port)"])
+        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)"] + files.map(\.path))
     }
 
     /// Starts `executable` with no standard input or output and returns once it listens on `port`.

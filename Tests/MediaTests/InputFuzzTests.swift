@@ -66,6 +66,34 @@ struct InputFuzzTests {
         return out
     }
 
+    /// Captures `device` until its source ends or fails (at most 30 s): whether it did, and the
+    /// output's counts after the stop. Nil when the session would not start (a typed error).
+    static func captureToEnd(_ device: CaptureDevice, discardsLate: Bool) -> (ended: Bool, counts: OutputCounts)? {
+        let recorder = Recorder()
+        let session = CaptureSession()
+        let output = VideoDataOutput()
+        output.alwaysDiscardsLateVideoFrames = discardsLate
+        output.setSampleBufferDelegate(recorder)
+        let log = NotificationLog(session)
+        do {
+            try session.configure {
+                try session.addInput(CaptureDeviceInput(device: device))
+                try session.addOutput(output)
+            }
+            try session.startRunning()
+        } catch {
+            return nil
+        }
+        let ended = log.wait(timeout: 30) {
+            switch $0 {
+            case .sourceEnded, .runtimeError: true
+            default: false
+            }
+        }
+        session.stopRunning()
+        return (ended != nil, output.counts)
+    }
+
     @Test("seeded mutants of Y4M, MJPEG, JPEG, Matroska, MP4 and PNG: typed errors or frames, every one accounted, none traps or hangs")
     func mutants() throws {
         let folder = Fixtures.temporaryFolder("fuzz")
@@ -83,38 +111,65 @@ struct InputFuzzTests {
                     continue
                 }
                 opened += 1
-                let recorder = Recorder()
-                let session = CaptureSession()
-                let output = VideoDataOutput()
-                output.alwaysDiscardsLateVideoFrames = false
-                output.setSampleBufferDelegate(recorder)
-                let log = NotificationLog(session)
-                do {
-                    try session.configure {
-                        try session.addInput(CaptureDeviceInput(device: device))
-                        try session.addOutput(output)
-                    }
-                    try session.startRunning()
-                } catch {
+                guard let (ended, counts) = Self.captureToEnd(device, discardsLate: false) else {
                     refused += 1
                     continue
                 }
-                let ended = log.wait(timeout: 30) {
-                    switch $0 {
-                    case .sourceEnded, .runtimeError: true
-                    default: false
-                    }
-                }
-                session.stopRunning()
                 let kept = folder.appendingPathComponent("failing-\(i)-\(seed.lastPathComponent)")
-                if ended == nil || !output.counts.isBalanced || output.counts.pending != 0 {
+                if !ended || !counts.isBalanced || counts.pending != 0 {
                     try? FileManager.default.copyItem(at: mutant, to: kept)
                 }
-                #expect(ended != nil, "\(kept.path): neither ended nor failed within 30 s")
-                #expect(output.counts.isBalanced && output.counts.pending == 0, "\(kept.path): \(output.counts)")
+                #expect(ended, "\(kept.path): neither ended nor failed within 30 s")
+                #expect(counts.isBalanced && counts.pending == 0, "\(kept.path): \(counts)")
             }
         }
         // Not vacuous: the mutants reach the readers' insides, not only their header checks.
         #expect(opened >= Self.iterations * 2 && refused >= 1, "opened \(opened), refused \(refused)")
+    }
+
+    @Test(
+        "seeded mutants of an MJPEG and an MPEG-TS H.264 stream served live over tcp://: typed errors or frames, every one accounted, none traps or hangs"
+    )
+    func streamMutants() throws {
+        try #require(FFmpegTool.isInstalled, "scripts/bootstrap --tests installs ffmpeg")
+        let folder = Fixtures.temporaryFolder("fuzz-stream")
+        var random = SeededGenerator.fuzzing(default: 0x57E4)
+        let jpeg = try JPEG.encode(try PixelBuffer(contentsOf: Fixtures.astronaut), quality: 60)
+        let ts = folder.appendingPathComponent("seed.ts")
+        try FFmpegTool.clip(ts, frames: 8, codec: ["-c:v", "libx264", "-g", "4", "-f", "mpegts"])
+        let seeds = [jpeg + jpeg + jpeg, [UInt8](try Data(contentsOf: ts))]
+        // A quarter of the files' count: each mutant is a connection, a probe and a capture.
+        let perSeed = max(4, Self.iterations / 4)
+        var mutants: [URL] = []
+        for (s, seed) in seeds.enumerated() {
+            for i in 0..<perSeed {
+                let mutant = folder.appendingPathComponent("mutant-\(s)-\(i).bin")
+                try Data(Self.mutate(seed, using: &random)).write(to: mutant)
+                mutants.append(mutant)
+            }
+        }
+        // One server for them all: the next mutant to the next connection.
+        let port = FreePort.next()
+        let server = try FFmpegTool.serveFiles(mutants, port: port)
+        defer { server.terminate() }
+        let url = try #require(URL(string: "tcp://127.0.0.1:\(port)"))
+        var opened = 0
+        var frames = 0
+        for mutant in mutants where server.isRunning {
+            let device: CaptureDevice
+            do { device = try CaptureDevice.stream(url, reconnect: .init(attempts: 0)) } catch {
+                continue // a typed error (the probe found no video): what bad input should get
+            }
+            opened += 1
+            // The server half-closes after the bytes: the stream ends, and with no reconnection
+            // the session stops with an error (or the source's own end).
+            guard let (ended, counts) = Self.captureToEnd(device, discardsLate: true) else { continue }
+            frames += counts.delivered
+            #expect(ended, "\(mutant.path): neither ended nor failed within 30 s")
+            #expect(counts.isBalanced && counts.pending == 0, "\(mutant.path): \(counts)")
+        }
+        // Not vacuous: mutants reach the stream readers past their probes.
+        #expect(opened >= perSeed / 2, "opened \(opened) of \(mutants.count)")
+        print("stream fuzzing: \(mutants.count) mutants served, \(opened) opened as streams, \(frames) frames delivered")
     }
 }
