@@ -7,9 +7,12 @@
 /// `@unchecked Sendable` is safe because the memory is written only (a) by the producer before
 /// the storage is published, or (b) through `PixelBuffer`'s mutating accessors, which first
 /// make the storage uniquely referenced (copy on write), so no two threads ever share memory
-/// that one of them writes. `release` runs exactly once, from `deinit`.
+/// that one of them writes. The address is FrameKit's own (`package`): a program reaches the
+/// pixels through `PixelBuffer`'s accessors, which keep (b). Memory a program lends with
+/// ``init(borrowing:byteCount:release:)`` it must not write until `release` is called.
+/// `release` runs exactly once, from `deinit`.
 public final class PixelStorage: @unchecked Sendable {
-    public let baseAddress: UnsafeMutableRawPointer
+    @usableFromInline package let baseAddress: UnsafeMutableRawPointer
     public let byteCount: Int
     @usableFromInline let release: (@Sendable (UnsafeMutableRawPointer) -> Void)?
 
@@ -22,7 +25,8 @@ public final class PixelStorage: @unchecked Sendable {
         self.release = nil
     }
 
-    /// Wraps memory owned elsewhere; `release` is called once when the last reference ends.
+    /// Wraps memory owned elsewhere (zero copy); `release` is called once when the last reference
+    /// ends, and until then the owner must not write the memory.
     public init(
         borrowing baseAddress: UnsafeMutableRawPointer, byteCount: Int,
         release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void
