@@ -184,7 +184,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
     if (stream < 0 || !decoder) {
         cffm_internal_say(stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video codec" : "no video stream in it", message, message_size);
         cffm_close(m);
-        return CFFM_ERROR;
+        return CFFM_REJECTED;
     }
     AVStream *video = m->format->streams[stream];
     if (max_pixels > 0 && (int64_t)video->codecpar->width * video->codecpar->height > max_pixels) {
@@ -193,7 +193,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
                  video->codecpar->height, (long long)max_pixels);
         cffm_internal_say(reason, message, message_size);
         cffm_close(m);
-        return CFFM_ERROR;
+        return CFFM_REJECTED;
     }
     m->stream = stream;
     m->time_base = av_q2d(video->time_base);
@@ -217,7 +217,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
                  (long long)max_pixels);
         cffm_internal_say(max_pixels > 0 ? reason : "the video stream has no size", message, message_size);
         cffm_close(m);
-        return CFFM_ERROR;
+        return CFFM_REJECTED;
     }
 
     // From here the bound is a frame's of this size, counted from the last packet.

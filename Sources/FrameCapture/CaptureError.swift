@@ -26,6 +26,9 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// A network stream cannot be opened, or could not be reconnected.
     case streamUnavailable(url: String, reason: String)
+    /// A network stream answered, and what it sends cannot be used (no video stream, no decoder
+    /// for its codec, a picture over `PixelBuffer.pixelBudget`): reconnecting will not mend it.
+    case streamRejected(url: String, reason: String)
     /// A file an output writes cannot be created or written (a recording's folder is missing,
     /// the disk is full); the reason says which.
     case cannotWrite(path: String, reason: String)
@@ -87,6 +90,7 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
         case .formatRejected(let message): "the device rejected the format: \(message)"
         case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
         case .streamUnavailable(let url, let reason): "stream \(url) is unavailable: \(reason)"
+        case .streamRejected(let url, let reason): "stream \(url) cannot be used: \(reason)"
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
         case .configuration(let message): message
         case .noInput: "the session has no input"

@@ -27,7 +27,7 @@ enum ExitCode {
     /// an absent device or stream is unavailable, one lost mid-run may come back.
     static func code(for error: CaptureError, whileRunning: Bool) -> Int32 {
         switch error {
-        case .unreadableFile, .pixelBuffer, .formatRejected, .unsupportedPreset, .unsupportedFrameRate: dataError
+        case .unreadableFile, .streamRejected, .pixelBuffer, .formatRejected, .unsupportedPreset, .unsupportedFrameRate: dataError
         // A stream that cannot be reached is EX_TEMPFAIL's own case ("a connection could not be
         // created; try again later"), at the start as during the run.
         case .streamUnavailable: temporaryFailure

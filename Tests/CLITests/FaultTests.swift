@@ -311,6 +311,17 @@ struct FaultTests {
         #expect(run.status == 65 && run.stderr.contains("big.y4m") && run.stderr.contains("pixel budget"), "\(run.status) \(run.stderr)")
     }
 
+    @Test("a stream whose video is over the pixel budget is a data error (exit 65, 'cannot be used'), not one a retry may mend (75)")
+    func streamOverBudget() throws {
+        let y4m = Fixtures.temporaryFolder().appendingPathComponent("big.y4m")
+        try Data("YUV4MPEG2 W8192 H4096 F30:1 Ip C420jpeg\nFRAME\n".utf8 + [UInt8](repeating: 0, count: 4096)).write(to: y4m)
+        let port = FreePort.next()
+        let server = try FFmpegTool.serveFile(y4m, port: port)
+        defer { server.terminate() }
+        let run = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:\(port)", "--reconnect", "0"])
+        #expect(run.status == 65 && run.stderr.contains("cannot be used") && run.stderr.contains("pixel budget"), "\(run.status) \(run.stderr)")
+    }
+
     @Test("a forged PNG claiming 16000x16000 (1 MB on disk) is refused by name, exit 65, without FFmpeg's probe taking the gigabyte")
     func forgedHugePNG() throws {
         // Python writes the PNG (zlib) and runs framekit as its only child, so that

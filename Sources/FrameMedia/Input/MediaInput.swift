@@ -25,6 +25,9 @@ final class MediaInput: @unchecked Sendable {
     enum Failure: Error {
         case interrupted(String)
         case failed(String)
+        /// The input was read and holds nothing usable (no video, no decoder, over the pixel
+        /// budget): a data error, which reading again will not mend.
+        case rejected(String)
     }
 
     /// Opens `location` (a path or a URL), its demuxer probed; `timeout`: how long one open or
@@ -37,7 +40,7 @@ final class MediaInput: @unchecked Sendable {
             location, Int32(threads), timeout, Int64(PixelBuffer.pixelBudget), &raw, &info, &message, message.count)
         guard status == CFFM_OK, let raw else {
             let text = String(cffmMessage: message)
-            throw status == CFFM_INTERRUPTED ? .interrupted(text) : .failed(text)
+            throw status == CFFM_INTERRUPTED ? .interrupted(text) : status == CFFM_REJECTED ? .rejected(text) : .failed(text)
         }
         handle = raw
         self.info = Info(

@@ -65,7 +65,8 @@ final class MediaSource: FrameSource {
         if description.start > 0 {
             do { try input.seek(to: description.start) } catch {
                 switch error {
-                case .failed(let reason), .interrupted(let reason): throw .unreadableFile(path: description.location, reason: reason)
+                case .failed(let reason), .interrupted(let reason), .rejected(let reason):
+                    throw .unreadableFile(path: description.location, reason: reason)
                 }
             }
         }
@@ -87,7 +88,7 @@ final class MediaSource: FrameSource {
                 timeout: description.timeout)
         } catch {
             switch error {
-            case .interrupted(let reason), .failed(let reason):
+            case .interrupted(let reason), .failed(let reason), .rejected(let reason):
                 throw description.isLive
                     ? .streamUnavailable(url: redactingCredentials(description.location), reason: redactingCredentials(reason))
                     : .unreadableFile(path: description.location, reason: reason)

@@ -70,6 +70,12 @@ struct MediaSourceDescription: Sendable {
                 throw isLive
                     ? .streamUnavailable(url: redactingCredentials(location), reason: redactingCredentials(reason))
                     : .unreadableFile(path: location, reason: reason)
+            case .rejected(let reason):
+                // The stream answered with something unusable: a data error (exit 65), not an
+                // unreachable stream that a retry may mend (75).
+                throw isLive
+                    ? .streamRejected(url: redactingCredentials(location), reason: redactingCredentials(reason))
+                    : .unreadableFile(path: location, reason: reason)
             }
         }
         info = probe.info
@@ -82,7 +88,7 @@ struct MediaSourceDescription: Sendable {
                 "its video is \(info.size.width)x\(info.size.height): "
                 + (size.width < 2 || size.height < 2 ? "too small" : "over the pixel budget (PixelBuffer.pixelBudget)")
             throw isLive
-                ? .streamUnavailable(url: redactingCredentials(location), reason: redactingCredentials(reason))
+                ? .streamRejected(url: redactingCredentials(location), reason: redactingCredentials(reason))
                 : .unreadableFile(path: location, reason: reason)
         }
         self.frameRate = frameRate ?? (info.frameRate > 0 && info.frameRate <= 1000 ? info.frameRate : 30)
