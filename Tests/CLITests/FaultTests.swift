@@ -319,7 +319,8 @@ struct FaultTests {
         let server = try FFmpegTool.serveFile(y4m, port: port)
         defer { server.terminate() }
         let run = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:\(port)", "--reconnect", "0"])
-        #expect(run.status == 65 && run.stderr.contains("cannot be used") && run.stderr.contains("pixel budget"), "\(run.status) \(run.stderr)")
+        #expect(
+            run.status == 65 && run.stderr.contains("cannot be used") && run.stderr.contains("pixel budget"), "\(run.status) \(run.stderr)")
     }
 
     @Test("a forged PNG claiming 16000x16000 (1 MB on disk) is refused by name, exit 65, without FFmpeg's probe taking the gigabyte")
