@@ -27,7 +27,7 @@ public enum FrameKitCommandLine {
 
     static let commands: [any Command.Type] = [
         DetectCommand.self, DevicesCommand.self, PhotoCommand.self, RecordCommand.self, PreviewCommand.self, ProfileCommand.self,
-        MergeCommand.self
+        MergeCommand.self, BenchCommand.self
     ]
 
     static var rootHelp: String {

@@ -10,7 +10,7 @@ struct ParserTests {
     @Test("every command has a unique name, unique options, and a --help that lists each of them")
     func commandTable() {
         let names = FrameKitCommandLine.commands.map { $0.name }
-        #expect(Set(names).count == names.count && names.count == 7)
+        #expect(Set(names).count == names.count && names.count == 8)
         for command in FrameKitCommandLine.commands {
             let options = command.specs.map(\.name)
             #expect(Set(options).count == options.count, "\(command.name) declares an option twice")
