@@ -5,23 +5,8 @@ import Testing
 /// docs/scale-out.md's manifests and scripts are what users paste: each must at least parse.
 @Suite("docs/scale-out.md: the manifests and scripts parse")
 struct ScaleOutDocsTests {
-    /// The fenced blocks of `language` in the document.
-    func blocks(_ language: String) throws -> [String] {
-        let text = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/scale-out.md"), encoding: .utf8)
-        var found: [String] = []
-        var current: [Substring]?
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if current == nil, line == "```\(language)" {
-                current = []
-            } else if current != nil, line == "```" {
-                found.append(current!.joined(separator: "\n"))
-                current = nil
-            } else {
-                current?.append(line)
-            }
-        }
-        return found
-    }
+    /// The fenced blocks of `language` in docs/scale-out.md.
+    func blocks(_ language: String) throws -> [String] { try Fixtures.fencedBlocks(language, in: "docs/scale-out.md") }
 
     @Test("every YAML block is a Kubernetes object (apiVersion, kind, metadata.name, spec) by PyYAML")
     func yaml() throws {

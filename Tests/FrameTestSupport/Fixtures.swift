@@ -45,4 +45,23 @@ public enum Fixtures {
         let mse = sum / Double(x.count)
         return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }
+
+    /// The fenced code blocks of `language` (```` ```yaml ````) in the package's file `document`,
+    /// in order: what a doc test checks is what a reader pastes.
+    public static func fencedBlocks(_ language: String, in document: String) throws -> [String] {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent(document), encoding: .utf8)
+        var found: [String] = []
+        var current: [Substring]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line == "```\(language)" {
+                current = []
+            } else if current != nil, line == "```" {
+                found.append(current!.joined(separator: "\n"))
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return found
+    }
 }
