@@ -10,16 +10,24 @@ struct BenchBaseline {
     }
 
     var entries: [(input: String, entry: Entry)]
+    /// The CPUs the process could use when the baseline was made (`CPUAllowance`): a pipeline
+    /// and its reference scale differently with CPUs, so speeds compare closely only on the same
+    /// number.
+    var cpus: Int
 
-    init(inputs: [BenchInput]) {
+    init(inputs: [BenchInput], cpus: Int) {
         entries = inputs.map { ($0.name, Entry(relativeSpeed: $0.relativeSpeed, noise: $0.noise)) }
+        self.cpus = cpus
     }
 
-    private init(entries: [(input: String, entry: Entry)]) { self.entries = entries }
+    private init(entries: [(input: String, entry: Entry)], cpus: Int) {
+        self.entries = entries
+        self.cpus = cpus
+    }
 
     var json: JSON {
         .object([
-            ("framekit_bench_baseline", .int(1)),
+            ("framekit_bench_baseline", .int(1)), ("cpus", .int(cpus)),
             (
                 "inputs",
                 .array(
@@ -49,15 +57,20 @@ struct BenchBaseline {
             else { throw RuntimeFailure("\(path) holds an entry that is not a bench figure: \(input)", exitCode: ExitCode.dataError) }
             entries.append((name, Entry(relativeSpeed: speed, noise: noise)))
         }
-        return BenchBaseline(entries: entries)
+        return BenchBaseline(entries: entries, cpus: (object["cpus"] as? Int).map { max(1, $0) } ?? 0)
     }
 
     /// Each input against its baseline: how many times slower it is now (relative to the
     /// reference workload), and whether that is a regression — beyond `tolerance` and beyond
     /// the noise either measurement had (a figure that moved by less than its rounds' own
     /// spread is not evidence).
-    func compare(_ inputs: [BenchInput], tolerance: Double) -> (lines: [String], regressed: Bool) {
+    func compare(_ inputs: [BenchInput], tolerance: Double, cpus now: Int) -> (lines: [String], regressed: Bool) {
         var lines: [String] = []
+        if cpus > 0 && cpus != now {
+            lines.append(
+                "compare: the baseline was made with \(cpus) CPU(s), this run has \(now): the pipeline and the reference scale differently with CPUs, so this comparison is rough (save a baseline with \(now))"
+            )
+        }
         var regressed = false
         for input in inputs {
             guard let base = entries.first(where: { $0.input == input.name })?.entry else {

@@ -80,11 +80,12 @@ enum BenchCommand: Command {
         }
         if interrupted { return ExitCode.success }
         if let path = options[saveBaseline] {
-            try OutputFile.write(BenchBaseline(inputs: complete).json.text + "\n", to: path, replacing: true)
+            try OutputFile.write(
+                BenchBaseline(inputs: complete, cpus: CPUAllowance.current.count).json.text + "\n", to: path, replacing: true)
             Console.err("framekit: baseline written to \(path)")
         }
         guard let baseline else { return ExitCode.success }
-        let verdicts = baseline.compare(complete, tolerance: options[tolerance] ?? 1.25)
+        let verdicts = baseline.compare(complete, tolerance: options[tolerance] ?? 1.25, cpus: CPUAllowance.current.count)
         for line in verdicts.lines { Console.out(line) }
         return verdicts.regressed ? regressionExit : ExitCode.success
     }
