@@ -184,7 +184,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
     if (stream < 0 || !decoder) {
         cffm_internal_say(stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video codec" : "no video stream in it", message, message_size);
         cffm_close(m);
-        return CFFM_REJECTED;
+        return CFFM_ERROR;
     }
     AVStream *video = m->format->streams[stream];
     if (max_pixels > 0 && (int64_t)video->codecpar->width * video->codecpar->height > max_pixels) {
@@ -217,7 +217,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
                  (long long)max_pixels);
         cffm_internal_say(max_pixels > 0 ? reason : "the video stream has no size", message, message_size);
         cffm_close(m);
-        return CFFM_REJECTED;
+        return CFFM_ERROR;
     }
 
     // From here the bound is a frame's of this size, counted from the last packet.

@@ -71,14 +71,20 @@ int cpng_decode(const uint8_t *data, size_t size, cpng_layout layout, int32_t wi
         say(message, message_size, "PNGs decode to gray or RGB");
         return 0;
     }
-    decode_context context = {data, size, 0, {0}};
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &context, on_error, on_warning);
+    // On the heap: libpng's callbacks write it after the setjmp below, and only memory the
+    // jump cannot take back keeps what they wrote (a local would need to be volatile, which
+    // libpng's void * parameters cannot carry).
+    decode_context *context = calloc(1, sizeof *context);
+    png_structp png = context ? png_create_read_struct(PNG_LIBPNG_VER_STRING, context, on_error, on_warning) : NULL;
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_read_struct(&png, &info, NULL);
+        free(context);
         say(message, message_size, "out of memory");
         return 0;
     }
+    context->data = data;
+    context->size = size;
     // Written before the jump may happen, read after it: volatile.
     uint8_t *volatile scratch = NULL;
     png_bytep *volatile rows = NULL;
@@ -86,10 +92,11 @@ int cpng_decode(const uint8_t *data, size_t size, cpng_layout layout, int32_t wi
         free(scratch);
         free(rows);
         png_destroy_read_struct(&png, &info, NULL);
-        say(message, message_size, context.message[0] ? context.message : "libpng failed");
+        say(message, message_size, context->message[0] ? context->message : "libpng failed");
+        free(context);
         return 0;
     }
-    png_set_read_fn(png, &context, read_bytes);
+    png_set_read_fn(png, context, read_bytes);
     png_read_info(png, info);
     if ((int32_t)png_get_image_width(png, info) != width || (int32_t)png_get_image_height(png, info) != height) {
         png_error(png, "the image's size is not the one given");
@@ -119,8 +126,8 @@ int cpng_decode(const uint8_t *data, size_t size, cpng_layout layout, int32_t wi
     } else {
         for (int32_t y = 0; y < height; y++) rows[y] = out + (size_t)stride * (size_t)y;
     }
+    // Every row is read here; the chunks after them (and a damaged IEND) are not needed.
     png_read_image(png, rows);
-    png_read_end(png, NULL);
     if (alpha) {
         for (int32_t y = 0; y < height; y++) {
             const uint8_t *src = rows[y];
@@ -136,6 +143,7 @@ int cpng_decode(const uint8_t *data, size_t size, cpng_layout layout, int32_t wi
     free(scratch);
     free(rows);
     png_destroy_read_struct(&png, &info, NULL);
+    free(context);
     return 1;
 }
 

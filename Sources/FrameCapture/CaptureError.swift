@@ -26,8 +26,8 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// A network stream cannot be opened, or could not be reconnected.
     case streamUnavailable(url: String, reason: String)
-    /// A network stream answered, and what it sends cannot be used (no video stream, no decoder
-    /// for its codec, a picture over `PixelBuffer.pixelBudget`): reconnecting will not mend it.
+    /// A network stream answered, and what it sends cannot be used (a picture over
+    /// `PixelBuffer.pixelBudget`): reconnecting will not mend it.
     case streamRejected(url: String, reason: String)
     /// A file an output writes cannot be created or written (a recording's folder is missing,
     /// the disk is full); the reason says which.

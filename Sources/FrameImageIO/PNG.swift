@@ -1,7 +1,7 @@
 import CPNG
 import FrameCore
 
-/// PNG images through libpng (its simplified API, in the CPNG shim): read as
+/// PNG images through libpng (the CPNG shim): read as
 /// `PixelFormat/rgb24` or `PixelFormat/gray8` — palettes and sub-byte depths expanded, 16-bit
 /// reduced to 8, transparency composited onto white — and written from gray8, rgb24 or bgra32.
 public enum PNG {
@@ -69,6 +69,21 @@ public enum PNG {
         guard ok == 1, let out else { throw .png(Self.text(message)) }
         defer { cpng_free(out) }
         return Array(UnsafeBufferPointer(start: out, count: size))
+    }
+
+    /// Whether the PNG in `bytes` is animated (an APNG: an `acTL` chunk before its first
+    /// `IDAT`), as far as `bytes` go. libpng reads only its default image; FFmpeg reads every frame.
+    public static func isAnimated(_ bytes: [UInt8]) -> Bool {
+        var offset = 8
+        while offset + 8 <= bytes.count {
+            let length = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            let kind = String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)
+            if kind == "acTL" { return true }
+            if kind == "IDAT" { return false }
+            guard length < Int(Int32.max) else { return false }
+            offset += 12 + length
+        }
+        return false
     }
 
     /// Whether `bytes` start like a PNG (its 8-byte signature).

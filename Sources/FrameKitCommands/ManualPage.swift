@@ -36,6 +36,8 @@ enum ManualPage {
             ".SH EXIT STATUS",
             ".TP", "0", "Done.",
             ".TP", "1", "A runtime failure.",
+            ".TP", "\(BenchCommand.regressionExit)",
+            "bench \\-\\-compare: an input got slower than the baseline beyond the tolerance and the noise.",
             ".TP", "\(ExitCode.usage)", "A usage error: an unknown option or a value out of range (nothing ran).",
             ".TP", "\(ExitCode.dataError)", "The input is not data framekit can read.",
             ".TP", "\(ExitCode.unavailable)", "No such device or stream, or not a camera.",

@@ -72,15 +72,39 @@ struct BenchCommandTests {
         try Data("{\"inputs\": []}".utf8).write(to: folder.appendingPathComponent("other.json"))
         try Data("{\"framekit_bench_baseline\": 1, \"inputs\": [{\"input\": \"a\", \"relative_speed\": -1, \"noise\": 0}]}".utf8)
             .write(to: folder.appendingPathComponent("forged.json"))
+        try FileManager.default.copyItem(at: Fixtures.astronaut, to: folder.appendingPathComponent("photo.jpg"))
         for (name, message) in [
             ("missing.json", "cannot read"), ("other.json", "not a framekit bench baseline"), ("forged.json", "not a bench figure")
         ] {
-            let run = try Self.bench(["--device", "virtual", "--frames", "2", "--compare", name], in: folder)
+            let run = try Self.bench(["--input", "photo.jpg", "--compare", name], in: folder)
             #expect(run.status == 65 && run.stderr.contains(message), "\(name): \(run.status) \(run.stderr)")
         }
-        for arguments in [["--tolerance", "2"], ["--save-baseline", "a.json", "--compare", "b.json"], ["--rounds", "0"]] {
-            let run = try Self.bench(["--device", "virtual"] + arguments, in: folder)
+        for arguments in [
+            ["--input", "photo.jpg", "--tolerance", "2"], ["--input", "photo.jpg", "--save-baseline", "a.json", "--compare", "b.json"],
+            ["--input", "photo.jpg", "--rounds", "0"],
+            // Sources that run at their own rate measure nothing about the pipeline's speed.
+            [], ["--device", "virtual"], ["--input", "photo.jpg", "--realtime"]
+        ] {
+            let run = try Self.bench(arguments, in: folder)
             #expect(run.status == 64, "\(arguments): \(run.status) \(run.stderr)")
         }
+    }
+
+    @Test("a gate stopped before its verdict (SIGTERM: a CI timeout) does not pass: exit 75, nothing compared")
+    func interruptedGate() throws {
+        let folder = Fixtures.temporaryFolder()
+        try FileManager.default.copyItem(at: Fixtures.astronaut, to: folder.appendingPathComponent("photo.jpg"))
+        try Data("{\"framekit_bench_baseline\": 1, \"inputs\": [{\"input\": \"photo.jpg\", \"relative_speed\": 1, \"noise\": 0}]}".utf8)
+            .write(to: folder.appendingPathComponent("base.json"))
+        // A hundred rounds take far longer than the two seconds before the signal.
+        let run = try BinaryRunner.runInterrupted(
+            [
+                "bench", "--input", folder.appendingPathComponent("photo.jpg").path, "--rounds", "100", "--compare",
+                folder.appendingPathComponent("base.json").path
+            ],
+            timeout: 2
+        ) { _ in false }
+        #expect(run.reason == .exit && run.status == 75, "\(run.reason) \(run.status)")
+        #expect(!run.stdout.contains("compare:"), "\(run.stdout)")
     }
 }

@@ -26,13 +26,20 @@ public struct MemoryLimitGroup: Sendable {
         guard let (parent, v2) = Self.writable else { throw CocoaError(.fileWriteNoPermission) }
         folder = parent + "/framekit-test-memory-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-        if v2 {
-            try? "+memory".write(toFile: parent + "/cgroup.subtree_control", atomically: false, encoding: .utf8)
-            try "\(bytes)".write(toFile: folder + "/memory.max", atomically: false, encoding: .utf8)
-            try? "0".write(toFile: folder + "/memory.swap.max", atomically: false, encoding: .utf8)
-        } else {
-            try "\(bytes)".write(toFile: folder + "/memory.limit_in_bytes", atomically: false, encoding: .utf8)
-            try? "\(bytes)".write(toFile: folder + "/memory.memsw.limit_in_bytes", atomically: false, encoding: .utf8)
+        do {
+            // A limit that could not be set throws (and the group goes): a test must not run
+            // "in a limit" that is not there.
+            if v2 {
+                try? "+memory".write(toFile: parent + "/cgroup.subtree_control", atomically: false, encoding: .utf8)
+                try "\(bytes)".write(toFile: folder + "/memory.max", atomically: false, encoding: .utf8)
+                try? "0".write(toFile: folder + "/memory.swap.max", atomically: false, encoding: .utf8)
+            } else {
+                try "\(bytes)".write(toFile: folder + "/memory.limit_in_bytes", atomically: false, encoding: .utf8)
+                try? "\(bytes)".write(toFile: folder + "/memory.memsw.limit_in_bytes", atomically: false, encoding: .utf8)
+            }
+        } catch {
+            rmdir(folder)
+            throw error
         }
     }
 

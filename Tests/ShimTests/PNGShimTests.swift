@@ -113,4 +113,15 @@ struct PNGShimTests {
         }
         return ~crc
     }
+
+    @Test("an animated PNG is FFmpeg's (its apng demuxer reads every frame), not one still from libpng")
+    func animated() throws {
+        try #require(FFmpegTool.isInstalled, "scripts/bootstrap --tests installs ffmpeg")
+        let url = Fixtures.temporaryFolder().appendingPathComponent("moving.png")
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "5", "-f", "apng", url.path])
+        #expect(PNG.isAnimated(try ImageFile.read(url)))
+        #expect(!PNG.isAnimated(try PNG.encode(try Self.photo())))
+        let device = try CaptureDevice.file(url)
+        #expect(device.modelID == "apng", "\(device.modelID)")
+    }
 }

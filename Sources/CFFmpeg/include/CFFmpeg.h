@@ -25,9 +25,9 @@ typedef enum {
     /// can take (`cffm_frame_byte_limit`) without completing one: the read was abandoned before
     /// the demuxer's buffer grew further. The input is left unusable; reopen it to go on.
     CFFM_OVERLONG = 4,
-    /// The input was read, and what it holds cannot be used: no video stream, no decoder for
-    /// its codec, a picture over the pixel budget or of no size. Reading it again will not help
-    /// (a data error, not an unreachable stream); `message` says which.
+    /// The input was read, and its video is over the pixel budget: reading it again will not
+    /// help (a data error, not an unreachable stream). (No video stream or no size yet is
+    /// CFFM_ERROR: a live stream joined before its parameter sets may have them next time.)
     CFFM_REJECTED = 5,
     /// Opening or reading failed; `message` says why.
     CFFM_ERROR = -1,

@@ -134,7 +134,8 @@ struct FileSourceDescription: Sendable {
                 url: url, realTime: realTime, kind: stream ? .mjpeg : .images, size: FrameSize(width: header.width, height: header.height),
                 pixelFormat: header.isGrayscale && !stream ? .gray8 : even ? .nv12FullRange : .rgb24, frameRate: frameRate ?? 30, y4m: nil,
                 imageFiles: stream ? [] : [url])
-        } else if PNM.hasSignature(head) || PNG.hasSignature(head) {
+        } else if PNM.hasSignature(head) || (PNG.hasSignature(head) && !PNG.isAnimated(head)) {
+            // (An animated PNG is libavformat's: its apng demuxer reads every frame.)
             try self.init(url: url, realTime: realTime, frameRate: frameRate, images: [url])
         } else {
             throw .unreadableFile(path: url.path, reason: Self.notOurs)

@@ -33,7 +33,7 @@ struct BenchBaseline {
                 .array(
                     entries.map {
                         .object([
-                            ("input", .string($0.input)), ("relative_speed", .number($0.entry.relativeSpeed, decimals: 6)),
+                            ("input", .string($0.input)), ("relative_speed", .number($0.entry.relativeSpeed, decimals: 9)),
                             ("noise", .number($0.entry.noise, decimals: 4))
                         ])
                     })

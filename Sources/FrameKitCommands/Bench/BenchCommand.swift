@@ -23,8 +23,15 @@ enum BenchCommand: Command {
         "tolerance", "X", 1.0...100,
         help: "How many times slower (relative to the reference workload) counts as a regression (default 1.25).")
     static let json = Option.text("json", "FILE.json", help: "Also write every figure, per input and round, as JSON.")
+    /// Bench's own help for `--input` (the same option as detect's, read by DeviceChoice): files
+    /// only, run one after another.
+    static let input = Option.repeatable(
+        "input", "FILE|DIR",
+        help:
+            "An input to measure: a video file, a photo or a folder of photos, read as fast as the pipeline goes. Repeat for several; a round runs them one after another. Required."
+    )
     static let specs =
-        [DeviceChoice.device.spec, DeviceChoice.input.spec, DeviceChoice.realtime.spec, DetectCommand.preset.spec]
+        [input.spec, DetectCommand.preset.spec]
         + [rounds.spec, frames.spec, duration.spec, saveBaseline.spec, compare.spec, tolerance.spec, json.spec]
         + DetectorSettings.specs
 
@@ -36,17 +43,25 @@ enum BenchCommand: Command {
         let options = try ParsedOptions(arguments, specs: specs, command: "framekit bench")
         if options.has(tolerance.spec) && !options.has(compare.spec) { throw UsageError("--tolerance applies to --compare") }
         if options.has(saveBaseline.spec) && options.has(compare.spec) { throw UsageError("give --save-baseline or --compare, not both") }
+        // Speeds only a file shows: a camera, a stream or --realtime runs at its source's rate,
+        // which a faster machine cannot beat and a slower pipeline may still keep up with.
+        guard !options.all(input).isEmpty else { throw UsageError("--input FILE is required (a video file, a photo or a folder)") }
         let baseline = try options[compare].map { path in try BenchBaseline.read(path) }
         for path in [options[saveBaseline], options[json]].compactMap({ $0 }) { try OutputFile.check(path, replacing: true) }
         let devices = try DeviceChoice.resolveAll(options)
+        if let paced = devices.first(where: { $0.isPaced || $0.deviceType != .file }) {
+            throw UsageError(
+                "\(DetectCommand.sourceName(paced)) runs at its own rate (a live stream): bench measures files read as fast as the pipeline goes"
+            )
+        }
         let settings = try DetectorSettings(options)
-        let preset = options[DetectCommand.preset] ?? (options[DeviceChoice.input] == nil ? .hd1280x720 : .high)
+        let preset = options[DetectCommand.preset] ?? .high
         let limits = DetectPipeline.Limits(frames: options[frames], duration: options[duration])
         let roundCount = options[rounds] ?? 3
 
         // Inputs named as given (a relative path stays relative), so that a baseline made in one
         // checkout compares in another; a stream's password never shows.
-        let given = options.all(DeviceChoice.input)
+        let given = options.all(input)
         let names = given.count == devices.count ? given.map { redactingCredentials($0) } : devices.map(DetectCommand.sourceName)
         var measured = names.map { BenchInput(name: $0) }
         var interrupted = false
@@ -73,13 +88,25 @@ enum BenchCommand: Command {
             }
         }
         let complete = measured.filter { !$0.rounds.isEmpty }
-        guard !complete.isEmpty else { throw RuntimeFailure("no round completed") }
-        Console.out(BenchInput.table(complete))
-        if let path = options[json] {
-            try OutputFile.write(JSON.object([("inputs", .array(complete.map(\.json)))]).text + "\n", to: path, replacing: true)
+        if !complete.isEmpty {
+            Console.out(BenchInput.table(complete))
+            if let path = options[json] {
+                try OutputFile.write(JSON.object([("inputs", .array(complete.map(\.json)))]).text + "\n", to: path, replacing: true)
+            }
         }
-        if interrupted { return ExitCode.success }
+        if interrupted {
+            // A gate stopped before its verdict must not read as a pass.
+            guard options[saveBaseline] == nil && options[compare] == nil else {
+                Console.err("framekit: interrupted before every round ran: nothing compared, no baseline written")
+                return ExitCode.temporaryFailure
+            }
+            return ExitCode.success
+        }
+        guard !complete.isEmpty else { throw RuntimeFailure("no round completed") }
         if let path = options[saveBaseline] {
+            if let idle = complete.first(where: { $0.relativeSpeed <= 0 }) {
+                throw RuntimeFailure("\(idle.name) delivered no frame: no speed to save (see its summary with --json)")
+            }
             try OutputFile.write(
                 BenchBaseline(inputs: complete, cpus: CPUAllowance.current.count).json.text + "\n", to: path, replacing: true)
             Console.err("framekit: baseline written to \(path)")

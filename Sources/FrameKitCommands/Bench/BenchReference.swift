@@ -19,12 +19,13 @@ enum BenchReference {
         let perThread = 16
         let buffers = (0..<threads).map { _ in Buffers() }
         guard buffers.allSatisfy({ $0 != nil }) else { return 1 }
-        let slots = Mutex(buffers.map { $0! })
+        let slots = Mutex(buffers)
         func pass() -> Double {
             let started = ContinuousClock.now
             DispatchQueue.concurrentPerform(iterations: threads) { index in
-                // Each thread's own buffers, taken out for the pass and put back after it.
-                var own = slots.withLock { $0[index] }
+                // Each thread's own buffers, taken out of their slot for the pass (so that
+                // nothing else refers to them and a write copies nothing) and put back after.
+                guard var own = slots.withLock({ $0[index].take() }) else { return }
                 for _ in 0..<perThread { own.work() }
                 slots.withLock { $0[index] = own }
             }
