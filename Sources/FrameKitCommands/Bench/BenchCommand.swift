@@ -68,14 +68,14 @@ enum BenchCommand: Command {
         rounds: for round in 0..<roundCount {
             for (index, device) in devices.enumerated() {
                 let reference = BenchReference.measure()
-                let before = ProcessCPU.seconds()
+                let before = CPUBudget.processCPUTime()
                 let started = ContinuousClock.now
                 MemoryProbe.startNewPeak()
                 let result = try DetectPipeline.run(
                     device: device, preset: preset, settings: settings, limits: limits, printFrames: false,
                     source: measured[index].name)
                 let wall = (ContinuousClock.now - started) / .seconds(1)
-                let cpu = ProcessCPU.seconds() - before
+                let cpu = (CPUBudget.processCPUTime() - before) / .seconds(1)
                 if case .failed(let message, let code) = result.end { throw RuntimeFailure(message, exitCode: code) }
                 if case .interrupted = result.end {
                     interrupted = true
