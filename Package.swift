@@ -26,6 +26,8 @@ let package = Package(
         // Capture plus video files, network streams and movie files (FFmpeg's libraries).
         .library(name: "FrameMedia", targets: ["FrameMedia"]),
         .library(name: "FrameProcessors", targets: ["FrameProcessors"]),
+        // The C API (framekit.h) as libFrameKitC.so: Python's `framekit` package and other languages.
+        .library(name: "FrameKitC", type: .dynamic, targets: ["FrameKitC"]),
         .executable(name: "framekit", targets: ["FrameKitCLI"]),
         .executable(name: "framekit-bench", targets: ["FrameKitBench"])
     ],
@@ -106,6 +108,10 @@ let package = Package(
                 "FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameMedia", "FrameStats",
                 "FramePreview"
             ]),
+        // The C API: framekit.h (a C target, so that the Swift side is compiled against the
+        // header's own types) and its implementation in @_cdecl functions.
+        .target(name: "CFrameKitAPI", exclude: ["exports.map"]),
+        .target(name: "FrameKitC", dependencies: ["FrameKit", "CFrameKitAPI"]),
         // The CLI as a library (commands, parser, output files), and the executable that calls it.
         .target(name: "FrameKitCommands", dependencies: ["FrameKit"]),
         .executableTarget(name: "FrameKitCLI", dependencies: ["FrameKitCommands"]),

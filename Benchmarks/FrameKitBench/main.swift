@@ -284,6 +284,19 @@ do {
         let mediapipe = root.appendingPathComponent(".build/peers/mediapipe/bin/python")
         let peer = FileManager.default.isExecutableFile(atPath: mediapipe.path) ? mediapipe : nil
         if peer == nil { log("contention: no MediaPipe peer (Benchmarks/Peers/setup-mediapipe installs it); framekit alone") }
+        // FrameKit's Python package in the peer's environment (Benchmarks/Peers/setup-framekit-python).
+        let python = peer.flatMap { peer -> URL? in
+            let check = Process()
+            check.executableURL = peer
+            check.arguments = ["-c", "import framekit"]
+            check.standardError = FileHandle.nullDevice
+            guard (try? check.run()) != nil else { return nil }
+            check.waitUntilExit()
+            return check.terminationStatus == 0 ? peer : nil
+        }
+        if peer != nil && python == nil {
+            log("contention: no framekit in the peer's environment (Benchmarks/Peers/setup-framekit-python)")
+        }
         // Real group photos under a moving camera, and synthetic moving faces.
         let kinds: [ClipKind] = quick ? [.crowdPan, .moving] : [.crowdPan, .crowd, .moving, .cuts]
         let frames = quick ? 90 : 150
@@ -291,7 +304,7 @@ do {
             "contention: \(kinds.map(\.rawValue).joined(separator: ", ")), \(frames) frames, idle, 2 busy loops, pinned to CPU 0, a quota of 1 CPU"
         )
         let rows = try ContentionSuite.run(
-            corpus: corpus, kinds: kinds, frames: frames, framekit: framekit, mediapipe: peer,
+            corpus: corpus, kinds: kinds, frames: frames, framekit: framekit, mediapipe: peer, framekitPython: python,
             peers: root.appendingPathComponent("Benchmarks/Peers"), work: work,
             keep: options[BenchOptions.keepClips].map { URL(fileURLWithPath: $0) })
         report.contention = rows

@@ -8,3 +8,9 @@
 @_exported import FramePreview
 @_exported import FrameProcessors
 @_exported import FrameStats
+
+/// FrameKit's release: what `framekit --version`, the C API's `fk_version()` and the packages
+/// (scripts/package-deb, python/pyproject.toml) say.
+public enum FrameKitVersion {
+    public static let current = "0.1.0"
+}

@@ -23,7 +23,7 @@ extension Command {
 /// `framekit`, as a library: the executable is one call to ``run(_:)``, and tests call it (and
 /// the parser) directly as well as through the binary.
 public enum FrameKitCommandLine {
-    public static let version = "0.1.0"
+    public static let version = FrameKitVersion.current
 
     static let commands: [any Command.Type] = [
         DetectCommand.self, DevicesCommand.self, PhotoCommand.self, RecordCommand.self, PreviewCommand.self, ProfileCommand.self,

@@ -97,6 +97,48 @@ struct SessionTests {
         #expect(output.counts.isBalanced)
     }
 
+    @Test("an output with no delegate and no task iterating counts its frames late, never delivered")
+    func noConsumerIsLate() async throws {
+        let session = CaptureSession()
+        let output = VideoDataOutput()
+        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try session.setSessionPreset(.cif352x288)
+        try session.addOutput(output)
+        let drops = output.droppedFrames
+        try session.startRunning()
+        var late = 0
+        for await drop in drops where drop.reason == .frameWasLate {
+            late += 1
+            if late == 3 { break }
+        }
+        session.stopRunning()
+        let counts = output.counts
+        #expect(counts.delivered == 0)
+        #expect(counts.dropped(.frameWasLate) >= 3)
+        #expect(counts.isBalanced)
+    }
+
+    @Test("an iterator that claims the frames before the session starts is delivered only the frames it takes")
+    func claimedBeforeStart() async throws {
+        let session = CaptureSession()
+        let output = VideoDataOutput()
+        try session.addInput(CaptureDeviceInput(device: .virtualCamera))
+        try session.setSessionPreset(.cif352x288)
+        try session.addOutput(output)
+        var frames = output.sampleBuffers.makeAsyncIterator()
+        try frames.claim()
+        let drops = output.droppedFrames
+        try session.startRunning()
+        // While nobody pulls, newer frames replace the waiting one, which is counted late.
+        for await drop in drops where drop.reason == .frameWasLate { break }
+        let frame = try await frames.next()
+        session.stopRunning()
+        let counts = output.counts
+        #expect(frame != nil && frame!.sequenceNumber > 0)
+        #expect(counts.delivered == 1)
+        #expect(counts.isBalanced)
+    }
+
     @Test("configuration misuse throws clear errors and never traps")
     func misuse() throws {
         let session = CaptureSession()

@@ -9,7 +9,7 @@ struct ContentionResult: Codable {
     /// `idle`; `busy-2` (two busy loops beside it); `pinned-1` (taskset to CPU 0, as a Slurm
     /// task); `quota-1` (a cgroup CPU quota of one CPU, as a Kubernetes `limits: cpu: 1`).
     var condition: String
-    /// `framekit-cli` or `mediapipe`.
+    /// `framekit-cli`, `framekit-python` (FrameKit's Python package: framekit_peer.py) or `mediapipe`.
     var detector: String
     var frames: Int
     /// The tool's own figure: frames over its loop's time (decoding included, start-up not).
@@ -36,7 +36,8 @@ enum ContentionSuite {
     /// condition in turn (tools alternate within a condition, so a drift of the machine's speed
     /// falls on both).
     static func run(
-        corpus: Corpus, kinds: [ClipKind], frames: Int, framekit: URL, mediapipe: URL?, peers: URL, work: URL, keep: URL? = nil
+        corpus: Corpus, kinds: [ClipKind], frames: Int, framekit: URL, mediapipe: URL?, framekitPython: URL?, peers: URL, work: URL,
+        keep: URL? = nil
     ) throws -> [ContentionResult] {
         guard let seed = corpus.seeds[.report]?.first else { return [] }
         var rows: [ContentionResult] = []
@@ -68,6 +69,10 @@ enum ContentionSuite {
                 }
                 defer { quota?.remove() }
                 var tools: [(String, [String])] = [("framekit-cli", [framekit.path, "detect", "--input", file.path])]
+                if let framekitPython {
+                    tools.append(
+                        ("framekit-python", [framekitPython.path, peers.appendingPathComponent("framekit_peer.py").path, file.path]))
+                }
                 if let mediapipe {
                     tools.append(("mediapipe", [mediapipe.path, peers.appendingPathComponent("mediapipe_peer.py").path, file.path]))
                 }
@@ -76,7 +81,7 @@ enum ContentionSuite {
                     let measured = try runMeasured(wrap(command))
                     load.stop()
                     let run =
-                        name == "mediapipe"
+                        name != "framekit-cli"
                         ? DetectionSuite.peerRun(measured.output, truth: clip.truth)
                         : DetectionSuite.cliRun(measured.output, truth: clip.truth).run
                     rows.append(
@@ -111,30 +116,32 @@ enum ContentionSuite {
     /// ratio to MediaPipe's in the same condition, and its CPU per frame as a ratio to idle.
     static func print(_ rows: [ContentionResult]) {
         Swift.print(
-            "\n" + pad("contention", 22) + pad("condition", 11) + pad("detector", 14) + pad("results/s", 11) + pad("recall", 8)
+            "\n" + pad("contention", 22) + pad("condition", 11) + pad("detector", 17) + pad("results/s", 11) + pad("recall", 8)
                 + pad("precision", 11) + pad("cpu ms/frame", 14) + pad("wall s", 8) + pad("/mediapipe", 12) + "cpu/idle")
         for r in rows {
             let peer = rows.first { $0.kind == r.kind && $0.condition == r.condition && $0.detector == "mediapipe" }
             let idle = rows.first { $0.kind == r.kind && $0.condition == "idle" && $0.detector == r.detector }
             Swift.print(
-                pad(r.kind, 22) + pad(r.condition, 11) + pad(r.detector, 14) + pad(f(r.results_per_s, 1), 11) + pad(f(r.recall), 8)
+                pad(r.kind, 22) + pad(r.condition, 11) + pad(r.detector, 17) + pad(f(r.results_per_s, 1), 11) + pad(f(r.recall), 8)
                     + pad(f(r.precision), 11) + pad(f(r.cpu_s_per_frame * 1000, 1), 14) + pad(f(r.wall_s, 2), 8)
                     + pad(
-                        r.detector == "framekit-cli" ? peer.map { f(r.results_per_s / max(1e-9, $0.results_per_s), 2) + "x" } ?? "—" : "",
+                        r.detector != "mediapipe" ? peer.map { f(r.results_per_s / max(1e-9, $0.results_per_s), 2) + "x" } ?? "—" : "",
                         12)
                     + (idle.map { f(r.cpu_s_per_frame / max(1e-9, $0.cpu_s_per_frame), 2) + "x" } ?? "—"))
         }
         for condition in Condition.allCases {
-            let ours = rows.filter { $0.condition == condition.rawValue && $0.detector == "framekit-cli" }
-            let theirs = rows.filter { $0.condition == condition.rawValue && $0.detector == "mediapipe" }
-            guard !ours.isEmpty, ours.count == theirs.count else { continue }
-            func mean(_ rows: [ContentionResult], _ value: (ContentionResult) -> Double) -> Double {
-                rows.map(value).reduce(0, +) / Double(rows.count)
+            for (detector, label) in [("framekit-cli", "framekit detect"), ("framekit-python", "framekit (Python)")] {
+                let ours = rows.filter { $0.condition == condition.rawValue && $0.detector == detector }
+                let theirs = rows.filter { $0.condition == condition.rawValue && $0.detector == "mediapipe" }
+                guard !ours.isEmpty, ours.count == theirs.count else { continue }
+                func mean(_ rows: [ContentionResult], _ value: (ContentionResult) -> Double) -> Double {
+                    rows.map(value).reduce(0, +) / Double(rows.count)
+                }
+                Swift.print(
+                    "contention \(condition.rawValue): \(label) \(f(mean(ours, \.results_per_s), 1)) results/s = "
+                        + "\(f(mean(ours, \.results_per_s) / max(1e-9, mean(theirs, \.results_per_s)), 2))x MediaPipe's at "
+                        + "\(f(mean(ours, \.recall) / max(1e-9, mean(theirs, \.recall)), 2))x its recall (mean over kinds), same run")
             }
-            Swift.print(
-                "contention \(condition.rawValue): framekit detect \(f(mean(ours, \.results_per_s), 1)) results/s = "
-                    + "\(f(mean(ours, \.results_per_s) / max(1e-9, mean(theirs, \.results_per_s)), 2))x MediaPipe's at "
-                    + "\(f(mean(ours, \.recall) / max(1e-9, mean(theirs, \.recall)), 2))x its recall (mean over kinds), same run")
         }
     }
 

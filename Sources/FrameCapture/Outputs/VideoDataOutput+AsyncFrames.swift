@@ -36,6 +36,14 @@ extension VideoDataOutput {
             public mutating func next() async throws -> SampleBuffer? {
                 try await registration.output.nextForAsyncConsumer(registration.id)
             }
+
+            /// Claims the frames for this iterator now, before its first `next()`: frames that
+            /// arrive meanwhile wait for it (the newest, while late ones are discarded) rather
+            /// than go to the delegate. For a consumer that starts the session and then pulls
+            /// (FrameKit's C API), so that the first frames are not the delegate's.
+            package func claim() throws(CaptureError) {
+                try registration.output.claim(consumer: registration.id)
+            }
         }
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(registration: Registration(output: output)) }
     }
@@ -62,6 +70,14 @@ extension VideoDataOutput {
             return s.waiter
         }
         waiter?.resume(returning: nil)
+    }
+
+    func claim(consumer id: UInt64) throws(CaptureError) {
+        let claimed = state.withLock { s -> Bool in
+            if s.asyncConsumer == nil { s.asyncConsumer = id }
+            return s.asyncConsumer == id
+        }
+        guard claimed else { throw .asyncConsumerExists }
     }
 
     func nextForAsyncConsumer(_ id: UInt64) async throws(CaptureError) -> SampleBuffer? {

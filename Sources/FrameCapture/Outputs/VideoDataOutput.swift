@@ -86,7 +86,10 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     /// Sets the delegate and the serial queue its callbacks run on (nil: a serial queue of
-    /// user-interactive QoS). The output keeps a strong reference to the delegate.
+    /// user-interactive QoS). The output keeps a strong reference to the delegate. A real-time
+    /// source's frames that reach the output while it has neither a delegate nor a task
+    /// iterating ``sampleBuffers`` are dropped as ``DropReason/frameWasLate``: counted, never
+    /// delivered.
     public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
         if let queue { DelegateQueue.mark(queue) }
         state.withLock { s in
@@ -270,16 +273,28 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
                 yieldToListeners(frame)
                 delegate?.captureOutput(self, didDrop: frame, from: link)
             case .frame(let frame):
+                guard let delegate else {
+                    // No delegate and no task iterating: a frame nobody asked for is late, as
+                    // one an async consumer never asked for is at a stop (counted, not delivered).
+                    let late = DroppedFrame(
+                        sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .frameWasLate)
+                    state.withLock { s in
+                        s.counts.pending -= 1
+                        s.counts.dropped[.frameWasLate, default: 0] += 1
+                    }
+                    yieldToListeners(late)
+                    continue
+                }
                 switch prepare(frame) {
                 case .success(let ready):
                     state.withLock { s in
                         s.counts.pending -= 1
                         s.counts.delivered += 1
                     }
-                    delegate?.captureOutput(self, didOutput: ready, from: link)
+                    delegate.captureOutput(self, didOutput: ready, from: link)
                 case .failure(let drop):
                     yieldToListeners(drop)
-                    delegate?.captureOutput(self, didDrop: drop, from: link)
+                    delegate.captureOutput(self, didDrop: drop, from: link)
                 }
             }
         }
