@@ -100,13 +100,18 @@ let package = Package(
             name: "FrameProcessors",
             dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "COpenCVShim", "CXNNPack"]),
         .target(name: "FrameStats", dependencies: ["FrameCore"]),
+        // Benchmarks of a processor chain on the user's files against a saved baseline (what
+        // `framekit bench` runs): speeds as ratios to a reference workload, recall against truth.
+        .target(
+            name: "FrameBenchmark",
+            dependencies: ["FrameCore", "FramePixels", "FrameCapture", "FrameMedia", "FrameProcessors", "FrameStats"]),
         .target(
             name: "FramePreview", dependencies: ["FrameCore", "FramePixels", "FrameImageIO", "FrameCapture", "FrameMedia", "FrameStats"]),
         .target(
             name: "FrameKit",
             dependencies: [
                 "FrameCore", "FramePixels", "FrameImageIO", "FrameModels", "FrameProcessors", "FrameCapture", "FrameMedia", "FrameStats",
-                "FramePreview"
+                "FramePreview", "FrameBenchmark"
             ]),
         // The C API: framekit.h (a C target, so that the Swift side is compiled against the
         // header's own types) and its implementation in @_cdecl functions.

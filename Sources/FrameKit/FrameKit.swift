@@ -1,4 +1,5 @@
 // The umbrella: `import FrameKit` brings every FrameKit module.
+@_exported import FrameBenchmark
 @_exported import FrameCapture
 @_exported import FrameCore
 @_exported import FrameImageIO

@@ -6,19 +6,12 @@ final class FrameHandle: Sendable {
     let pixels: PixelBuffer
     let sequenceNumber: UInt64
     let presentationTime: Double
-    /// The pixels are the caller's (fk_frame_wrap): valid only until the handle is freed, so
-    /// whatever keeps them longer (a tracker's history) copies them first.
-    let wrapsCallerMemory: Bool
 
-    init(_ pixels: PixelBuffer, sequenceNumber: UInt64 = 0, presentationTime: Double = 0, wrapsCallerMemory: Bool = false) {
+    init(_ pixels: PixelBuffer, sequenceNumber: UInt64 = 0, presentationTime: Double = 0) {
         self.pixels = pixels
         self.sequenceNumber = sequenceNumber
         self.presentationTime = presentationTime
-        self.wrapsCallerMemory = wrapsCallerMemory
     }
-
-    /// The pixels, safe to keep past this call.
-    var keepablePixels: PixelBuffer { wrapsCallerMemory ? pixels.copy() : pixels }
 
     static func from(_ pointer: OpaquePointer?) throws -> FrameHandle { try Handle.object(pointer, as: FrameHandle.self, "frame") }
 }
@@ -56,12 +49,13 @@ public func fkFrameWrap(
         }
         let (byteCount, overflow) = Int(bytesPerRow).multipliedReportingOverflow(by: Int(height))
         guard !overflow else { throw InvalidArgument("\(height) rows of \(bytesPerRow) bytes overflow") }
-        // The caller's memory: nothing to give back when the last reference ends.
+        // The caller's memory: nothing to give back when the last reference ends. Borrowed, so
+        // what keeps frames past a call (a tracker's history and passes) copies it first.
         let storage = PixelStorage(borrowing: data, byteCount: byteCount, release: { _ in })
         let pixels = try PixelBuffer(
             width: Int(width), height: Int(height), format: pixelFormat, storage: storage,
             planes: [(offset: 0, bytesPerRow: Int(bytesPerRow))])
-        out.pointee = Handle.make(FrameHandle(pixels, wrapsCallerMemory: true))
+        out.pointee = Handle.make(FrameHandle(pixels))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import Synchronization
 
 /// Hands a session's frames to a caller that pulls them (fk_source_next), one at a time,
 /// through the output's own pull interface (``VideoDataOutput/sampleBuffers``): the caller is
@@ -8,9 +9,10 @@ import FrameKit
 /// counts every frame itself. How the source ended (its last frame taken, a runtime error, an
 /// interruption) comes through the session's notifications.
 ///
-/// `@unchecked Sendable`: `iterator` is used by one ``next()`` at a time (framekit.h: a source
-/// belongs to one thread at a time), which waits for its task to end before returning; `end`
-/// is read and written with `condition` locked.
+/// `@unchecked Sendable`: `iterator` is used by one ``next()`` at a time — `busy` lets one in
+/// and turns a second, from another thread, away with an error (framekit.h: a source belongs to
+/// one thread at a time) — and that call waits for its task to end before returning; `end` is
+/// read and written with `condition` locked.
 final class FrameHandoff: @unchecked Sendable {
     enum Outcome {
         case frame(SampleBuffer)
@@ -23,6 +25,7 @@ final class FrameHandoff: @unchecked Sendable {
     private var iterator: VideoDataOutput.SampleBufferSequence.AsyncIterator
     private let condition = NSCondition()
     private var end: Outcome?
+    private let busy = Atomic<Bool>(false)
 
     /// Claims `output`'s frames (before its session starts: no frame goes to the delegate).
     init(output: VideoDataOutput, sourceName: String) throws(CaptureError) {
@@ -52,8 +55,11 @@ final class FrameHandoff: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The next frame, or how the source ended; waits for one or the other.
-    func next() -> Outcome {
+    /// The next frame, or how the source ended; waits for one or the other. Nil when another
+    /// thread is in this call already (misuse, refused rather than left to hang).
+    func next() -> Outcome? {
+        guard busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
+        defer { busy.store(false, ordering: .releasing) }
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: Result<SampleBuffer?, any Error> = .success(nil)
         // The pull interface is async; the calling thread (the C caller's, never one of Swift's

@@ -27,6 +27,7 @@ private func checkSignatures() {
     sameType(fk_source_open, fkSourceOpen)
     sameType(fk_source_next, fkSourceNext)
     sameType(fk_source_get_counts, fkSourceGetCounts)
+    sameType(fk_source_stop, fkSourceStop)
     sameType(fk_source_close, fkSourceClose)
     sameType(fk_tracker_options_init, fkTrackerOptionsInit)
     sameType(fk_tracker_new, fkTrackerNew)

@@ -17,8 +17,10 @@ final class SourceHandle: Sendable {
         // Conversion runs on this queue, for each frame the caller takes.
         output.setSampleBufferDelegate(nil, queue: DispatchQueue(label: "framekit.c-api.source"))
         handoff = try FrameHandoff(output: output, sourceName: sourceName)
-        // Cameras at the CLI's default size; files and streams at their own.
-        let preset: SessionPreset = device.deviceType == .file || device.deviceType == .stream ? .high : .hd1280x720
+        // Cameras at the CLI's default size where they have it, else their largest up to 1080p;
+        // files and streams at their own size.
+        let isCamera = device.deviceType != .file && device.deviceType != .stream
+        let preset: SessionPreset = isCamera && device.supportsSessionPreset(.hd1280x720) ? .hd1280x720 : .high
         let session = session
         let output = output
         try session.configure {
@@ -30,6 +32,9 @@ final class SourceHandle: Sendable {
         observer = session.addObserver { handoff.notify($0) }
         try session.startRunning()
     }
+
+    /// Stops the session: a ``FrameHandoff/next()`` waiting returns the end.
+    func stop() { session.stopRunning() }
 
     func close() {
         session.stopRunning()
@@ -87,10 +92,18 @@ public func fkSourceNext(_ source: OpaquePointer?, _ frame: UnsafeMutablePointer
     let status = reporting(error) {
         let handle = try Handle.object(source, as: SourceHandle.self, "source")
         guard let frame else { throw InvalidArgument("frame is NULL") }
-        switch handle.handoff.next() {
+        guard let outcome = handle.handoff.next() else {
+            throw InvalidArgument(
+                "fk_source_next is already running on this source in another thread (a source is read by one thread at a time)")
+        }
+        switch outcome {
         case .frame(let sample):
+            // A frame in one of the source's few pool buffers (a JPEG decoded straight into the
+            // delivered format) is copied: a caller keeps frames as long as it likes, and a
+            // kept pool buffer would starve the source (out_of_buffers after a second).
+            let pixels = sample.pixelBuffer.isBorrowed ? sample.pixelBuffer.copy() : sample.pixelBuffer
             frame.pointee = Handle.make(
-                FrameHandle(sample.pixelBuffer, sequenceNumber: sample.sequenceNumber, presentationTime: sample.presentationTime))
+                FrameHandle(pixels, sequenceNumber: sample.sequenceNumber, presentationTime: sample.presentationTime))
         case .ended: ended = true
         case .failed(let failure): throw failure
         }
@@ -116,6 +129,11 @@ public func fkSourceGetCounts(_ source: OpaquePointer?, _ counts: UnsafeMutableP
         }
         counts.pointee = result
     }
+}
+
+@_cdecl("fk_source_stop")
+public func fkSourceStop(_ source: OpaquePointer?) {
+    (try? Handle.object(source, as: SourceHandle.self, "source"))?.stop()
 }
 
 @_cdecl("fk_source_close")

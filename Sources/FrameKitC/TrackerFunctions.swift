@@ -48,7 +48,8 @@ public func fkTrack(
     count?.pointee = 0
     return reporting(error) {
         let handle = try Handle.object(tracker, as: TrackerHandle.self, "tracker")
-        let pixels = try FrameHandle.from(frame).keepablePixels
+        // A wrapped frame is borrowed storage, which the tracker copies wherever it keeps one.
+        let pixels = try FrameHandle.from(frame).pixels
         guard let faces, let count else { throw InvalidArgument("faces or count is NULL") }
         let found = try handle.tracker.faces(in: pixels)
         handle.frames.add(1, ordering: .relaxed)

@@ -52,15 +52,17 @@ public enum BinaryRunner {
     /// the moment the test means, however slow the machine; after `timeout` seconds it is sent
     /// anyway), and returns how it exited and what it printed.
     public static func runInterrupted(
-        _ arguments: [String], signal: Int32 = SIGTERM, timeout: Double = 60, when ready: (_ stdout: String) -> Bool
+        _ arguments: [String], signal: Int32 = SIGTERM, timeout: Double = 60, stopWithin: Double? = nil,
+        when ready: (_ stdout: String) -> Bool
     ) throws -> (reason: Process.TerminationReason, status: Int32, stdout: String) {
         let (process, reader) = try launch(arguments)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && !ready(reader.soFar) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning { kill(process.processIdentifier, signal) }
-        // A process that ignores the signal is killed after another `timeout`: the test fails on
-        // its status instead of hanging.
-        let stopBy = Date().addingTimeInterval(timeout)
+        // A process that ignores the signal is killed after `stopWithin` (default: another
+        // `timeout`): the test fails on its status instead of hanging. Not a claim about how
+        // fast it stops: a loaded machine may take seconds.
+        let stopBy = Date().addingTimeInterval(stopWithin ?? timeout)
         while process.isRunning && Date() < stopBy { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()

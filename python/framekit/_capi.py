@@ -148,6 +148,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "fk_source_open": (status, [ctypes.c_char_p, P(SourceOptions), out, err]),
         "fk_source_next": (status, [handle, out, err]),
         "fk_source_get_counts": (status, [handle, P(SourceCounts)]),
+        "fk_source_stop": (None, [handle]),
         "fk_source_close": (None, [handle]),
     }
     for name, (result, arguments) in signatures.items():

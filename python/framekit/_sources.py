@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -49,7 +50,8 @@ class SourceCounts:
 
 class Source:
     """A running source; iterate it for frames (``framekit.open`` makes one). Close it, or use
-    it in a ``with`` block, to stop reading."""
+    it in a ``with`` block, to stop reading. One thread reads at a time (a second one reading
+    at once gets InvalidArgumentError); any thread may close it, which ends a waiting read."""
 
     def __init__(self, source: str | os.PathLike[str], realtime: bool = False, format: str = "rgb", reconnect: int = 5) -> None:
         options = _capi.SourceOptions()
@@ -57,6 +59,11 @@ class Source:
         options.realtime = 1 if realtime else 0
         options.format = format_code(format)
         options.reconnect_attempts = reconnect
+        # Readers in fk_source_next, and whether close() has begun: close() stops the source, waits
+        # for them to return, then frees it (fk_source_close must not run under a reader).
+        self._state = threading.Condition()
+        self._readers = 0
+        self._closing = False
         self._handle = ctypes.c_void_p()
         error = _capi.Error()
         check(
@@ -68,11 +75,19 @@ class Source:
         return self
 
     def __next__(self) -> Frame:
-        if not self._handle:
-            raise StopIteration
+        with self._state:
+            if self._closing or not self._handle:
+                raise StopIteration
+            self._readers += 1
+            source = self._handle
         handle = ctypes.c_void_p()
         error = _capi.Error()
-        status = _lib.fk_source_next(self._handle, ctypes.byref(handle), ctypes.byref(error))
+        try:
+            status = _lib.fk_source_next(source, ctypes.byref(handle), ctypes.byref(error))
+        finally:
+            with self._state:
+                self._readers -= 1
+                self._state.notify_all()
         if status == _capi.END:
             raise StopIteration
         check(status, error)
@@ -85,10 +100,11 @@ class Source:
 
     @property
     def counts(self) -> SourceCounts:
-        if not self._handle:
-            raise FrameKitError("the source is closed")
-        counts = _capi.SourceCounts()
-        _lib.fk_source_get_counts(self._handle, ctypes.byref(counts))
+        with self._state:
+            if self._closing or not self._handle:
+                raise FrameKitError("the source is closed")
+            counts = _capi.SourceCounts()
+            _lib.fk_source_get_counts(self._handle, ctypes.byref(counts))
         return SourceCounts(
             captured=counts.captured,
             delivered=counts.delivered,
@@ -97,10 +113,19 @@ class Source:
         )
 
     def close(self) -> None:
-        """Stops reading (frames already taken stay valid). Closing twice does nothing."""
-        if self._handle:
-            _lib.fk_source_close(self._handle)
+        """Stops reading (frames already taken stay valid); a thread waiting for a frame gets
+        the end. Any thread may close; closing twice does nothing."""
+        with self._state:
+            if self._closing or not self._handle:
+                return
+            self._closing = True
+            handle = self._handle
+        _lib.fk_source_stop(handle)
+        with self._state:
+            while self._readers:
+                self._state.wait()
             self._handle = ctypes.c_void_p()
+        _lib.fk_source_close(handle)
 
     def __enter__(self) -> "Source":
         return self
@@ -109,7 +134,7 @@ class Source:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_handle", None) and _lib is not None:  # None: the module is being torn down
+        if getattr(self, "_handle", None) and getattr(self, "_state", None) and _lib is not None:  # None: torn down
             self.close()
 
 

@@ -93,7 +93,10 @@ int main(int argc, char **argv) {
     EXPECT(fk_source_next(source, &frame, &error) == FK_END && frame == NULL);
     fk_source_counts counts;
     EXPECT(fk_source_get_counts(source, &counts) == FK_OK && counts.captured == 1 && counts.delivered == 1);
+    fk_source_stop(source);
+    EXPECT(fk_source_next(source, &frame, &error) == FK_END);
     fk_source_close(source);
+    fk_source_stop(NULL);
     fk_source_close(NULL);
     printf("capi_check: ok\n");
     return 0;

@@ -160,3 +160,53 @@ def test_a_live_stream_over_tcp() -> None:
     server.close()
     assert frames and counts.delivered == len(frames)
     assert counts.captured == counts.delivered + counts.pending + counts.dropped_total
+
+
+def test_frames_of_photos_and_mjpeg_may_all_be_kept(tmp_path: Path) -> None:
+    """A folder of photos and an MJPEG file decode into the source's few pool buffers; frames
+    handed out are FrameKit's own copies, so keeping every one starves nothing."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for index in range(8):
+        shutil.copy(FIXTURES / ("astronaut.jpg" if index % 2 == 0 else "coffee.jpg"), photos / f"{index:02}.jpg")
+    clip = tmp_path / "clip.mjpeg"
+    clip.write_bytes((FIXTURES / "astronaut.jpg").read_bytes() * 12)
+    for path, count in ((photos, 8), (clip, 12)):
+        with framekit.open(path) as source:
+            frames = list(source)
+            counts = source.counts
+        assert len(frames) == count and counts.dropped_total == 0, (path, counts)
+        assert len({frame.image.ctypes.data for frame in frames}) == count
+
+
+def test_a_second_reader_at_once_is_refused_and_close_ends_a_waiting_read() -> None:
+    """One thread reads at a time: a second one reading at once gets InvalidArgumentError, never
+    a hang; close() from another thread ends a read that waits for a frame."""
+    import threading
+
+    source = framekit.open("virtual")
+    source.read()
+    outcomes: list[str] = []
+    started = threading.Barrier(3)
+
+    def read() -> None:
+        started.wait()
+        try:
+            while source.read() is not None:
+                pass
+            outcomes.append("end")
+        except framekit.InvalidArgumentError as error:
+            outcomes.append("refused: " + str(error))
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    started.wait()
+    # Both readers are reading (or one has been refused); close ends the other's loop.
+    while len(outcomes) < 1:
+        threading.Event().wait(0.01)
+    source.close()
+    for reader in readers:
+        reader.join()
+    assert sorted(outcome.split(":")[0] for outcome in outcomes) == ["end", "refused"], outcomes
+    assert "another thread" in [o for o in outcomes if o.startswith("refused")][0]

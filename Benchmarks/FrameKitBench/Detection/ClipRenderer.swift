@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameKitCommands
 import FrameTestSupport
 
 /// Renders the corpus's clips: real face photos (head and shoulders, feathered into the scene)
@@ -147,6 +148,7 @@ enum ClipRenderer {
             truth.append(
                 boxes.map { box, visible in
                     let covered = occluder.map { Double($0.intersection(box).area) / Double(max(1, box.area)) } ?? 0
+                    // Ignored: less than 60% of it visible (cut by the frame's edge or covered).
                     return TruthFace(box: box.clamped(width: width, height: height), ignored: visible * (1 - covered) < 0.6)
                 })
 

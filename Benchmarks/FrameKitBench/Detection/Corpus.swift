@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameKitCommands
 
 /// The photos the evaluation clips are made of (Benchmarks/Corpus: corpus.json and its
 /// README for sources, licences and the two splits).
@@ -52,13 +53,6 @@ struct Corpus {
         self.backgrounds = try spec.backgrounds.map { try rgb(folder.appendingPathComponent("backgrounds").appendingPathComponent($0)) }
         self.seeds = Dictionary(uniqueKeysWithValues: spec.seeds.compactMap { k, v in Split(rawValue: k).map { ($0, v) } })
     }
-}
-
-/// A face in a frame of a clip. `ignored`: less than 60% of it is visible (cut by the frame's
-/// edge or covered), so neither finding nor missing it counts.
-struct TruthFace: Codable {
-    var box: Rect
-    var ignored: Bool
 }
 
 /// A clip with ground truth, as a camera would deliver it.

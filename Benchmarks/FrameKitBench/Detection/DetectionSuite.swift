@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameKitCommands
 
 /// Recall, precision and speed of each detector, per split and kind of clip (one row each).
 struct DetectionResult: Codable {
@@ -42,42 +43,6 @@ struct RealTimeResult: Codable {
     var command: String
     /// Sources in the process (4: one of a fleet run together, each its own row); absent: 1.
     var sources: Int? = nil
-}
-
-/// Matches found faces to the truth (IoU ≥ 0.4, each truth face once). Faces found on an
-/// ignored truth face count neither way.
-struct Accuracy: Codable {
-    var truePositives = 0
-    var falsePositives = 0
-    var falseNegatives = 0
-    var recall: Double { truePositives + falseNegatives == 0 ? 1 : Double(truePositives) / Double(truePositives + falseNegatives) }
-    var precision: Double { truePositives + falsePositives == 0 ? 1 : Double(truePositives) / Double(truePositives + falsePositives) }
-    static let minimumOverlap = 0.4
-
-    mutating func add(found: [Rect], truth: [TruthFace]) {
-        var pairs: [(Int, Int, Double)] = []
-        for (fi, f) in found.enumerated() {
-            for (ti, t) in truth.enumerated() {
-                let o = f.iou(t.box)
-                if o >= Self.minimumOverlap { pairs.append((fi, ti, o)) }
-            }
-        }
-        var usedFound = Set<Int>()
-        var usedTruth = Set<Int>()
-        for (fi, ti, _) in pairs.sorted(by: { $0.2 > $1.2 }) where !usedFound.contains(fi) && !usedTruth.contains(ti) {
-            usedFound.insert(fi)
-            usedTruth.insert(ti)
-            if !truth[ti].ignored { truePositives += 1 }
-        }
-        falsePositives += found.count - usedFound.count
-        falseNegatives += truth.indices.filter { !usedTruth.contains($0) && !truth[$0].ignored }.count
-    }
-
-    static func + (a: Accuracy, b: Accuracy) -> Accuracy {
-        Accuracy(
-            truePositives: a.truePositives + b.truePositives, falsePositives: a.falsePositives + b.falsePositives,
-            falseNegatives: a.falseNegatives + b.falseNegatives)
-    }
 }
 
 enum DetectionSuite {

@@ -1,5 +1,6 @@
 import Foundation
 import FrameKit
+import FrameKitCommands
 import Synchronization
 
 /// `framekit-bench --suite tune`: how the tracker's defaults were chosen. On the tune split

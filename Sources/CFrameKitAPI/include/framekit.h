@@ -14,6 +14,9 @@
  *   fk_frame_wrap (see there).
  * - Nothing here exits, traps or throws across the API: misuse (a NULL handle, a bad size) is
  *   FK_ERR_INVALID_ARGUMENT.
+ * - Frames are at most 16384 pixels a side and 33,177,600 pixels (8K, 7680x4320) in all,
+ *   FrameKit's pixel budget for any buffer: a larger one is FK_ERR_INVALID_ARGUMENT (shrink a
+ *   48 MP photo first).
  *
  * Versioning: FK_API_VERSION changes when a declaration here changes; fk_api_version() is the
  * version the library was built with, and a caller checks they match.
@@ -124,7 +127,7 @@ void fk_frame_free(fk_frame *frame);
 /* ---- Pixels: conversion, resize, filters (each gives a new frame) ------------------------ */
 
 fk_status fk_convert(const fk_frame *source, int32_t format, fk_frame **out, fk_error *error);
-/* Bilinear; `width` and `height` in 1...16384. */
+/* Bilinear; `width` and `height` in 1...16384, within the pixel budget above. */
 fk_status fk_resize(const fk_frame *source, int32_t width, int32_t height, fk_frame **out, fk_error *error);
 /* GRAY8 in, GRAY8 out; `kernel_size` 3 or 5 (OpenCV's fixed kernels for sigma 0). */
 fk_status fk_gaussian_blur(const fk_frame *source, int32_t kernel_size, fk_frame **out, fk_error *error);
@@ -225,11 +228,17 @@ void fk_source_options_init(fk_source_options *options);
  * built-in virtual camera).
  */
 fk_status fk_source_open(const char *source, const fk_source_options *options, fk_source **out, fk_error *error);
-/* Waits for the next frame (free it with fk_frame_free; keeping many frames of a real-time
-   source makes later ones drop as out_of_buffers). FK_END when the source has ended. */
+/* Waits for the next frame (free it with fk_frame_free; it may be kept as long as wanted).
+   FK_END when the source has ended or was stopped. A call while another thread is in this one
+   for the same source is FK_ERR_INVALID_ARGUMENT. A camera that stops sending without an error
+   keeps it waiting: fk_source_stop from another thread ends the wait. */
 fk_status fk_source_next(fk_source *source, fk_frame **frame, fk_error *error);
 fk_status fk_source_get_counts(const fk_source *source, fk_source_counts *counts);
-/* Stops reading and frees the source (frames already taken stay valid). */
+/* Stops reading; the handle stays valid: a fk_source_next waiting in another thread returns
+   FK_END, as every later one does. The one call that may come from another thread. */
+void fk_source_stop(fk_source *source);
+/* Stops reading and frees the source (frames already taken stay valid). Not while another
+   thread is in fk_source_next: fk_source_stop, wait for that call to return, then close. */
 void fk_source_close(fk_source *source);
 
 #ifdef __cplusplus

@@ -86,10 +86,10 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     }
 
     /// Sets the delegate and the serial queue its callbacks run on (nil: a serial queue of
-    /// user-interactive QoS). The output keeps a strong reference to the delegate. A real-time
-    /// source's frames that reach the output while it has neither a delegate nor a task
-    /// iterating ``sampleBuffers`` are dropped as ``DropReason/frameWasLate``: counted, never
-    /// delivered.
+    /// user-interactive QoS). The output keeps a strong reference to the delegate. Frames that
+    /// reach the output while it has neither a delegate nor a task iterating ``sampleBuffers``
+    /// (a real-time source's; a file waits for a consumer) are dropped as
+    /// `frameWasLate`, before conversion and processors: counted, never delivered.
     public func setSampleBufferDelegate(_ delegate: (any VideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue? = nil) {
         if let queue { DelegateQueue.mark(queue) }
         state.withLock { s in
@@ -112,7 +112,8 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         set { state.withLock { $0.discardsLate = newValue } }
     }
 
-    /// Processors run on each frame, on the delegate queue, before `didOutput`.
+    /// Processors run on each frame delivered (to the delegate or an iterating task), on the
+    /// delegate queue, before `didOutput`.
     public var processors: ProcessorChain {
         get { state.withLock { $0.processors } }
         set { state.withLock { $0.processors = newValue } }

@@ -1,20 +1,21 @@
 import Dispatch
 import Foundation
-import FrameKit
+import FrameCore
+import FramePixels
 import Synchronization
 
-/// The fixed workload `framekit bench` times beside each run, in the same process: a 720p BGRA
+/// The fixed workload a ``Benchmark`` (and `framekit bench`) times beside each run, in the same process: a 720p BGRA
 /// frame copied, turned to gray and resized to half, on as many threads as the process may use
 /// CPUs (`CPUAllowance`, as the pipeline's threads are chosen). Its rate moves with the machine
 /// — a slower CPU, other work, a task pinned to one core, a quota — as the pipeline's does, so
 /// a speed taken as a ratio to it stays put where the machine changes and moves where the
 /// pipeline does.
-enum BenchReference {
+public enum BenchmarkReference {
     /// Workloads a second, timed now: the buffers made and touched first (page faults are not
     /// the workload), then the fastest of three passes in which every thread does sixteen (a
     /// pass another process interrupted is not the machine's speed; each pass is long enough
     /// that threads sharing one CPU cannot each finish inside a time slice of their own).
-    static func measure() -> Double {
+    public static func measure() -> Double {
         let threads = max(1, CPUAllowance.current.count)
         let perThread = 16
         let buffers = (0..<threads).map { _ in Buffers() }
