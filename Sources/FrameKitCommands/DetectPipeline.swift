@@ -221,7 +221,8 @@ enum DetectPipeline {
     static func run(
         device: CaptureDevice, preset: SessionPreset, settings: DetectorSettings, limits: Limits,
         printFrames: Bool, annotate: URL? = nil, source: String? = nil,
-        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }, metrics: MetricsEndpoint? = nil
+        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }, metrics: MetricsEndpoint? = nil,
+        faces: (@Sendable (Int, [Rect]) -> Void)? = nil
     ) throws -> Result {
         let session: CaptureSession
         let output = VideoDataOutput()
@@ -246,7 +247,7 @@ enum DetectPipeline {
         let isFile = device.deviceType == .file
         let runner = DetectRun(
             frameLimit: limits.frames, mediaDuration: isFile ? limits.duration : nil, printFrames: printFrames,
-            writer: writer, source: source, sink: sink)
+            writer: writer, source: source, sink: sink, faces: faces)
         output.setSampleBufferDelegate(runner)
         session.addObserver { runner.notify($0) }
         let metricsName = source ?? DetectCommand.sourceName(device)

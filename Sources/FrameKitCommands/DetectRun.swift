@@ -24,6 +24,8 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
     private let source: String?
     /// Where the lines go (stdout; a batch input's own file); false: it can take no more.
     private let sink: @Sendable (String) -> Bool
+    /// Each delivered frame's number and face boxes, as they are (bench's scoring run), printed or not.
+    private let faces: (@Sendable (Int, [Rect]) -> Void)?
 
     /// How much of a file's timeline the run covers, from its first frame (the --start point,
     /// or the file's own first timestamp, which need not be 0).
@@ -35,11 +37,12 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
 
     init(
         frameLimit: Int?, mediaDuration: Double? = nil, printFrames: Bool = true, writer: MJPEGWriter? = nil, source: String? = nil,
-        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }
+        sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }, faces: (@Sendable (Int, [Rect]) -> Void)? = nil
     ) {
         self.mediaDuration = mediaDuration
         self.source = source
         self.sink = sink
+        self.faces = faces
         self.frameLimit = frameLimit
         self.printFrames = printFrames
         self.writer = writer
@@ -55,6 +58,7 @@ final class DetectRun: VideoDataOutputSampleBufferDelegate {
             // A failed write (a full disk) ends the run; the stream is removed at close, reported then.
             do { try writer.append(frame.pixelBuffer) } catch { finish(reason: .outputClosed) }
         }
+        faces?(Int(frame.sequenceNumber), frame.faces.map(\.bounds))
         guard printFrames else { return }
         let latency = delivered.seconds(since: frame.captureInstant) * 1000
         let faces = JSON.array(

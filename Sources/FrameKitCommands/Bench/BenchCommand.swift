@@ -130,11 +130,8 @@ enum BenchCommand: Command {
             for (index, truth) in truths.enumerated() {
                 let found = Mutex<[Int: [Rect]]>([:])
                 let result = try DetectPipeline.run(
-                    device: devices[index], preset: preset, settings: settings, limits: limits, printFrames: true, source: nil,
-                    sink: { line in
-                        found.withLock { Self.collect(line, into: &$0) }
-                        return true
-                    })
+                    device: devices[index], preset: preset, settings: settings, limits: limits, printFrames: false,
+                    faces: { frame, boxes in found.withLock { $0[frame] = boxes } })
                 if case .failed(let message, let code) = result.end { throw RuntimeFailure(message, exitCode: code) }
                 if case .interrupted = result.end {
                     interrupted = true
@@ -182,15 +179,5 @@ enum BenchCommand: Command {
             try OutputFile.write(BenchmarkReport.markdown(results, comparison: comparison), to: path, replacing: true)
         }
         return comparison?.regressed == true ? regressionExit : ExitCode.success
-    }
-
-    /// The faces of one of detect's JSON lines, by its frame number.
-    static func collect(_ line: String, into found: inout [Int: [Rect]]) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let frame = object["frame"] as? Int,
-            let faces = object["faces"] as? [[String: Any]]
-        else { return }
-        found[frame] = faces.map { f in
-            Rect(x: f["x"] as? Int ?? 0, y: f["y"] as? Int ?? 0, width: f["width"] as? Int ?? 0, height: f["height"] as? Int ?? 0)
-        }
     }
 }
