@@ -132,7 +132,7 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "ShimTests",
-            dependencies: ["FrameKit", "FrameTestSupport", "OpenCVReference", "CXNNPack"]),
+            dependencies: ["FrameKit", "FrameCore", "FrameTestSupport", "OpenCVReference", "CXNNPack"]),
         .testTarget(name: "CaptureTests", dependencies: ["FrameKit", "FrameTestSupport", "CV4L2", "OpenCVReference"]),
         .testTarget(name: "MediaTests", dependencies: ["FrameKit", "FrameMedia", "FrameTestSupport", "OpenCVReference"]),
         .testTarget(name: "PreviewTests", dependencies: ["FrameKit", "FramePreview", "FrameTestSupport"]),

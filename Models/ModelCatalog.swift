@@ -7,6 +7,14 @@ public enum ModelCatalog {
     /// The Haar cascade's file name (`HaarFaceDetector`).
     public static let haarFaceModel = "haarcascade_frontalface_default.xml"
 
+    /// The SHA-256 of the shipped network (as Models/MANIFEST.json gives it; a test holds the
+    /// two equal): a file found by name along ``searchPath`` is checked against it when it is
+    /// loaded, so a damaged or replaced file is refused rather than run. (The Haar cascade is
+    /// also found in the system's OpenCV folder, whose file differs by OpenCV release.)
+    public static let shippedSHA256: [String: String] = [
+        defaultFaceModel: "09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc"
+    ]
+
     /// The folders searched, in order.
     public static var searchPath: [URL] {
         var folders: [URL] = []

@@ -87,8 +87,67 @@ uint32_t small(int64_t v, int64_t low, int64_t high, const std::string &what) {
     return uint32_t(v);
 }
 
+// The IR versions and ONNX operator sets whose Conv, ConvTranspose, BatchNormalization, Add,
+// Relu and Sigmoid mean what lay_out computes: IR 3 (the first with operator set imports) to 10,
+// opset 7 (numpy broadcasting for Add; no is_test or consumed_inputs) to 21 (ONNX 1.16).
+constexpr int64_t kIRVersions[2] = {3, 10};
+constexpr int64_t kOpsets[2] = {7, 21};
+
+void check_versions(const Graph &g) {
+    if (g.ir_version < kIRVersions[0] || g.ir_version > kIRVersions[1])
+        throw LoadError("IR version " + std::to_string(g.ir_version) + " is not read (" + std::to_string(kIRVersions[0]) + "…" +
+                        std::to_string(kIRVersions[1]) + " are)");
+    auto onnx = g.opsets.find("");
+    if (onnx == g.opsets.end()) throw LoadError("the model imports no ONNX operator set");
+    if (onnx->second < kOpsets[0] || onnx->second > kOpsets[1])
+        throw LoadError("ONNX operator set " + std::to_string(onnx->second) + " is not read (" + std::to_string(kOpsets[0]) + "…" +
+                        std::to_string(kOpsets[1]) + " are)");
+}
+
+// Each operator's attributes lay_out reads, with their types. Any other is refused by name: an
+// attribute passed over would change what the network computes without a word.
+void check_attributes(const Node &n) {
+    using namespace fkxnn::onnx;
+    static const std::map<std::string, int> convolution = {
+        {"kernel_shape", kAttributeTypeInts}, {"strides", kAttributeTypeInts}, {"dilations", kAttributeTypeInts},
+        {"pads", kAttributeTypeInts}, {"group", kAttributeTypeInt}, {"auto_pad", kAttributeTypeString}};
+    static const std::map<std::string, std::map<std::string, int>> known = [] {
+        std::map<std::string, std::map<std::string, int>> k;
+        k["Conv"] = convolution;
+        k["ConvTranspose"] = convolution;
+        k["ConvTranspose"]["output_padding"] = kAttributeTypeInts;
+        k["ConvTranspose"]["output_shape"] = kAttributeTypeInts;
+        k["BatchNormalization"] = {
+            {"epsilon", kAttributeTypeFloat}, {"momentum", kAttributeTypeFloat}, {"spatial", kAttributeTypeInt},
+            {"training_mode", kAttributeTypeInt}};
+        k["Add"] = {};
+        k["Relu"] = {};
+        k["Sigmoid"] = {};
+        return k;
+    }();
+    const std::string where = n.op + (n.outputs.empty() ? std::string() : " " + n.outputs[0]);
+    if (!n.domain.empty() && n.domain != "ai.onnx") throw LoadError(where + ": operators of domain " + n.domain + " are not read");
+    auto op = known.find(n.op);
+    if (op == known.end())
+        throw LoadError("operator " + n.op + " is not read (CXNNPack runs Conv, ConvTranspose, "
+                        "BatchNormalization, Add, Relu and Sigmoid)");
+    for (const auto &[name, a] : n.attributes) {
+        auto type = op->second.find(name);
+        if (type == op->second.end()) throw LoadError(where + ": attribute '" + name + "' is not read");
+        if (a.type != 0 && a.type != type->second) throw LoadError(where + ": attribute '" + name + "' has the wrong type");
+    }
+    auto attribute = [&](const char *name) { return n.attributes.find(name); };
+    if (auto a = attribute("auto_pad"); a != n.attributes.end() && a->second.s != "NOTSET")
+        throw LoadError(where + ": auto_pad " + a->second.s + " is not read (only explicit pads)");
+    if (auto a = attribute("spatial"); a != n.attributes.end() && a->second.i != 1)
+        throw LoadError(where + ": spatial " + std::to_string(a->second.i) + " is not read");
+    if (auto a = attribute("training_mode"); a != n.attributes.end() && a->second.i != 0)
+        throw LoadError(where + ": training_mode " + std::to_string(a->second.i) + " is not read (inference only)");
+}
+
 // Reads the graph into layers, checking every shape a later step relies on.
 ModelData lay_out(Graph &g) {
+    check_versions(g);
     ModelData m;
     std::map<std::string, int> values;  // name -> value index
     std::map<std::string, int> consumers;
@@ -141,6 +200,7 @@ ModelData lay_out(Graph &g) {
     };
 
     for (const Node &n : g.nodes) {
+        check_attributes(n);
         if (n.op == "Conv" || n.op == "ConvTranspose") {
             const int x = value(n, 0);
             const Tensor &w = weight(n, 1);
@@ -363,6 +423,20 @@ extern "C" void fkxnn_model_destroy(fkxnn_model *model) { delete model; }
 
 extern "C" int32_t fkxnn_model_input_channels(const fkxnn_model *model) {
     return model == nullptr ? 0 : int32_t(model->data->channels[0]);
+}
+
+extern "C" int32_t fkxnn_model_output_count(const fkxnn_model *model) {
+    return model == nullptr ? 0 : int32_t(model->data->output_names.size());
+}
+
+extern "C" const char *fkxnn_model_output_name(const fkxnn_model *model, int32_t index) {
+    if (model == nullptr || index < 0 || size_t(index) >= model->data->output_names.size()) return nullptr;
+    return model->data->output_names[size_t(index)].c_str();
+}
+
+extern "C" int32_t fkxnn_model_output_channels(const fkxnn_model *model, int32_t index) {
+    if (model == nullptr || index < 0 || size_t(index) >= model->data->output_values.size()) return 0;
+    return int32_t(model->data->channels[size_t(model->data->output_values[size_t(index)])]);
 }
 
 extern "C" fkxnn_status fkxnn_net_create(const fkxnn_model *model, int32_t height, int32_t width, int32_t threads,

@@ -1,6 +1,8 @@
-// The part of ONNX's protobuf encoding a convolutional network needs: the graph's nodes (with
-// integer attributes), its float initializers, inputs and outputs. Every length is checked
-// against the bytes left, so a truncated or forged file is an error, never a read past the end.
+// The part of ONNX's protobuf encoding a convolutional network needs: the model's IR version and
+// operator sets, the graph's nodes (with their attributes' values and types), its float
+// initializers, inputs and outputs. Every length is checked against the bytes left, so a
+// truncated or forged file is an error, never a read past the end. What the values mean (which
+// attributes an operator may have, which versions are read) is checked by network.cpp.
 #pragma once
 
 #include <cstdint>
@@ -20,16 +22,23 @@ struct Tensor {
 struct Attribute {
     int64_t i = 0;
     float f = 0;
+    std::string s;
     std::vector<int64_t> ints;
+    int type = 0;  // AttributeProto.AttributeType; 0 where the file does not say
 };
+// AttributeProto.AttributeType values.
+constexpr int kAttributeTypeFloat = 1, kAttributeTypeInt = 2, kAttributeTypeString = 3, kAttributeTypeInts = 7;
 
 struct Node {
     std::string op;
+    std::string domain;  // "" (or "ai.onnx"): ONNX's own operators
     std::vector<std::string> inputs, outputs;
     std::map<std::string, Attribute> attributes;
 };
 
 struct Graph {
+    int64_t ir_version = 0;
+    std::map<std::string, int64_t> opsets;  // operator set imports: domain -> version
     std::vector<Node> nodes;
     std::map<std::string, Tensor> initializers;
     std::vector<std::string> inputs, outputs;
@@ -37,10 +46,12 @@ struct Graph {
 
 // Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto, AttributeProto, TensorProto).
 enum : int {
-    kModelGraph = 7,
+    kModelIRVersion = 1, kModelGraph = 7, kModelOpsetImport = 8,
+    kOpsetDomain = 1, kOpsetVersion = 2,
     kGraphNode = 1, kGraphInitializer = 5, kGraphInput = 11, kGraphOutput = 12,
-    kNodeInput = 1, kNodeOutput = 2, kNodeOpType = 4, kNodeAttribute = 5,
-    kAttributeName = 1, kAttributeFloat = 2, kAttributeInt = 3, kAttributeInts = 8,
+    kNodeInput = 1, kNodeOutput = 2, kNodeOpType = 4, kNodeAttribute = 5, kNodeDomain = 7,
+    kAttributeName = 1, kAttributeFloat = 2, kAttributeInt = 3, kAttributeString = 4, kAttributeInts = 8,
+    kAttributeType = 20,
     kTensorDims = 1, kTensorDataType = 2, kTensorFloatData = 4, kTensorName = 8, kTensorRawData = 9,
     kValueInfoName = 1,
 };
@@ -164,9 +175,12 @@ inline void read_attribute(Reader r, Node &node) {
         if (field == kAttributeName && wire == 2) name = r.string();
         else if (field == kAttributeFloat && wire == 5) a.f = r.fixed32();
         else if (field == kAttributeInt && wire == 0) a.i = int64_t(r.varint());
+        else if (field == kAttributeString && wire == 2) a.s = r.string();
         else if (field == kAttributeInts) r.ints(wire, a.ints);
+        else if (field == kAttributeType && wire == 0) a.type = int(r.varint());
         else r.skip(wire);
     }
+    if (node.attributes.count(name)) throw std::runtime_error(node.op + ": attribute '" + name + "' given twice");
     node.attributes[name] = a;
 }
 
@@ -178,6 +192,7 @@ inline Node read_node(Reader r) {
         else if (field == kNodeOutput && wire == 2) n.outputs.push_back(r.string());
         else if (field == kNodeOpType && wire == 2) n.op = r.string();
         else if (field == kNodeAttribute && wire == 2) read_attribute(r.message(), n);
+        else if (field == kNodeDomain && wire == 2) n.domain = r.string();
         else r.skip(wire);
     }
     return n;
@@ -199,6 +214,23 @@ inline Graph read_model(const uint8_t *bytes, size_t count) {
     bool found = false;
     while (!model.done()) {
         auto [field, wire] = model.key();
+        if (field == kModelIRVersion && wire == 0) {
+            g.ir_version = int64_t(model.varint());
+            continue;
+        }
+        if (field == kModelOpsetImport && wire == 2) {
+            Reader o = model.message();
+            std::string domain;
+            int64_t version = 0;
+            while (!o.done()) {
+                auto [f, w] = o.key();
+                if (f == kOpsetDomain && w == 2) domain = o.string();
+                else if (f == kOpsetVersion && w == 0) version = int64_t(o.varint());
+                else o.skip(w);
+            }
+            g.opsets[domain == "ai.onnx" ? "" : domain] = version;
+            continue;
+        }
         if (field != kModelGraph || wire != 2) {
             model.skip(wire);
             continue;

@@ -18,7 +18,14 @@ struct RuntimeFailure: Error, CustomStringConvertible {
     /// A capture error before capture starts (a file, device or stream that cannot be used).
     init(_ error: CaptureError) { self.init("\(error)", exitCode: ExitCode.code(for: error, whileRunning: false)) }
     init(_ error: any Error) {
-        if let capture = error as? CaptureError { self.init(capture) } else { self.init("\(error)") }
+        if let capture = error as? CaptureError {
+            self.init(capture)
+        } else if case .modelLoadFailed = error as? FaceDetectorError {
+            // A model file that is not the shipped one, or not a network FrameKit reads: bad data.
+            self.init("\(error)", exitCode: ExitCode.dataError)
+        } else {
+            self.init("\(error)")
+        }
     }
 }
 

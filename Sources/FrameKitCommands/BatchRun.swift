@@ -298,7 +298,7 @@ enum BatchRun {
             guard case .object(let fields) = StatsJSON.document(result.snapshot) else {
                 return .failed("stats", exitCode: ExitCode.failure)
             }
-            let document = JSON.object([("input", .string(redactingCredentials(input)))] + fields + settings.summaryFields)
+            let document = JSON.object([("input", .string(redactingCredentials(input)))] + fields + result.detectorFields)
             try OutputFile.write(document.text + "\n", to: statsPath, replacing: true)
         } catch {
             unlink(linesPath) // the input is not done without its stats: a rerun does it again

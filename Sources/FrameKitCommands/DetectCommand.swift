@@ -97,7 +97,7 @@ enum DetectCommand: Command {
         // One summary per source, in the order the devices were given.
         for result in results {
             guard case .success(let r) = result else { continue }
-            Console.out(JSON.object([("summary", .object(StatsJSON.summaryFields(r.snapshot) + settings.summaryFields))]).text)
+            Console.out(JSON.object([("summary", .object(StatsJSON.summaryFields(r.snapshot) + r.detectorFields))]).text)
         }
         if devices.count == 1, case .failure(let error) = results[0] { throw error }
         let snapshots = results.compactMap { try? $0.get().snapshot }

@@ -10,10 +10,15 @@ struct DetectorSettings {
         help:
             "cnn (default): CenterFace (Models/centerface.onnx) run by XNNPACK, with confidences and landmarks; haar: OpenCV's Haar cascade."
     )
+    static let model = Option.text(
+        "model", "FILE",
+        help:
+            "The detector's model instead of the shipped one: cnn, an ONNX export of CenterFace (one 3-channel input; heatmap, box scale, offset and landmark outputs); haar, an OpenCV cascade XML. A file of another form, or one the reader refuses (an operator, attribute, IR version or operator set it does not read), exits 65 naming what does not fit."
+    )
     static let mode = Option.choice(
         "mode", ["tracking", "full"],
         help:
-            "tracking (default): full-frame passes every few frames, faces carried between them by correlation (docs/processors.md); full: the detector on every frame."
+            "tracking (the default for video, cameras and streams): full-frame passes every few frames, faces carried between them by correlation (docs/processors.md); full (the default for an image or a folder of images, each an unrelated picture, searched at its own resolution with --detector cnn): the detector on every frame."
     )
     static let scoreThreshold = Option.number(
         "score-threshold", "X", 0...1,
@@ -23,7 +28,7 @@ struct DetectorSettings {
     static let inputSize = Option.integer(
         "input-size", "PIXELS", 64...2048,
         help:
-            "cnn: the longest side of the network's input (default 640: a 720p frame runs at 640x384; larger finds smaller faces, at the square of the cost)."
+            "cnn: the longest side of the network's input (default 640: a 720p frame runs at 640x384; larger finds smaller faces, at the square of the cost). Images in full mode are searched at their own resolution, in tiles of this size."
     )
     static let passInterval = Option.integer(
         "pass-interval", "N", 1...1000,
@@ -54,7 +59,8 @@ struct DetectorSettings {
     static let detectionScale = Option.number(
         "detection-scale", "S", 0.01...1, help: "haar: detect on the frame shrunk by S (default: 480 / height, at most 1).")
     static let specs = [
-        detector.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, quietInterval.spec, cpuBudget.spec, tiles.spec,
+        detector.spec, model.spec, mode.spec, scoreThreshold.spec, inputSize.spec, passInterval.spec, quietInterval.spec, cpuBudget.spec,
+        tiles.spec,
         minFace.spec,
         maxFace.spec,
         scaleFactor.spec,
@@ -62,11 +68,32 @@ struct DetectorSettings {
     ]
 
     enum Kind: String { case cnn, haar }
+    enum Mode: String { case tracking, full }
+
+    /// These settings with the mode decided for one source where `--mode` left it open: for
+    /// `stills` (an image or a folder of images: `CaptureDevice.isStillImages`) each picture on
+    /// its own (`full`: nothing is carried from one picture to the next, an unrelated one),
+    /// otherwise tracking.
+    func forSource(stills: Bool) -> DetectorSettings {
+        var resolved = self
+        if resolved.mode == nil { resolved.mode = stills ? .full : .tracking }
+        resolved.stills = stills
+        return resolved
+    }
 
     var kind = Kind.cnn
-    var tracking = true
+    /// `--model`: the model file instead of the shipped one.
+    var modelFile: URL?
+    /// Tracking, or the detector on every frame; nil (no --mode): by the source
+    /// (``forSource(stills:)``).
+    var mode: Mode?
+    var tracking: Bool { mode != .full }
     var scoreThreshold = FaceDetector.Options().scoreThreshold
     var inputSize = FaceDetector.Options().inputSize
+    /// The source's frames are still pictures (``forSource(stills:)``): in full mode, the CNN
+    /// searches each at its own resolution (`FaceDetector.detectAtFullResolution(in:)`).
+    var stills = false
+    var fullResolution: Bool { stills && mode == .full && kind == .cnn }
     var passInterval = 4
     var quietInterval = FaceTracker.Options().quietInterval
     var tiles = true
@@ -92,18 +119,18 @@ struct DetectorSettings {
 
     init(_ options: ParsedOptions) throws {
         kind = options[Self.detector].flatMap(Kind.init(rawValue:)) ?? .cnn
-        tracking = options[Self.mode] != "full"
+        mode = options[Self.mode].flatMap(Mode.init(rawValue:))
+        modelFile = options[Self.model].map { URL(fileURLWithPath: $0) }
         for spec in [Self.scoreThreshold.spec, Self.inputSize.spec] where kind != .cnn && options.has(spec) {
             throw UsageError("--\(spec.name) applies to --detector cnn")
         }
         for spec in [Self.scaleFactor.spec, Self.minNeighbors.spec, Self.detectionScale.spec] where kind != .haar && options.has(spec) {
             throw UsageError("--\(spec.name) applies to --detector haar")
         }
-        for spec in [Self.passInterval.spec, Self.quietInterval.spec] where !tracking && options.has(spec) {
+        for spec in [Self.passInterval.spec, Self.quietInterval.spec, Self.tiles.spec, Self.cpuBudget.spec]
+        where mode == .full && options.has(spec) {
             throw UsageError("--\(spec.name) applies to --mode tracking")
         }
-        if !tracking && options.has(Self.tiles.spec) { throw UsageError("--tiles applies to --mode tracking") }
-        if !tracking && options.has(Self.cpuBudget.spec) { throw UsageError("--cpu-budget applies to --mode tracking") }
         let cores = options[Self.cpuBudget] ?? Self.defaultCPUBudget
         passScheduler = PassScheduler(lanes: 1, cpuBudget: cores > 0 ? cores : nil)
         tiles = options[Self.tiles] != "off"
@@ -124,11 +151,13 @@ struct DetectorSettings {
     /// What the summary says about the detector: its kind, model (name and the file found
     /// along ModelCatalog's search path) and mode.
     var summaryFields: [(String, JSON)] {
-        let model = kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel
+        let model = modelFile?.lastPathComponent ?? (kind == .cnn ? ModelCatalog.defaultFaceModel : ModelCatalog.haarFaceModel)
         return [
             ("detector", .string(kind.rawValue)), ("model", .string(model)),
-            ("model_file", ModelCatalog.url(forModel: model).map { .string($0.path) } ?? .null),
+            ("model_file", (modelFile ?? ModelCatalog.url(forModel: model)).map { .string($0.path) } ?? .null),
             ("mode", .string(tracking ? "tracking" : "full")),
+            ("input_size", kind == .cnn ? .int(inputSize) : .null),
+            ("full_resolution", .bool(fullResolution)),
             ("inference_threads", .number(Double(InferenceThreads.current), decimals: 0)),
             ("cpus", Self.cpusField(CPUAllowance.current))
         ]
@@ -149,7 +178,7 @@ struct DetectorSettings {
         let detector = try self.detector(frameHeight: frameHeight)
         guard tracking else {
             do { try detector.prepare(width: frameWidth, height: frameHeight) } catch { throw RuntimeFailure(error) }
-            return FaceDetectionProcessor(detector: detector)
+            return FaceDetectionProcessor(detector: detector, fullResolution: fullResolution)
         }
         do {
             var options = FaceTracker.Options(schedule: live ? .background : .inline(interval: passInterval))
@@ -167,11 +196,13 @@ struct DetectorSettings {
             switch kind {
             case .cnn:
                 return try FaceDetector(
+                    modelURL: modelFile,
                     options: .init(
                         inputSize: inputSize, scoreThreshold: scoreThreshold,
                         minFaceSize: minFace, maxFaceSize: maxFace))
             case .haar:
                 return try HaarFaceDetector(
+                    modelURL: modelFile,
                     options: .init(
                         scaleFactor: scaleFactor, minNeighbors: minNeighbors, minFaceSize: minFace ?? frameHeight / 10,
                         maxFaceSize: maxFace, detectionScale: detectionScale ?? min(1, 480 / Double(frameHeight))))
@@ -214,6 +245,9 @@ enum DetectPipeline {
     struct Result {
         var snapshot: StatsSnapshot
         var end: DetectRun.End
+        /// What the summary says about the detector as this source ran it (its mode and input
+        /// size follow the source where the options left them open).
+        var detectorFields: [(String, JSON)]
         /// The annotated stream could not be written (it was removed, not left half-written).
         var annotationFailure: OutputFile.Failure?
     }
@@ -224,6 +258,7 @@ enum DetectPipeline {
         sink: @escaping @Sendable (String) -> Bool = { Console.out($0) }, metrics: MetricsEndpoint? = nil,
         faces: (@Sendable (Int, [Rect]) -> Void)? = nil
     ) throws -> Result {
+        let settings = settings.forSource(stills: device.isStillImages)
         let session: CaptureSession
         let output = VideoDataOutput()
         do {
@@ -288,7 +323,7 @@ enum DetectPipeline {
             snapshot.detectionPasses = DetectionPasses(tracker.statistics)
             warnIfLate(snapshot.detectionPasses!, source: source)
         }
-        return Result(snapshot: snapshot, end: end, annotationFailure: annotationFailure)
+        return Result(snapshot: snapshot, end: end, detectorFields: settings.summaryFields, annotationFailure: annotationFailure)
     }
 
     /// The preset a summary names. A file's or a stream's size is its own (the preset only

@@ -53,7 +53,8 @@ enum ProfileCommand: Command {
             }
             if case .interrupted = result.end { break }
         }
-        let json = JSON.object([("presets", .array(snapshots.map { .object(StatsJSON.summaryFields($0) + settings.summaryFields) }))]).text
+        let detectorFields = settings.forSource(stills: device.isStillImages).summaryFields
+        let json = JSON.object([("presets", .array(snapshots.map { .object(StatsJSON.summaryFields($0) + detectorFields) }))]).text
         Console.out(json)
         if let path = options[Self.json] { try OutputFile.write(json + "\n", to: path, replacing: true) }
         if let path = options[report] {

@@ -1,4 +1,5 @@
 import Foundation
+import FrameCore
 import FrameKit
 import FrameTestSupport
 import Testing
@@ -28,6 +29,24 @@ struct ModelManifestTests {
             let digest = try sha256(of: url)
             #expect(digest == entry.sha256, "\(entry.file): \(digest)")
             #expect(!entry.licence.isEmpty && !entry.detects.isEmpty)
+        }
+    }
+
+    @Test("the digest the loader checks is the manifest's, and SHA-256 agrees with sha256sum at every block boundary")
+    func shippedDigest() throws {
+        let folder = Fixtures.packageRoot.appendingPathComponent("Models")
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: folder.appendingPathComponent("MANIFEST.json")))
+        let entry = try #require(manifest.models.first { $0.file == ModelCatalog.defaultFaceModel })
+        #expect(ModelCatalog.shippedSHA256[ModelCatalog.defaultFaceModel] == entry.sha256)
+        #expect(try SHA256.hex(ofFileAt: folder.appendingPathComponent(entry.file).path) == entry.sha256)
+        // FIPS 180-4's examples, then lengths around the padding's edges against sha256sum.
+        #expect(SHA256.hex(of: Data("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(of: Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let file = Fixtures.temporaryFolder().appendingPathComponent("bytes")
+        for length in [1, 55, 56, 57, 63, 64, 65, 119, 120, 128, 1000] {
+            let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+            try data.write(to: file)
+            #expect(SHA256.hex(of: data) == (try sha256(of: file)), "\(length) bytes")
         }
     }
 

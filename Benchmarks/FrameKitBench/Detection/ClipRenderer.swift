@@ -16,6 +16,25 @@ enum ClipRenderer {
             first.truth += second.truth
             return first
         }
+        if kind == .photos { return try renderPhotos(seed: seed, count: count, corpus: corpus, split: split) }
+        if kind == .slideshow {
+            // The photos, each held for half a second (15 frames): a video whose every cut is a
+            // new picture.
+            let held = 15
+            let photos = try renderPhotos(seed: seed, count: (count + held - 1) / held, corpus: corpus, split: split)
+            let bytes = [UInt8](photos.mjpeg)
+            var clip = photos
+            (clip.kind, clip.mjpeg, clip.truth) = (.slideshow, Data(), [])
+            var start = 0
+            for (n, end) in Clip.frameEnds(bytes).enumerated() {
+                for _ in 0..<held where clip.truth.count < count {
+                    clip.mjpeg.append(contentsOf: bytes[start..<end])
+                    clip.truth.append(photos.truth[n])
+                }
+                start = end
+            }
+            return clip
+        }
         var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(ClipKind.allCases.firstIndex(of: kind)!))
         let (width, height) = kind == .fullHD ? (1920, 1080) : (1280, 720)
         let people = corpus.faces[split]!
@@ -156,6 +175,53 @@ enum ClipRenderer {
             mjpeg.append(contentsOf: try encoder.encode(frame, quality: quality))
         }
         return Clip(kind: kind, seed: seed, width: width, height: height, jpegQuality: quality, mjpeg: mjpeg, truth: truth)
+    }
+
+    /// `photos`: every frame an unrelated 1600x1200 picture (a new background, framed anew),
+    /// half of them groups (4–14 faces of 20–80 px) and half portraits (1–3 faces of 60–320 px),
+    /// each face placed where it overlaps no other's head and shoulders.
+    static func renderPhotos(seed: UInt64, count: Int, corpus: Corpus, split: Corpus.Split) throws -> Clip {
+        var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ UInt64(ClipKind.allCases.firstIndex(of: .photos)!))
+        let (width, height) = (1600, 1200)
+        let people = corpus.faces[split]!
+        let quality = Int.random(in: 85...95, using: &random)
+        let encoder = try JPEG.Encoder()
+        var mjpeg = Data()
+        var truth: [[TruthFace]] = []
+        for _ in 0..<count {
+            let source = corpus.backgrounds[Int.random(in: 0..<corpus.backgrounds.count, using: &random)]
+            let part = Double.random(in: 0.5...1, using: &random)
+            let (cw, ch) = (Int(Double(source.width) * part), Int(Double(source.height) * part))
+            let crop = Rect(
+                x: Int.random(in: 0...(source.width - cw), using: &random), y: Int.random(in: 0...(source.height - ch), using: &random),
+                width: cw, height: ch)
+            var frame = try cover(try source.cropped(to: crop), width: width, height: height)
+            let group = Bool.random(using: &random)
+            let faces = group ? Int.random(in: 4...14, using: &random) : Int.random(in: 1...3, using: &random)
+            let sizes: ClosedRange<Double> = group ? 20...80 : 60...320
+            var taken: [Rect] = []
+            var boxes: [TruthFace] = []
+            for _ in 0..<faces {
+                // Log-uniform: as many faces of 20–40 px as of 40–80.
+                let size = exp(Double.random(in: log(sizes.lowerBound)...log(sizes.upperBound), using: &random))
+                for _ in 0..<50 {
+                    let cx = Double.random(in: size...(Double(width) - size), using: &random)
+                    let cy = Double.random(in: size...(Double(height) - 1.5 * size), using: &random)
+                    // Head and shoulders: about twice the face's width, from above the hair to below the chin.
+                    let body = Rect(x: Int(cx - size), y: Int(cy - size * 0.8), width: Int(2 * size), height: Int(2.3 * size))
+                    guard !taken.contains(where: { $0.intersection(body).area > 0 }) else { continue }
+                    taken.append(body)
+                    var photo = people[Int.random(in: 0..<people.count, using: &random)]
+                    if Bool.random(using: &random) { photo = try mirrored(photo) }
+                    let box = try paste(photo, faceHeight: size, faceCentre: (cx, cy), into: &frame)
+                    boxes.append(TruthFace(box: box.clamped(width: width, height: height), ignored: false))
+                    break
+                }
+            }
+            truth.append(boxes)
+            mjpeg.append(contentsOf: try encoder.encode(frame, quality: quality))
+        }
+        return Clip(kind: .photos, seed: seed, width: width, height: height, jpegQuality: quality, mjpeg: mjpeg, truth: truth)
     }
 
     struct Actor {

@@ -67,6 +67,26 @@ struct Clip {
     var truth: [[TruthFace]]
     var name: String { "\(kind.rawValue)-\(seed)" }
 
+    /// Writes the clip into `folder` as `framekit detect --input` takes it: `NAME.mjpeg`, or for
+    /// `photos` a folder `NAME` of JPEG files (0000.jpg…). Returns what to give `--input`.
+    func write(in folder: URL) throws -> URL {
+        guard kind == .photos else {
+            let file = folder.appendingPathComponent("\(name).mjpeg")
+            try mjpeg.write(to: file)
+            return file
+        }
+        let photos = folder.appendingPathComponent(name)
+        try? FileManager.default.removeItem(at: photos)
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        let bytes = [UInt8](mjpeg)
+        var start = 0
+        for (n, end) in Self.frameEnds(bytes).enumerated() {
+            try Data(bytes[start..<end]).write(to: photos.appendingPathComponent(String(format: "%04d.jpg", n)))
+            start = end
+        }
+        return photos
+    }
+
     /// The frames decoded as the file source decodes them (NV12 from libjpeg-turbo's 4:2:0).
     func frames() throws -> [PixelBuffer] {
         var frames: [PixelBuffer] = []
@@ -121,4 +141,9 @@ enum ClipKind: String, CaseIterable, Codable {
     /// faces keep coming into view at one edge and leaving at the other. (Last, so that adding
     /// it changed no other kind's clips: a clip's seed counts its kind's place.)
     case crowdSweep = "crowd-sweep"
+    /// A folder of photos: every frame an unrelated picture (groups of small faces, portraits),
+    /// read as `framekit detect --input FOLDER` reads photos.
+    case photos
+    /// The `photos` as a video: each held for half a second, then a cut to the next.
+    case slideshow
 }

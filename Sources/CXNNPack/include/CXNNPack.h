@@ -48,6 +48,12 @@ void fkxnn_model_destroy(fkxnn_model *model);
 /// Channels the model's input has (3 for an RGB network).
 int32_t fkxnn_model_input_channels(const fkxnn_model *model);
 
+/// The graph's outputs, in the file's order: how many, each one's name (valid while the model
+/// lives; NULL out of range) and channels (0 out of range).
+int32_t fkxnn_model_output_count(const fkxnn_model *model);
+const char *fkxnn_model_output_name(const fkxnn_model *model, int32_t index);
+int32_t fkxnn_model_output_channels(const fkxnn_model *model, int32_t index);
+
 /// Sets the model up for a [1, height, width, C] input, with `threads` threads (1: the
 /// caller's own; more: a pool of its own with threads - 1 workers).
 fkxnn_status fkxnn_net_create(const fkxnn_model *model, int32_t height, int32_t width, int32_t threads, fkxnn_net **out,

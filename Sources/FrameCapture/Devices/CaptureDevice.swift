@@ -45,6 +45,13 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// live streams and files that do not say (an MJPEG file). As AVAsset's `duration`: the
     /// whole media's, whatever start the device was opened at.
     public let duration: Double?
+    /// Whether the device's frames are still pictures (a JPEG/PNG/PGM/PPM image, or a folder of
+    /// them): each frame an unrelated picture of its own size, not a moment of one scene, so
+    /// nothing seen in one says where to look in the next.
+    public var isStillImages: Bool {
+        if case .file(let description) = backend { return description.kind == .images }
+        return false
+    }
     let backend: Backend
     /// Makes the device's frame source each time a session starts with it: the session knows
     /// no kind of source, only this.

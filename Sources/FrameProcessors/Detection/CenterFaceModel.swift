@@ -21,6 +21,9 @@ package final class CenterFaceModel: Sendable {
     /// A call's turn: taken for the whole call, given back when it ends.
     private let turns: DispatchSemaphore
     package let concurrentCalls: Int
+    /// The graph's outputs by name, in CenterFace's order (heatmap, box size, offset, landmarks).
+    let outputNames: [String]
+    static let outputChannels: [Int32] = [1, 2, 2, 10]
 
     /// Idle networks kept across every size: a tracker's passes alternate between a handful of
     /// sizes (the frame, a tile, its quick look, an edge strip, a closer look).
@@ -46,7 +49,9 @@ package final class CenterFaceModel: Sendable {
 
     /// The model at `path`, loaded now unless a live detector already loaded the same file
     /// (same path, device, inode, size and modification time: a file replaced is read again).
-    static func shared(path: String) throws(FaceDetectorError) -> CenterFaceModel {
+    /// `shippedAs`: the file was found by that name, as the shipped model, and is checked against
+    /// its SHA-256 when it is read.
+    static func shared(path: String, shippedAs shipped: String? = nil) throws(FaceDetectorError) -> CenterFaceModel {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw .modelLoadFailed(path: path, message: String(cString: strerror(errno)))
@@ -58,6 +63,7 @@ package final class CenterFaceModel: Sendable {
         // load (~50 ms) rather than making a copy of its own.
         return try loaded.withLock { (models) throws(FaceDetectorError) -> CenterFaceModel in
             if let model = models[key]?.model { return model }
+            if let shipped { try checkShippedDigest(URL(fileURLWithPath: path), named: shipped) }
             let model = try CenterFaceModel(path: path)
             models = models.filter { $0.value.model != nil }
             models[key] = WeakModel(model: model)
@@ -76,6 +82,17 @@ package final class CenterFaceModel: Sendable {
         guard fkxnn_model_input_channels(raw) == 3 else {
             throw .modelLoadFailed(path: path, message: "the network's input is not 3 channels (RGB)")
         }
+        // CenterFace's form: its outputs, in order, are the heatmap (1 channel), the box's log
+        // size (2), the centre's offset (2) and five landmarks (10), whatever the export named them.
+        let channels = (0..<fkxnn_model_output_count(raw)).map { fkxnn_model_output_channels(raw, $0) }
+        guard channels == Self.outputChannels else {
+            throw .modelLoadFailed(
+                path: path,
+                message:
+                    "not a network of CenterFace's form: its outputs have \(channels) channels, not \(Self.outputChannels) (heatmap, box size, offset, landmarks)"
+            )
+        }
+        outputNames = (0..<Int32(channels.count)).map { String(cString: fkxnn_model_output_name(raw, $0)) }
         self.path = path
         self.model = handle
         concurrentCalls = max(1, CPUAllowance.current.count)

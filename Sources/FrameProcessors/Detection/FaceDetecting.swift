@@ -96,12 +96,31 @@ extension FaceDetecting {
 
 /// The model file a detector loads: `given`, else `name` along ModelCatalog's search path;
 /// checked readable here (OpenCV prints its own error line for a missing file before it fails).
-func modelFile(_ given: URL?, named name: String) throws(FaceDetectorError) -> URL {
+/// `shipped`: the file was found by name, so it is the shipped model, and must have its digest
+/// (``checkShippedDigest(_:named:)``).
+func modelFile(_ given: URL?, named name: String) throws(FaceDetectorError) -> (url: URL, shipped: Bool) {
     guard let url = given ?? ModelCatalog.url(forModel: name) else { throw .modelNotFound(name) }
     guard FileManager.default.isReadableFile(atPath: url.path) else {
         throw .modelLoadFailed(path: url.path, message: "no readable file there")
     }
-    return url
+    return (url, given == nil)
+}
+
+/// Refuses a shipped model file whose SHA-256 is not the one it was shipped with
+/// (`ModelCatalog.shippedSHA256`, Models/MANIFEST.json): damaged, or replaced by another file.
+func checkShippedDigest(_ url: URL, named name: String) throws(FaceDetectorError) {
+    guard let expected = ModelCatalog.shippedSHA256[name] else { return }
+    let digest: String
+    do { digest = try SHA256.hex(ofFileAt: url.path) } catch {
+        throw .modelLoadFailed(path: url.path, message: "cannot read it: \(error.localizedDescription)")
+    }
+    guard digest == expected else {
+        throw .modelLoadFailed(
+            path: url.path,
+            message:
+                "its SHA-256 is \(digest), not the shipped \(name)'s \(expected) (Models/MANIFEST.json): the file is damaged or was replaced; another model is given by path (framekit detect --model FILE, FaceDetector(modelURL:))"
+        )
+    }
 }
 
 /// Errors from face detection.

@@ -55,12 +55,16 @@ public final class FaceDetector: FaceDetecting {
     // call borrows a network and a workspace from it.
     package let model: CenterFaceModel
 
-    /// Loads the default model (see `ModelCatalog`) or the ONNX file at `modelURL`.
+    /// Loads the default model (found along `ModelCatalog`'s search path, and refused unless its
+    /// SHA-256 is the shipped file's) or the ONNX file at `modelURL`: another CenterFace export
+    /// (one input of 3 channels; outputs heatmap, box scale, offset and landmarks, in that
+    /// order). A file of another form is ``FaceDetectorError/modelLoadFailed(path:message:)``
+    /// saying what does not fit.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
-        let url = try modelFile(modelURL, named: ModelCatalog.defaultFaceModel)
+        let (url, shipped) = try modelFile(modelURL, named: ModelCatalog.defaultFaceModel)
         // Read now (unless already loaded), so that a bad file fails here rather than at the first frame.
-        self.model = try CenterFaceModel.shared(path: url.path)
+        self.model = try CenterFaceModel.shared(path: url.path, shippedAs: shipped ? ModelCatalog.defaultFaceModel : nil)
         self.options = options
         self.modelURL = url
     }
@@ -245,11 +249,11 @@ struct CenterFaceWorkspace: Sendable {
                     boxScale.withUnsafeMutableBufferPointer { s in
                         offset.withUnsafeMutableBufferPointer { o in
                             landmarks.withUnsafeMutableBufferPointer { l in
-                                // The layer names of this export (see Models/MANIFEST.json).
-                                "537".withCString { n0 in
-                                    "538".withCString { n1 in
-                                        "539".withCString { n2 in
-                                            "540".withCString { n3 in
+                                // The graph's outputs, by the names this export gave them.
+                                model.outputNames[0].withCString { n0 in
+                                    model.outputNames[1].withCString { n1 in
+                                        model.outputNames[2].withCString { n2 in
+                                            model.outputNames[3].withCString { n3 in
                                                 var outputs = [
                                                     fkxnn_tensor(
                                                         name: n0, data: h.baseAddress, capacity: h.count, shape: (0, 0, 0, 0), count: 0),

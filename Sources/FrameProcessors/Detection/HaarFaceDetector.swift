@@ -62,7 +62,7 @@ public final class HaarFaceDetector: FaceDetecting {
     /// Loads the default model (see `ModelCatalog`) or the cascade at `modelURL`.
     public init(modelURL: URL? = nil, options: Options = Options()) throws(FaceDetectorError) {
         try options.validate()
-        let url = try modelFile(modelURL, named: ModelCatalog.haarFaceModel)
+        let url = try modelFile(modelURL, named: ModelCatalog.haarFaceModel).url
         var message = [CChar](repeating: 0, count: 512)
         var raw: OpaquePointer? = nil
         let status = fkcv_cascade_create(url.path, &raw, &message, message.count)

@@ -113,6 +113,13 @@ public final class FaceTracker: Sendable {
         /// turn. On the report split, paced, it found a crowd's small faces 3–4 frames sooner
         /// than one pass over the whole frame at the tiles' scale did (docs/performance.md).
         public var sweepAtOnce: Bool = true
+        /// Whether a cut seen in the image itself (`SceneCut`: the frame's coarse luma against
+        /// the last frame's) starts the tracker over on that frame, as a frame of another size
+        /// does: no face of the old scene is carried into the new one, passes under way are let
+        /// go, and the cut frame gets the first frame's looks (inline, the whole frame and every
+        /// tile; paced, its first pass on the frame where it is quick enough). A slideshow's
+        /// next photo, an edit. (docs/performance.md, "Cuts".)
+        public var cutsFromImage: Bool = true
         /// Whether a tile's pass looks closer at its weak small boxes: each box below the
         /// detector's threshold (down to ``confirmationThreshold``) too small at the tile's
         /// scale for the network to be trusted is looked at again with its surroundings
@@ -207,18 +214,21 @@ public final class FaceTracker: Sendable {
     /// The faces in the next frame of the video, in its pixel coordinates.
     public func faces(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
         try state.withLock { (s) throws(FaceDetectorError) -> [Face] in
-            // A frame of another size (a folder of photos of different sizes) is a new scene:
-            // nothing of the old size is carried into it.
-            if let size = s.frameSize, size != (image.width, image.height) {
+            let gray: PixelBuffer
+            do throws(PixelBufferError) { gray = try s.grayView(of: image) } catch { throw .pixelBuffer(error) }
+            // A frame of another size (a folder of photos of different sizes) or another scene
+            // (``Options/cutsFromImage``) is a new scene: nothing of the old is carried into it.
+            let otherScene = s.sceneCut.isCut(gray) && options.cutsFromImage
+            if otherScene || s.frameSize.map({ $0 != (image.width, image.height) }) == true {
+                let sceneCut = s.sceneCut
                 s.startOver()
-                // A pass under way on the old size runs on, its result let go (`startedOver`);
+                s.sceneCut = sceneCut
+                // A pass under way on the old scene runs on, its result let go (`startedOver`);
                 // one already done is let go here.
                 worker?.discardResult()
             }
             s.frameSize = (image.width, image.height)
             s.frame += 1
-            let gray: PixelBuffer
-            do throws(PixelBufferError) { gray = try s.grayView(of: image) } catch { throw .pixelBuffer(error) }
 
             // 1. Every track, carried into this frame. A face lost in this frame calls for a
             //    pass; one lost earlier already had it (a small face a whole-frame pass cannot
@@ -803,6 +813,8 @@ struct TrackerState: ~Copyable {
 
     /// Where the scene behind the faces is followed, to tell whether the camera moves.
     var camera = CameraMotion()
+    /// The last frame's coarse luma, to tell a cut (``FaceTracker/Options/cutsFromImage``).
+    var sceneCut = SceneCut()
 
     /// Passes that looked only at the entering edge since the last whole-frame pass
     /// (``FaceTracker/Options/edgeLooks``), and the frame of the last (0: none).
