@@ -8,19 +8,31 @@ public enum ModelCatalog {
     public static let haarFaceModel = "haarcascade_frontalface_default.xml"
 
     /// The SHA-256 of the shipped network (as Models/MANIFEST.json gives it; a test holds the
-    /// two equal): a file found by name along ``searchPath`` is checked against it when it is
-    /// loaded, so a damaged or replaced file is refused rather than run. (The Haar cascade is
+    /// two equal): a file found by name along ``searchPath`` (outside ``userFolder``) is checked
+    /// against it when it is loaded, so a damaged or replaced file is refused rather than run. (The Haar cascade is
     /// also found in the system's OpenCV folder, whose file differs by OpenCV release.)
     public static let shippedSHA256: [String: String] = [
         defaultFaceModel: "09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc"
     ]
 
+    /// The folder `FRAMEKIT_MODELS` names, searched first: a user's own models, under the
+    /// shipped names (not checked against ``shippedSHA256``).
+    public static var userFolder: URL? {
+        guard let custom = ProcessInfo.processInfo.environment["FRAMEKIT_MODELS"], !custom.isEmpty else { return nil }
+        return URL(fileURLWithPath: custom)
+    }
+
+    /// Whether `url` (found by ``url(forModel:)``) is a shipped file rather than one from
+    /// ``userFolder``.
+    public static func isShipped(_ url: URL) -> Bool {
+        guard let user = userFolder else { return true }
+        return url.deletingLastPathComponent().standardizedFileURL.path != user.standardizedFileURL.path
+    }
+
     /// The folders searched, in order.
     public static var searchPath: [URL] {
         var folders: [URL] = []
-        if let custom = ProcessInfo.processInfo.environment["FRAMEKIT_MODELS"], !custom.isEmpty {
-            folders.append(URL(fileURLWithPath: custom))
-        }
+        if let userFolder { folders.append(userFolder) }
         folders.append(contentsOf: resourceBundleCandidates)
         // An installed binary's prefix (scripts/install, the Debian package): bin/framekit
         // finds share/framekit/models.

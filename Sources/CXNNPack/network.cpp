@@ -7,6 +7,7 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -88,10 +89,11 @@ uint32_t small(int64_t v, int64_t low, int64_t high, const std::string &what) {
 }
 
 // The IR versions and ONNX operator sets whose Conv, ConvTranspose, BatchNormalization, Add,
-// Relu and Sigmoid mean what lay_out computes: IR 3 (the first with operator set imports) to 10,
-// opset 7 (numpy broadcasting for Add; no is_test or consumed_inputs) to 21 (ONNX 1.16).
-constexpr int64_t kIRVersions[2] = {3, 10};
-constexpr int64_t kOpsets[2] = {7, 21};
+// Relu and Sigmoid mean what lay_out computes: IR 3 (the first with operator set imports) to 11,
+// opset 7 (numpy broadcasting for Add; no is_test or consumed_inputs) to 23 (ONNX 1.18: since
+// opset 7 these operators changed only the element types they take).
+constexpr int64_t kIRVersions[2] = {3, 11};
+constexpr int64_t kOpsets[2] = {7, 23};
 
 void check_versions(const Graph &g) {
     if (g.ir_version < kIRVersions[0] || g.ir_version > kIRVersions[1])
@@ -137,8 +139,14 @@ void check_attributes(const Node &n) {
         if (a.type != 0 && a.type != type->second) throw LoadError(where + ": attribute '" + name + "' has the wrong type");
     }
     auto attribute = [&](const char *name) { return n.attributes.find(name); };
-    if (auto a = attribute("auto_pad"); a != n.attributes.end() && a->second.s != "NOTSET")
+    // VALID is no padding: what explicit zero pads (or none) say.
+    auto zero = [&](const char *name) {
+        auto a = attribute(name);
+        return a == n.attributes.end() || std::all_of(a->second.ints.begin(), a->second.ints.end(), [](int64_t v) { return v == 0; });
+    };
+    if (auto a = attribute("auto_pad"); a != n.attributes.end() && a->second.s != "NOTSET" && !(a->second.s == "VALID" && zero("pads")))
         throw LoadError(where + ": auto_pad " + a->second.s + " is not read (only explicit pads)");
+    if (!zero("output_padding")) throw LoadError(where + ": output_padding is not read");
     if (auto a = attribute("spatial"); a != n.attributes.end() && a->second.i != 1)
         throw LoadError(where + ": spatial " + std::to_string(a->second.i) + " is not read");
     if (auto a = attribute("training_mode"); a != n.attributes.end() && a->second.i != 0)
@@ -254,8 +262,7 @@ ModelData lay_out(Graph &g) {
                 const size_t I = size_t(small(w.dims[0], 1, 1 << 16, "input channels"));
                 const size_t O = size_t(small(w.dims[1], 1, 1 << 16, "output channels"));
                 need_channels(x, I, "ConvTranspose " + n.outputs.at(0));
-                if (!ints(n, "output_padding", {}).empty() || !ints(n, "output_shape", {}).empty())
-                    throw LoadError("ConvTranspose with output_padding or output_shape is not read");
+                if (!ints(n, "output_shape", {}).empty()) throw LoadError("ConvTranspose with output_shape is not read");
                 l.kind = Layer::deconvolution;
                 l.filter.resize(O * kh * kw * I);
                 for (size_t i = 0; i < I; ++i)

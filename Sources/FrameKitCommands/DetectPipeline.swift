@@ -18,7 +18,7 @@ struct DetectorSettings {
     static let mode = Option.choice(
         "mode", ["tracking", "full"],
         help:
-            "tracking (the default for video, cameras and streams): full-frame passes every few frames, faces carried between them by correlation (docs/processors.md); full (the default for an image or a folder of images, each an unrelated picture, searched at its own resolution with --detector cnn): the detector on every frame."
+            "tracking (the default for video, cameras and streams): full-frame passes every few frames, faces carried between them by correlation (docs/processors.md); full (the default for an image or a folder of images, each an unrelated picture, searched at its own resolution with --detector cnn, unless a tracking option is given): the detector on every frame."
     )
     static let scoreThreshold = Option.number(
         "score-threshold", "X", 0...1,
@@ -72,11 +72,11 @@ struct DetectorSettings {
 
     /// These settings with the mode decided for one source where `--mode` left it open: for
     /// `stills` (an image or a folder of images: `CaptureDevice.isStillImages`) each picture on
-    /// its own (`full`: nothing is carried from one picture to the next, an unrelated one),
-    /// otherwise tracking.
+    /// its own (`full`: nothing is carried from one picture to the next, an unrelated one)
+    /// unless a tracking option asks otherwise (``trackingAsked``), otherwise tracking.
     func forSource(stills: Bool) -> DetectorSettings {
         var resolved = self
-        if resolved.mode == nil { resolved.mode = stills ? .full : .tracking }
+        if resolved.mode == nil { resolved.mode = stills && !trackingAsked ? .full : .tracking }
         resolved.stills = stills
         return resolved
     }
@@ -88,6 +88,9 @@ struct DetectorSettings {
     /// (``forSource(stills:)``).
     var mode: Mode?
     var tracking: Bool { mode != .full }
+    /// A tracking option was given (--pass-interval, --quiet-interval, --tiles, --cpu-budget):
+    /// with no --mode, images are tracked too, as asked.
+    var trackingAsked = false
     var scoreThreshold = FaceDetector.Options().scoreThreshold
     var inputSize = FaceDetector.Options().inputSize
     /// The source's frames are still pictures (``forSource(stills:)``): in full mode, the CNN
@@ -127,10 +130,11 @@ struct DetectorSettings {
         for spec in [Self.scaleFactor.spec, Self.minNeighbors.spec, Self.detectionScale.spec] where kind != .haar && options.has(spec) {
             throw UsageError("--\(spec.name) applies to --detector haar")
         }
-        for spec in [Self.passInterval.spec, Self.quietInterval.spec, Self.tiles.spec, Self.cpuBudget.spec]
-        where mode == .full && options.has(spec) {
+        let trackingOptions = [Self.passInterval.spec, Self.quietInterval.spec, Self.tiles.spec, Self.cpuBudget.spec]
+        for spec in trackingOptions where mode == .full && options.has(spec) {
             throw UsageError("--\(spec.name) applies to --mode tracking")
         }
+        trackingAsked = trackingOptions.contains { options.has($0) }
         let cores = options[Self.cpuBudget] ?? Self.defaultCPUBudget
         passScheduler = PassScheduler(lanes: 1, cpuBudget: cores > 0 ? cores : nil)
         tiles = options[Self.tiles] != "off"

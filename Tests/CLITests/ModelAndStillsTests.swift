@@ -42,17 +42,31 @@ struct ModelAndStillsTests {
         }
     }
 
-    @Test("the shipped model found by name with one byte changed is refused: exit 65, its digest and the manifest's")
+    @Test(
+        "the shipped model (beside the binary) with one byte changed is refused: exit 65, both digests; the same file in FRAMEKIT_MODELS is the user's and runs"
+    )
     func damagedShippedModel() throws {
-        let folder = Fixtures.temporaryFolder()
         var bytes = try Data(contentsOf: try FaceDetector().modelURL)
         bytes[bytes.count / 2] ^= 0x01
-        try bytes.write(to: folder.appendingPathComponent(ModelCatalog.defaultFaceModel))
+        // A copy of the binary with a resource bundle of its own beside it, as an install has.
+        let bin = Fixtures.temporaryFolder().appendingPathComponent("bin")
+        let bundle = bin.appendingPathComponent("Copy_FrameModels.resources")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: BinaryRunner.productsFolder.appendingPathComponent("framekit"), to: bin.appendingPathComponent("framekit"))
+        try bytes.write(to: bundle.appendingPathComponent(ModelCatalog.defaultFaceModel))
         var environment = ProcessInfo.processInfo.environment
-        environment["FRAMEKIT_MODELS"] = folder.path
-        let run = try BinaryRunner.run("framekit", ["detect", "--input", Fixtures.astronaut.path], environment: environment)
+        environment["FRAMEKIT_MODELS"] = nil
+        let args = ["detect", "--input", Fixtures.astronaut.path]
+        let run = try BinaryRunner.runTool(bin.appendingPathComponent("framekit").path, args, environment: environment)
         #expect(run.status == 65, "\(run.status) \(run.stderr)")
         #expect(run.stderr.contains("SHA-256") && run.stderr.contains("MANIFEST.json"), "\(run.stderr)")
+        #expect(run.stderr.contains(bundle.path), "\(run.stderr)")
+
+        environment["FRAMEKIT_MODELS"] = bundle.path
+        let own = try BinaryRunner.run("framekit", args, environment: environment)
+        #expect(own.status == 0, "\(own.status) \(own.stderr)")
+        #expect(try Self.summary(own)["model_file"] as? String == bundle.appendingPathComponent(ModelCatalog.defaultFaceModel).path)
     }
 
     @Test("a folder of photos: each gets the faces it gets alone (nothing carried across), in full mode at its own resolution")
@@ -86,6 +100,9 @@ struct ModelAndStillsTests {
         // Asked for, tracking still runs on photos; video keeps tracking.
         let tracked = try Self.summary(try BinaryRunner.run("framekit", ["detect", "--input", folder.path, "--mode", "tracking"]))
         #expect(tracked["mode"] as? String == "tracking" && tracked["full_resolution"] as? Bool == false)
+        // A tracking option with no --mode asks for tracking too (it is not dropped unsaid).
+        let tiles = try Self.summary(try BinaryRunner.run("framekit", ["detect", "--input", folder.path, "--tiles", "off"]))
+        #expect(tiles["mode"] as? String == "tracking")
         let video = try Self.summary(
             try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--preset", "vga640x480", "--frames", "2"]))
         #expect(video["mode"] as? String == "tracking" && video["full_resolution"] as? Bool == false)

@@ -33,15 +33,17 @@ struct FullResolutionTests {
         return (canvas, face)
     }
 
-    @Test("a 20-odd px face in a 2400x1800 picture: missed shrunk to the input, found once at full resolution")
+    @Test("a 20-odd px face in a 2400x1800 picture, across a tile edge: missed shrunk to the input, found once at full resolution")
     func smallFaceInLargePicture() throws {
         let detector = try FaceDetector()
-        // Placed across the left edge of the first level's second tile column (x 480): the
-        // first column holds it whole and reports it, the second cuts it and reports nothing.
-        for x in stride(from: 416, through: 432, by: 4) {
+        // Where the first tile column ends and the second begins: the face is placed across the
+        // second's left edge, so the first holds it whole and the second cuts it.
+        let level = try #require(FaceDetector.levels(width: 2400, height: 1800, inputSize: 640).first)
+        let edge = FaceDetector.tileStarts(length: 2400, tile: level.tile, step: level.tile - level.overlap)[1]
+        for x in stride(from: edge - 62, through: edge - 50, by: 4) {
             let (image, face) = try Self.canvas(width: 2400, height: 1800, photoScale: 0.25, at: (x: x, y: 700))
             #expect(face.width >= 20 && face.width <= 24)
-            #expect(face.x < 480 && face.maxX > 480)
+            #expect(face.x < edge && face.maxX > edge && face.maxX < level.tile, "\(face) edge \(edge)")
             let shrunk = try detector.detect(in: image)
             #expect(!shrunk.contains { $0.bounds.iou(face) > 0.4 })
             let found = try detector.detectAtFullResolution(in: image)
@@ -51,13 +53,27 @@ struct FullResolutionTests {
         }
     }
 
-    @Test("a face larger than a tile is found once, by the whole-image pass")
+    @Test("a face larger than the tiles' overlap is found once")
     func largeFace() throws {
         let detector = try FaceDetector()
         let (image, face) = try Self.canvas(width: 1800, height: 1800, photoScale: 3.4, at: (x: 0, y: 0))
-        #expect(face.width > 640 / 4) // more than the overlap: tiles cut it
+        let level = try #require(FaceDetector.levels(width: 1800, height: 1800, inputSize: 640).first)
+        #expect(face.width > level.overlap) // tiles may cut it
         let found = try detector.detectAtFullResolution(in: image)
         #expect(found.count == 1 && found.allSatisfy { $0.bounds.iou(face) > 0.4 }, "\(found.map(\.bounds)) face \(face)")
+    }
+
+    @Test(
+        "levels: one at the image's scale while the whole pass sees what its tiles miss; halves beyond; none for an input too small to tile"
+    )
+    func levels() {
+        #expect(FaceDetector.levels(width: 600, height: 400, inputSize: 640).isEmpty)
+        let photo = FaceDetector.levels(width: 1600, height: 1200, inputSize: 640)
+        #expect(photo.count == 1 && photo[0].scale == 1 && photo[0].tile == 640 && photo[0].overlap == 50)
+        let huge = FaceDetector.levels(width: 8000, height: 6000, inputSize: 640)
+        #expect(huge.map(\.scale) == [1, 0.5] && huge.allSatisfy { 4 * $0.overlap <= $0.tile })
+        #expect(FaceDetector.levels(width: 4000, height: 3000, inputSize: 64).isEmpty)
+        #expect(FaceDetector.levels(width: 4000, height: 3000, inputSize: 150).isEmpty)
     }
 
     @Test("tiles cover the length, a step apart, the last flush with the end")

@@ -19,7 +19,7 @@ struct SceneCutTests {
         return try PixelFormatConversion.convert(frame, to: .gray8)
     }
 
-    @Test("a pan, a change of exposure or a face coming in is the same scene; another photo, or black to a photo, is a cut")
+    @Test("a pan, a change of exposure or a face coming in is the same scene; another photo, or no light to a photo, is a cut")
     func cuts() throws {
         var scene = SceneCut()
         func cut(_ frame: PixelBuffer) -> Bool { scene.isCut(frame) }
@@ -34,7 +34,7 @@ struct SceneCutTests {
         var black = try PixelBuffer(width: 1280, height: 720, format: .gray8)
         black.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 0) }
         #expect(cut(black))
-        #expect(cut(try Self.coffee())) // out of a fade to black
+        #expect(cut(try Self.coffee())) // out of a frame with no light
     }
 
     @Test("inline, passes 30 frames apart: the faces of a new scene come on the cut frame, not at the next pass")

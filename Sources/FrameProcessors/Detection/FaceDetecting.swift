@@ -96,14 +96,14 @@ extension FaceDetecting {
 
 /// The model file a detector loads: `given`, else `name` along ModelCatalog's search path;
 /// checked readable here (OpenCV prints its own error line for a missing file before it fails).
-/// `shipped`: the file was found by name, so it is the shipped model, and must have its digest
-/// (``checkShippedDigest(_:named:)``).
+/// `shipped`: the file was found by name outside `FRAMEKIT_MODELS`, so it is the shipped model,
+/// and must have its digest (``checkShippedDigest(_:named:)``).
 func modelFile(_ given: URL?, named name: String) throws(FaceDetectorError) -> (url: URL, shipped: Bool) {
     guard let url = given ?? ModelCatalog.url(forModel: name) else { throw .modelNotFound(name) }
     guard FileManager.default.isReadableFile(atPath: url.path) else {
         throw .modelLoadFailed(path: url.path, message: "no readable file there")
     }
-    return (url, given == nil)
+    return (url, given == nil && ModelCatalog.isShipped(url))
 }
 
 /// Refuses a shipped model file whose SHA-256 is not the one it was shipped with

@@ -118,7 +118,7 @@ public final class FaceTracker: Sendable {
         /// does: no face of the old scene is carried into the new one, passes under way are let
         /// go, and the cut frame gets the first frame's looks (inline, the whole frame and every
         /// tile; paced, its first pass on the frame where it is quick enough). A slideshow's
-        /// next photo, an edit. (docs/performance.md, "Cuts".)
+        /// next photo, an edit. (Off, the grid is not measured.) (docs/performance.md, "Cuts".)
         public var cutsFromImage: Bool = true
         /// Whether a tile's pass looks closer at its weak small boxes: each box below the
         /// detector's threshold (down to ``confirmationThreshold``) too small at the tile's
@@ -218,7 +218,7 @@ public final class FaceTracker: Sendable {
             do throws(PixelBufferError) { gray = try s.grayView(of: image) } catch { throw .pixelBuffer(error) }
             // A frame of another size (a folder of photos of different sizes) or another scene
             // (``Options/cutsFromImage``) is a new scene: nothing of the old is carried into it.
-            let otherScene = s.sceneCut.isCut(gray) && options.cutsFromImage
+            let otherScene = options.cutsFromImage && s.sceneCut.isCut(gray)
             if otherScene || s.frameSize.map({ $0 != (image.width, image.height) }) == true {
                 let sceneCut = s.sceneCut
                 s.startOver()

@@ -9,7 +9,7 @@ import FrameCore
 struct SceneCut {
     static let columns = 16
     static let rows = 9
-    /// Pixels sampled in each direction within a cell: every `step`th (a 720p frame: ~3,600 reads).
+    /// Pixels sampled in each direction within a cell: every `step`th (a 720p frame: ~57,600 reads).
     static let step = 4
     /// The mean absolute difference of two grids, in units of the frame's mean luma, above
     /// which they are two scenes (tune split: docs/performance.md, "Cuts").
@@ -34,8 +34,8 @@ struct SceneCut {
         zip(a, b).reduce(0) { $0 + abs($1.0 - $1.1) } / Double(a.count)
     }
 
-    /// Each cell's mean luma over the frame's (all 0 for a black frame: the scene after a fade
-    /// to black is another; nil for a frame too small for the grid).
+    /// Each cell's mean luma over the frame's (all 0 for a frame with no light at all; nil for a
+    /// frame too small for the grid). A video-range frame's black (luma 16) is a uniform grid.
     static func grid(_ gray: PixelBuffer) -> [Double]? {
         let (w, h) = (gray.width, gray.height)
         guard w >= columns * step, h >= rows * step else { return nil }
