@@ -37,6 +37,7 @@ enum ProfileCommand: Command {
             )
         }
         var snapshots: [StatsSnapshot] = []
+        var detectorFields: [(String, JSON)] = []
         var failure: (message: String, code: Int32)?
         for preset in presets {
             // Each preset's rss_peak_mb is its own run's, not the process's so far (4K's peak was
@@ -47,13 +48,13 @@ enum ProfileCommand: Command {
                 device: device, preset: preset, settings: settings,
                 limits: .init(frames: nil, duration: duration), printFrames: false, source: preset.rawValue)
             snapshots.append(result.snapshot)
+            detectorFields = result.detectorFields
             if case .failed(let message, let code) = result.end {
                 failure = (message, code)
                 break
             }
             if case .interrupted = result.end { break }
         }
-        let detectorFields = settings.forSource(stills: device.isStillImages).summaryFields
         let json = JSON.object([("presets", .array(snapshots.map { .object(StatsJSON.summaryFields($0) + detectorFields) }))]).text
         Console.out(json)
         if let path = options[Self.json] { try OutputFile.write(json + "\n", to: path, replacing: true) }
