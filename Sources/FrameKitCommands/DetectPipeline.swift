@@ -272,6 +272,9 @@ enum DetectPipeline {
         }
         let size = try DetectCommand.activeSize(device: device, preset: preset)
         let detection = try settings.stage(frameWidth: size.width, frameHeight: size.height, live: device.isPaced)
+        // No pass runs past this call on any path: exit tears OpenCV's and XNNPACK's statics
+        // down under a pass still running (FaceTracker.shutdown()).
+        defer { (detection as? FaceTrackingProcessor)?.tracker.shutdown() }
         var stages: [any Processor] = [detection]
         let writer: MJPEGWriter?
         if let annotate {
@@ -311,7 +314,7 @@ enum DetectPipeline {
         let end = runner.wait(until: isFile ? nil : limits.duration.map { started.addingTimeInterval($0) })
         let poolPeak = session.bufferUsage?.peakBytesInUse
         session.stopRunning()
-        (detection as? FaceTrackingProcessor)?.tracker.waitUntilIdle()
+        (detection as? FaceTrackingProcessor)?.tracker.shutdown() // its passes in the summary
         progress?.stop()
         var annotationFailure: OutputFile.Failure?
         do { try writer?.close() } catch let error as OutputFile.Failure { annotationFailure = error } catch {

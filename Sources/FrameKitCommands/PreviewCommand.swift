@@ -73,6 +73,8 @@ enum PreviewCommand: Command {
             output.processors = ProcessorChain(
                 [WhileWatched(processor: FaceTrackingProcessor(tracker: tracker)) { !server.viewers.isEmpty }] + stamp)
         } catch { throw RuntimeFailure(error) }
+        // No pass runs past this call on any path (FaceTracker.shutdown()).
+        defer { tracker.shutdown() }
         output.setSampleBufferDelegate(feed)
         do {
             session = try DeviceChoice.session(device: first, preset: preset, output: output)
@@ -126,7 +128,7 @@ enum PreviewCommand: Command {
         let poolPeak = session.bufferUsage?.peakBytesInUse
         server.stop()
         session.stopRunning()
-        tracker.waitUntilIdle()
+        tracker.shutdown()
         let active = session.inputs.first?.activeFormat?.size ?? FrameSize(width: size.width, height: size.height)
         var snapshot = feed.stats.snapshot(
             preset: DetectPipeline.presetLabel(preset, device: session.inputs.first?.device ?? first, size: active),

@@ -39,10 +39,10 @@ struct CameraMotionTests {
         var camera = CameraMotion()
         let face = Box(x: 200, y: 100, width: 100, height: 100)
         camera.place(in: try frame(0), avoiding: [face], patchSize: 24)
-        #expect(camera.anchors.count >= CameraMotion.minimumAnchors)
+        #expect(camera.anchors.count >= TrackerPolicy.standard.minimumAnchors)
         #expect(camera.anchors.allSatisfy { !$0.box.overlaps(Box(x: 150, y: 50, width: 200, height: 200)) })
         #expect(camera.isStill == nil, "placed first: the faces judge until the anchors have a window")
-        for _ in 0..<CameraMotion.window { camera.step(in: try frame(0), minCorrelation: 0.7) }
+        for _ in 0..<TrackerPolicy.standard.stillWindow { camera.step(in: try frame(0), minCorrelation: 0.7) }
         #expect(camera.isStill == true && !camera.moveTogether)
     }
 
@@ -50,9 +50,9 @@ struct CameraMotionTests {
     func pan() throws {
         var camera = CameraMotion()
         camera.place(in: try frame(0), avoiding: [], patchSize: 24)
-        for n in 1...CameraMotion.window { camera.step(in: try frame(2 * n), minCorrelation: 0.7) }
+        for n in 1...TrackerPolicy.standard.stillWindow { camera.step(in: try frame(2 * n), minCorrelation: 0.7) }
         #expect(camera.isStill == false && camera.moveTogether)
-        camera.place(in: try frame(2 * CameraMotion.window), avoiding: [], patchSize: 24)
+        camera.place(in: try frame(2 * TrackerPolicy.standard.stillWindow), avoiding: [], patchSize: 24)
         #expect(camera.isStill == false, "new anchors inherit the old ones' judgement until they have a window")
     }
 
@@ -64,7 +64,9 @@ struct CameraMotionTests {
         let a = camera.anchors[0].box.rect
         let block = Rect(x: max(0, a.x - 20), y: max(0, a.y - 20), width: a.width + 40, height: a.height + 40).clamped(
             width: 640, height: 360)
-        for n in 1...CameraMotion.window { camera.step(in: try frame(0, carried: -2 * n, block: block), minCorrelation: 0.7) }
+        for n in 1...TrackerPolicy.standard.stillWindow {
+            camera.step(in: try frame(0, carried: -2 * n, block: block), minCorrelation: 0.7)
+        }
         let carriedAnchor = camera.anchors[0]
         #expect(!carriedAnchor.isFound || abs(carriedAnchor.box.x - carriedAnchor.detectedBox.x) >= 4, "the carried anchor moved")
         #expect(!camera.moveTogether)
@@ -77,7 +79,7 @@ struct CameraMotionTests {
     func fastPan() throws {
         var camera = CameraMotion()
         camera.place(in: try frame(0), avoiding: [], patchSize: 24)
-        for _ in 0..<CameraMotion.window { camera.step(in: try frame(0), minCorrelation: 0.7) }
+        for _ in 0..<TrackerPolicy.standard.stillWindow { camera.step(in: try frame(0), minCorrelation: 0.7) }
         #expect(camera.isStill == true)
         camera.place(in: try frame(0), avoiding: [], patchSize: 24) // a whole-frame pass: still, inherited
         camera.step(in: try frame(40), minCorrelation: 0.7) // 40 px in one frame: beyond an 11 px search

@@ -9,40 +9,26 @@ import FrameCore
 ///
 /// Anchors are placed on a 4 x 3 grid, one per cell whose centre patch is clear of faces and
 /// has enough contrast to be found again (a plain wall or sky has not), the most contrasted
-/// first. The camera counts as moving when half of them or more have moved ``stillDistance``
-/// over the last ``window`` frames, or are lost. After each whole-frame pass they are placed
+/// first. The camera counts as moving when half of them or more have moved ``TrackerPolicy/stillDistance``
+/// over the last ``TrackerPolicy/stillWindow`` frames, or are lost. After each whole-frame pass they are placed
 /// again, clear of where the faces are now, unless they all moved together (a pan: kept, so
 /// that a slow one is judged over the whole window whatever the passes' pace); and whenever
-/// half are lost (carried out of view, covered). With fewer than ``minimumAnchors`` the scene
+/// half are lost (carried out of view, covered). With fewer than ``TrackerPolicy/minimumAnchors`` the scene
 /// cannot judge (faces everywhere, a blank wall): the faces' own motion is the fallback
 /// (``TrackerState/tracksStill``), and so it is where the anchors disagree (some moved, some
 /// not: something passed over them, not a pan) — ``TrackerState/cameraStill``.
 struct CameraMotion {
     private(set) var anchors: [Track] = []
-    /// Each anchor's positions over the last ``window`` frames and this one, oldest first.
+    /// Each anchor's positions over the last ``TrackerPolicy/stillWindow`` frames and this one, oldest first.
     private var paths: [[(x: Double, y: Double)]] = []
 
-    /// Anchors kept at most: enough for a majority that a face walking across one cannot sway.
-    static let maximumAnchors = 6
-    /// Fewer anchors than this leave the judgement to the faces.
-    static let minimumAnchors = 3
-    /// The contrast (standard deviation of the patch's gray levels) below which a patch is too
-    /// plain to be found again reliably.
-    static let minimumContrast = 10.0
-    /// How far an anchor is searched for beyond where it was, as a fraction of its side, plus
-    /// its last motion (a camera at 4 px a frame at 720p moves a tenth of an anchor's side).
-    static let searchMargin = 0.25
-    /// An anchor that moved this far (px, either way) over ``window`` frames has moved; a face
-    /// this far from where a pass last put it too (``TrackerState/tracksStill``).
-    static let stillDistance = 4.0
-    /// The frames over which an anchor's motion is judged: a pan of more than a pixel a frame
-    /// counts (``stillDistance`` in this many frames), as faces do at the inline interval,
-    /// whatever the passes' pace (tune split: 8 frames held passes at their pace through the
-    /// slow ends of `crowd-pan`'s sweeps, 0.47 passes a frame against 0.45, for no recall).
-    static let window = 4
+    /// The anchors' numbers (``TrackerPolicy/maximumAnchors``…``TrackerPolicy/stillWindow``).
+    let policy: TrackerPolicy
+
+    init(policy: TrackerPolicy = .standard) { self.policy = policy }
 
     /// The judgement of the anchors before the last placing, which stands until the new ones
-    /// have been followed a whole ``window`` (nil: none, the faces judge meanwhile) — unless
+    /// have been followed a whole ``TrackerPolicy/stillWindow`` (nil: none, the faces judge meanwhile) — unless
     /// they all moved already, or most are lost. A pan under four pixels a frame looks still
     /// over a single frame.
     private var inherited: Bool? = nil
@@ -51,7 +37,7 @@ struct CameraMotion {
     private(set) var placed = false
 
     /// Whether enough anchors were placed to judge.
-    var canJudge: Bool { anchors.count >= Self.minimumAnchors }
+    var canJudge: Bool { anchors.count >= policy.minimumAnchors }
 
     /// Whether half the anchors or more are lost: carried out of view, or covered.
     var mostLost: Bool { canJudge && 2 * anchors.filter(\.isFound).count <= anchors.count }
@@ -61,24 +47,27 @@ struct CameraMotion {
         inherited = placed ? isStill : nil
         anchors.removeAll(keepingCapacity: true)
         placed = true
-        let side = max(16, min(gray.width, gray.height) / 8)
+        let side = max(policy.smallestAnchor, Int(Double(min(gray.width, gray.height)) * policy.anchorShare))
         // A face's box grown by half its size each way: the hair, the neck and the shoulders
         // move with it.
         let keepOut = faces.map { Box(x: $0.x - $0.width / 2, y: $0.y - $0.height / 2, width: 2 * $0.width, height: 2 * $0.height) }
         var candidates: [(contrast: Double, anchor: Track)] = []
-        for row in 0..<3 {
-            for column in 0..<4 {
+        let (columns, rows) = (policy.anchorColumns, policy.anchorRows)
+        for row in 0..<rows {
+            for column in 0..<columns {
+                // The cell's centre.
                 let box = Box(
-                    x: Double((2 * column + 1) * gray.width / 8 - side / 2), y: Double((2 * row + 1) * gray.height / 6 - side / 2),
+                    x: Double((2 * column + 1) * gray.width / (2 * columns) - side / 2),
+                    y: Double((2 * row + 1) * gray.height / (2 * rows) - side / 2),
                     width: Double(side), height: Double(side))
                 if keepOut.contains(where: { $0.overlaps(box) }) { continue }
-                let anchor = Track(face: Face(bounds: box.rect), gray: gray, patchSize: patchSize)
+                let anchor = Track(face: Face(bounds: box.rect), gray: gray, patchSize: patchSize, policy: policy)
                 guard anchor.isFound else { continue }
                 let contrast = Self.contrast(anchor.patch)
-                if contrast >= Self.minimumContrast { candidates.append((contrast, anchor)) }
+                if contrast >= policy.minimumContrast { candidates.append((contrast, anchor)) }
             }
         }
-        anchors = candidates.sorted { $0.contrast > $1.contrast }.prefix(Self.maximumAnchors).map(\.anchor)
+        anchors = candidates.sorted { $0.contrast > $1.contrast }.prefix(policy.maximumAnchors).map(\.anchor)
         paths = anchors.map { [($0.box.x, $0.box.y)] }
     }
 
@@ -87,15 +76,16 @@ struct CameraMotion {
         for i in anchors.indices {
             // At its size only: the scene behind the faces does not come closer (a zoom, or
             // something passing in front, is not a still camera either).
-            _ = anchors[i].step(in: gray, margin: Self.searchMargin, minCorrelation: minCorrelation, rescaling: false)
+            _ = anchors[i].step(
+                in: gray, margin: policy.anchorSearchMargin, minCorrelation: minCorrelation, rescaling: false, policy: policy)
             paths[i].append((anchors[i].box.x, anchors[i].box.y))
-            if paths[i].count > Self.window + 1 { paths[i].removeFirst() }
+            if paths[i].count > policy.stillWindow + 1 { paths[i].removeFirst() }
         }
     }
 
     /// Whether the camera looks still: more than half the anchors found and within
-    /// ``stillDistance`` of where they were ``window`` frames ago. nil: too few anchors to
-    /// judge, or placed less than ``window`` frames ago with no judgement before them.
+    /// ``TrackerPolicy/stillDistance`` of where they were ``TrackerPolicy/stillWindow`` frames ago. nil: too few anchors to
+    /// judge, or placed less than ``TrackerPolicy/stillWindow`` frames ago with no judgement before them.
     var isStill: Bool? {
         guard canJudge else { return nil }
         // Most anchors lost: a pan faster than their search, or something large in front of
@@ -113,7 +103,7 @@ struct CameraMotion {
     }
 
     /// The scene's motion a frame under a pan: the median of the found anchors' motion over
-    /// the frames they have been followed (up to ``window``), while they all moved together
+    /// the frames they have been followed (up to ``TrackerPolicy/stillWindow``), while they all moved together
     /// and most are found. nil otherwise (no pan, or too fast to follow).
     var pan: (dx: Double, dy: Double)? {
         guard canJudge, !mostLost, moveTogether else { return nil }
@@ -126,12 +116,12 @@ struct CameraMotion {
         return (median(moves.map(\.dx)), median(moves.map(\.dy)))
     }
 
-    /// Whether the anchors have been followed a whole ``window`` since they were placed.
-    var judged: Bool { paths.first.map { $0.count > Self.window } ?? false }
+    /// Whether the anchors have been followed a whole ``TrackerPolicy/stillWindow`` since they were placed.
+    var judged: Bool { paths.first.map { $0.count > policy.stillWindow } ?? false }
 
     private func moved(_ i: Int) -> Bool {
         let (from, to) = (paths[i][0], paths[i][paths[i].count - 1])
-        return max(abs(to.x - from.x), abs(to.y - from.y)) >= Self.stillDistance
+        return max(abs(to.x - from.x), abs(to.y - from.y)) >= policy.stillDistance
     }
 
     static func contrast(_ patch: [UInt8]) -> Double {

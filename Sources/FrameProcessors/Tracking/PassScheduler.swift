@@ -22,7 +22,8 @@ public final class PassScheduler: Sendable {
     /// The ceiling on the process's CPU, in cores' worth; nil: none.
     public var cpuBudget: Double? { budget?.cores }
     private let queue: DispatchQueue
-    private let free: DispatchSemaphore
+    /// Passes asked for and not started, oldest first, and how many lanes are draining them.
+    private let waiting = Mutex(Waiting())
     private let budget: CPUBudget?
     /// The lane thread's CPU seconds in the last pass: what an admitted pass is expected to
     /// cost (all of it with one thread a pass, ``InferenceThreads``; the lane's share with more).
@@ -52,7 +53,6 @@ public final class PassScheduler: Sendable {
         self.passCPU = passCPU
         self.lanes = max(1, lanes)
         queue = DispatchQueue(label: "framekit.face-tracker.passes", qos: .userInitiated, attributes: self.lanes > 1 ? .concurrent : [])
-        free = DispatchSemaphore(value: self.lanes)
     }
 
     /// Whether a pass a tracker has wanted since `since` may start at `now` (nil: not yet): the
@@ -67,7 +67,7 @@ public final class PassScheduler: Sendable {
         return Admission(reserved: estimate)
     }
 
-    /// Runs an admitted `pass` when a lane is free (FIFO), gives back what its admission set
+    /// Runs an admitted `pass` when a lane is free (first asked, first run), gives back what its admission set
     /// aside, then calls `done` — once the lane has let go of the pass closure. `typical`:
     /// whether its CPU is what the next pass is expected to cost (a tracker's sweep of every
     /// tile in one job, a few passes' worth once a stream, is not: the next admission would set
@@ -79,17 +79,46 @@ public final class PassScheduler: Sendable {
     package func run(
         _ admission: Admission, typical: Bool = true, _ pass: @escaping @Sendable () -> Void, done: @escaping @Sendable () -> Void
     ) {
-        let held = PassHolder(pass)
-        queue.async { [self] in
-            free.wait()
-            defer { free.signal() }
-            let start = passCPU()
-            held.run()
-            let spent = (passCPU() - start).seconds
-            if typical { lastPassCPU.withLock { $0 = spent } }
-            budget?.release(admission.reserved)
-            done()
+        let job = Job(admission: admission, typical: typical, pass: PassHolder(pass), done: done)
+        // A lane is started only when fewer than `lanes` are draining the queue: no thread
+        // ever waits for a lane, and the jobs leave the queue in the order they came.
+        let startsLane = waiting.withLock { w -> Bool in
+            w.jobs.append(job)
+            guard w.lanes < lanes else { return false }
+            w.lanes += 1
+            return true
         }
+        if startsLane { queue.async { [self] in drain() } }
+    }
+
+    /// One lane: runs the oldest job waiting until none is left.
+    private func drain() {
+        while let job = waiting.withLock({ w -> Job? in
+            guard !w.jobs.isEmpty else {
+                w.lanes -= 1
+                return nil
+            }
+            return w.jobs.removeFirst()
+        }) {
+            let start = passCPU()
+            job.pass.run()
+            let spent = (passCPU() - start).seconds
+            if job.typical { lastPassCPU.withLock { $0 = spent } }
+            budget?.release(job.admission.reserved)
+            job.done()
+        }
+    }
+
+    private struct Job: Sendable {
+        let admission: Admission
+        let typical: Bool
+        let pass: PassHolder
+        let done: @Sendable () -> Void
+    }
+
+    private struct Waiting: ~Copyable {
+        var jobs: [Job] = []
+        var lanes = 0
     }
 }
 

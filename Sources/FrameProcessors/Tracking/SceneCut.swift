@@ -3,30 +3,26 @@ import FrameCore
 /// Whether a frame shows another scene than the one before it (an edited video's cut, the next
 /// photo of a slideshow), from the image itself: each frame's luma is averaged over a coarse
 /// grid and scaled by the frame's mean (a change of exposure is not a cut); two frames whose
-/// grids differ, cell by cell, by more than ``threshold`` of the mean are two scenes. A pan
+/// grids differ, cell by cell, by more than a threshold of the mean are two scenes. A pan
 /// moves a cell's content by a fraction of a cell from one frame to the next and changes its
-/// mean a little; a cut changes every cell.
+/// mean a little; a cut changes every cell. The grid and the threshold are the policy's
+/// (``TrackerPolicy/cutThreshold``).
 struct SceneCut {
-    static let columns = 16
-    static let rows = 9
-    /// Pixels sampled in each direction within a cell: every `step`th (a 720p frame: ~57,600 reads).
-    static let step = 4
-    /// The mean absolute difference of two grids, in units of the frame's mean luma, above
-    /// which they are two scenes (tune split: docs/performance.md, "Cuts").
-    static let threshold = 0.27
-
+    let policy: TrackerPolicy
     private var last: [Double]? = nil
+
+    init(policy: TrackerPolicy = .standard) { self.policy = policy }
 
     /// Takes this frame's grid; returns whether it is another scene than the last frame's
     /// (false for the first frame).
     mutating func isCut(_ gray: PixelBuffer) -> Bool {
-        guard let grid = Self.grid(gray) else {
+        guard let grid = Self.grid(gray, policy: policy) else {
             last = nil
             return false
         }
         defer { last = grid }
         guard let last else { return false }
-        return Self.distance(last, grid) > Self.threshold
+        return Self.distance(last, grid) > policy.cutThreshold
     }
 
     /// The mean absolute difference of two grids.
@@ -36,7 +32,8 @@ struct SceneCut {
 
     /// Each cell's mean luma over the frame's (all 0 for a frame with no light at all; nil for a
     /// frame too small for the grid). A video-range frame's black (luma 16) is a uniform grid.
-    static func grid(_ gray: PixelBuffer) -> [Double]? {
+    static func grid(_ gray: PixelBuffer, policy: TrackerPolicy = .standard) -> [Double]? {
+        let (columns, rows, step) = (policy.cutGridColumns, policy.cutGridRows, policy.cutSampleStep)
         let (w, h) = (gray.width, gray.height)
         guard w >= columns * step, h >= rows * step else { return nil }
         var cells = [Double](repeating: 0, count: columns * rows)

@@ -13,23 +13,20 @@ package struct TilePlan: Equatable {
     package var tileScale: Double
     var width: Int
     var height: Int
-
-    /// The side (px at the network's input) from which a whole-frame pass is trusted to see a face.
-    static let trustedSide = 32.0
-
-    /// Below this scale a whole-frame pass shrinks a frame enough to leave faces it cannot see
-    /// (tiles) and to cost much more than a look at half its input (the tracker's quick look).
-    static let shrinkingScale = 0.9
+    let policy: TrackerPolicy
 
     /// The plan for `width` x `height` frames that a whole-frame pass shrinks by `scale`; no
-    /// tiles when it shrinks them little (the pass itself sees small faces).
-    package init(width: Int, height: Int, scale: Double) {
+    /// tiles when it shrinks them little (the pass itself sees small faces:
+    /// ``TrackerPolicy/shrinkingScale``).
+    package init(width: Int, height: Int, scale: Double, policy: TrackerPolicy = .standard) {
         self.width = width
         self.height = height
-        smallFace = scale > 0 ? Self.trustedSide / scale : 0
+        self.policy = policy
+        smallFace = scale > 0 ? policy.trustedSide / scale : 0
         tiles = []
         tileScale = 0
-        guard scale > 0, scale < Self.shrinkingScale, width >= 64, height >= 64 else {
+        let smallest = policy.smallestTiledFrame
+        guard scale > 0, scale < policy.shrinkingScale, width >= smallest, height >= smallest else {
             smallFace = 0
             return
         }
@@ -55,12 +52,9 @@ package struct TilePlan: Equatable {
         }
     }
 
-    /// Tiles deal with faces up to this many times ``smallFace`` (a little over it, so a face
-    /// growing past it is judged by both kinds of pass for a while).
-    static let tileFaceLimit = 1.5
-
-    /// Whether a face whose longest side is `side` (image px) is a tile's to deal with.
-    func isSmall(_ side: Double) -> Bool { side < Self.tileFaceLimit * smallFace }
+    /// Whether a face whose longest side is `side` (image px) is a tile's to deal with (up to
+    /// ``TrackerPolicy/tileFaceLimit`` times ``smallFace``).
+    func isSmall(_ side: Double) -> Bool { side < policy.tileFaceLimit * smallFace }
 
     /// The faces a tile's pass deals with: small ones.
     func small(_ faces: [Face]) -> [Face] { faces.filter { isSmall(Double(max($0.bounds.width, $0.bounds.height))) } }
@@ -90,7 +84,7 @@ package struct TilePlan: Equatable {
     /// tile inside the frame (a face there is cut: the tile beside it, or a whole-frame pass,
     /// sees it whole).
     package func seesWhole(_ tile: Rect, _ box: Box) -> Bool {
-        let margin = 2.0 // px from a tile's inner edge
+        let margin = policy.innerEdgeMargin
         let (x0, y0) = (Double(tile.x), Double(tile.y))
         let (x1, y1) = (Double(tile.x + tile.width), Double(tile.y + tile.height))
         guard Self.holds(tile, box) else { return false }

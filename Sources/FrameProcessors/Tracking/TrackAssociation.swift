@@ -13,11 +13,12 @@ struct TrackAssociation {
     let passFrame: Int
     let frame: Int
     let options: FaceTracker.Options
+    let policy: TrackerPolicy
     let reacquire: (Face) -> Track?
 
     init(
         whole: DetectionPass, look: PassLook, plan: TilePlan?, passFrame: Int, frame: Int, options: FaceTracker.Options,
-        reacquire: @escaping (Face) -> Track?
+        policy: TrackerPolicy = .standard, reacquire: @escaping (Face) -> Track?
     ) {
         self.whole = whole
         var region: Rect? = nil
@@ -38,6 +39,7 @@ struct TrackAssociation {
         self.passFrame = passFrame
         self.frame = frame
         self.options = options
+        self.policy = policy
         self.reacquire = reacquire
     }
 
@@ -59,7 +61,7 @@ struct TrackAssociation {
         // second one beside it (the network scores parts of a large face weakly, and such a box
         // overlaps the face too little for suppression to remove it).
         let candidates = pass.candidates.filter { c in
-            !found.contains { Double($0.bounds.intersection(c.bounds).area) > 0.1 * Double(c.bounds.area) }
+            !found.contains { Double($0.bounds.intersection(c.bounds).area) > policy.onAFaceShare * Double(c.bounds.area) }
         }
         let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
         _ = confirm(&tracks, with: candidates, only: established.subtracting(trackTaken), trackTaken: &trackTaken, reported: false)
@@ -84,7 +86,7 @@ struct TrackAssociation {
                 changed = true
             }
         }
-        let kept = Self.withoutDuplicates(tracks)
+        let kept = Self.withoutDuplicates(tracks, policy: policy)
         if kept.count != before.count { changed = true }
         return kept
     }
@@ -131,7 +133,7 @@ struct TrackAssociation {
         var taken = Set<Int>()
         for pair in pairs(tracks, boxes, only: only) where !trackTaken.contains(pair.track) && !taken.contains(pair.face) {
             taken.insert(pair.face)
-            if !reported, Self.resized(tracks[pair.track].box, boxes[pair.face].bounds) {
+            if !reported, Self.resized(tracks[pair.track].box, boxes[pair.face].bounds, ratio: policy.resizedRatio) {
                 // A weaker box of another size says the face is still there, not where: the
                 // track stays where the correlation has it, with the box's confidence (report
                 // `crowd-sweep-101`, as read: a 26x34 box at 0.06 took over a 16x18 track at
@@ -158,11 +160,11 @@ struct TrackAssociation {
     }
 
     /// Whether a weaker box is of another size than the track it renews (its longer side more
-    /// than a quarter longer or shorter).
-    static func resized(_ track: Box, _ box: Rect) -> Bool {
+    /// than `ratio` times longer or shorter).
+    static func resized(_ track: Box, _ box: Rect, ratio: Double) -> Bool {
         let a = max(track.width, track.height)
         let b = Double(max(box.width, box.height))
-        return max(a, b) > 1.25 * min(a, b)
+        return max(a, b) > ratio * min(a, b)
     }
 
     /// A barely confident box partly on a stronger face's head, in the same pass, is the
@@ -172,9 +174,10 @@ struct TrackAssociation {
     /// among them.
     func isSecondBox(_ face: Face) -> Bool {
         let score = face.confidence ?? 1
-        guard score < 0.5 else { return false }
+        guard score < policy.secondBoxBelow else { return false }
         return whole.faces.contains {
-            ($0.confidence ?? 1) > score && Double(Self.head($0.bounds).intersection(face.bounds).area) >= 0.25 * Double(face.bounds.area)
+            ($0.confidence ?? 1) > score
+                && Double(Self.head($0.bounds).intersection(face.bounds).area) >= policy.secondBoxOnHead * Double(face.bounds.area)
         }
     }
 
@@ -192,31 +195,31 @@ struct TrackAssociation {
     /// Two tracks on one face: keep the one confirmed most recently. A track lying mostly
     /// inside a larger one is a part of that face (the network scores parts of a large face
     /// weakly, and a small track is judged only by the tiles): the face is kept.
-    static func withoutDuplicates(_ tracks: [Track]) -> [Track] {
+    static func withoutDuplicates(_ tracks: [Track], policy: TrackerPolicy = .standard) -> [Track] {
         var kept: [Track] = []
         // Found faces first: a lost face's box (where its motion carried it) never hides one.
         for t in tracks.sorted(by: { ($0.isFound ? 0 : 1, $0.missedPasses) < ($1.isFound ? 0 : 1, $1.missedPasses) }) {
             let r = t.box.rect
-            if kept.contains(where: { $0.box.rect.iou(r) > 0.5 }) { continue }
-            if kept.contains(where: { isPart(r, of: $0.box.rect) }) { continue }
+            if kept.contains(where: { $0.box.rect.iou(r) > policy.duplicateOverlap }) { continue }
+            if kept.contains(where: { isPart(r, of: $0.box.rect, policy: policy) }) { continue }
             if !t.isFound {
                 // A lost face lying on a followed one is that face, or gone.
-                if kept.contains(where: { $0.isFound && lies(r, on: $0.box.rect) }) { continue }
+                if kept.contains(where: { $0.isFound && lies(r, on: $0.box.rect, policy: policy) }) { continue }
             }
-            kept.removeAll { isPart($0.box.rect, of: r) }
+            kept.removeAll { isPart($0.box.rect, of: r, policy: policy) }
             kept.append(t)
         }
         return kept
     }
 
     /// Whether a lost face's box `r` lies on a followed face's `other` (overlapping by more than
-    /// 0.3, or either mostly inside the other): it is that face, or gone.
-    static func lies(_ r: Rect, on other: Rect) -> Bool {
-        other.iou(r) > 0.3 || isPart(r, of: other) || isPart(other, of: r)
+    /// ``TrackerPolicy/liesOnOverlap``, or either mostly inside the other): it is that face, or gone.
+    static func lies(_ r: Rect, on other: Rect, policy: TrackerPolicy = .standard) -> Bool {
+        other.iou(r) > policy.liesOnOverlap || isPart(r, of: other, policy: policy) || isPart(other, of: r, policy: policy)
     }
 
-    /// Whether `part` lies mostly (60% of its area) inside the larger `whole`.
-    static func isPart(_ part: Rect, of whole: Rect) -> Bool {
-        part.area < whole.area && Double(part.intersection(whole).area) > 0.6 * Double(max(1, part.area))
+    /// Whether `part` lies mostly (``TrackerPolicy/partShare`` of its area) inside the larger `whole`.
+    static func isPart(_ part: Rect, of whole: Rect, policy: TrackerPolicy) -> Bool {
+        part.area < whole.area && Double(part.intersection(whole).area) > policy.partShare * Double(max(1, part.area))
     }
 }

@@ -1,0 +1,146 @@
+/// Every constant of face tracking in one value: the knobs a user turns are in
+/// ``FaceTracker/Options``; these are the ones the design rests on, each chosen on the corpus's
+/// tune split (docs/performance.md), never on the report split. A test or an ablation gives the
+/// tracker another policy (`FaceTracker(detector:options:scheduler:policy:)`); the product
+/// always runs ``standard``.
+package struct TrackerPolicy: Sendable, Equatable {
+    package static let standard = TrackerPolicy()
+
+    // MARK: Following a face by its patch (`Track`)
+
+    /// A face found at neither its size nor these (its size times each) is lost: a face coming
+    /// closer or going away grows or shrinks past its patch in a few frames, and each time it
+    /// was lost a pass was called for it (report `sizes`: 41 of 117 passes after the first
+    /// frame). Tried only where the face is not found at its size.
+    package var growths = [1.1, 1 / 1.1]
+    /// The confidence of the detector's last box for a face below which the face, once lost, is
+    /// not looked for again (``FaceTracker/Options/coastFrames``): a weak box is often part of a
+    /// face cut by something in front of it, and its patch matched beside the face where it came
+    /// out (report, paced: boxes beside the face scored 0.07–0.49, for up to seven frames).
+    package var sureConfidence = 0.6
+    /// The smallest side (px) of a patch or of the part of it in view that is followed.
+    package var smallestPatch = 4
+    /// The widest search margin (in face sizes) when a pass's face is carried through a
+    /// thinned history, several frames a step.
+    package var widestCarriedMargin = 2.0
+    /// Gray images kept for carrying a background pass's faces forward (past it, every other
+    /// image between the first and the last is let go): a 720p camera's history ~8 MB
+    /// (docs/performance.md, "Memory of a fleet").
+    package var historyLength = 8
+
+    // MARK: Cuts and sweeps
+
+    /// A cut told from faces lost: at least this many, and at least this share of those found
+    /// the frame before, lost in one frame. It ends coasting and (background) restarts the
+    /// tiles' sweep.
+    package var cutLostFaces = 3
+    package var cutLostShare = 0.5
+    /// Frames from one restarted sweep to the next, at least (a shaking camera, a flash: not a
+    /// sweep after every pass).
+    package var sweepSpacing = 30
+    /// Background schedule: a tile every this many passes until each has been looked at once,
+    /// then every `tileTurnAfterSweep` (whole-frame passes, which follow large and moving faces,
+    /// stay frequent). Tiles back to back found a still crowd's small faces sooner on a busy
+    /// machine (tune, paced, two busy loops: recall 0.78 → 0.83) but faces entering meanwhile
+    /// waited for the sweep's end (0.6 → 0.3).
+    package var tileTurnWhileSweeping = 2
+    package var tileTurnAfterSweep = 3
+    /// Inline schedule: a tile's turn comes every this many whole-frame intervals.
+    package var inlineTileTurn = 2
+
+    // MARK: Tiles (`TilePlan`)
+
+    /// The side (px at the network's input) from which a whole-frame pass is trusted to see a face.
+    package var trustedSide = 32.0
+    /// Below this scale a whole-frame pass shrinks a frame enough to leave faces it cannot see
+    /// (tiles) and to cost much more than a look at half its input (the quick look).
+    package var shrinkingScale = 0.9
+    /// Tiles deal with faces up to this many times the small-face side (a little over it, so a
+    /// face growing past it is judged by both kinds of pass for a while).
+    package var tileFaceLimit = 1.5
+    /// A face this close (px) to a tile's inner edge is cut there: the neighbour sees it whole.
+    package var innerEdgeMargin = 2.0
+    /// Frames smaller than this (px, each way) get no tiles.
+    package var smallestTiledFrame = 64
+    /// The side of an edge strip across a pan at the network's input (px): at 720p it holds a
+    /// face too small for a whole-frame pass (64 px) that came into view over the 8 frames
+    /// between edge looks inline, under a pan of up to ~11 px a frame.
+    package var edgeSide = 160
+    /// The strip must hold a face that came whole into view over this many passes' frames
+    /// (inline: intervals; background: the last pass's frames, when the edge was not looked at
+    /// within `staleEdgeLook` of them).
+    package var edgeGapPasses = 2
+    package var staleEdgeLook = 4
+
+    // MARK: Closer looks (`CloserLooks`)
+
+    /// At most this many closer looks a pass, the strongest boxes first.
+    package var closerLooksPerPass = 8
+    /// The least confidence of a face a whole-frame pass's closer look finds, as of a box the
+    /// second-box rule takes for a face of its own. At the confirmation threshold (as for
+    /// tiles), tune precision as read was `enter-leave-occluded` 0.975 against 1.000 and
+    /// `crowd` 0.985 against 0.990, and paced recall no better.
+    package var wholeFrameCloserFloor = 0.5
+    /// A closer look's face belongs to the weak box it looked at from this IoU.
+    package var closerMatchOverlap = 0.3
+
+    // MARK: Joining a pass's faces with the tracks (`TrackAssociation`)
+
+    /// A weaker box lying this much (share of its area) on one of the pass's faces is evidence
+    /// for that face, not for a second one beside it.
+    package var onAFaceShare = 0.1
+    /// A weaker box whose longer side is more than this many times the track's, or less than
+    /// its inverse, is of another size: it says the face is there, not where.
+    package var resizedRatio = 1.25
+    /// Below this confidence, a box lying at least `secondBoxOnHead` of its area on a stronger
+    /// face's head is that face's second box (report `moving`, paced: precision 0.932 → 1.000).
+    package var secondBoxBelow = 0.5
+    package var secondBoxOnHead = 0.25
+    /// Two tracks overlapping by more than this IoU are one face.
+    package var duplicateOverlap = 0.5
+    /// A lost face's box overlapping a followed face's by more than this IoU lies on it.
+    package var liesOnOverlap = 0.3
+    /// A box lying this share of its area inside a larger one is a part of that face.
+    package var partShare = 0.6
+
+    // MARK: The scene behind the faces (`CameraMotion`)
+
+    /// Anchors kept at most: enough for a majority that a face walking across one cannot sway.
+    package var maximumAnchors = 6
+    /// Fewer anchors than this leave the judgement to the faces.
+    package var minimumAnchors = 3
+    /// Anchors are looked for on a grid of this many cells.
+    package var anchorColumns = 4
+    package var anchorRows = 3
+    /// An anchor's side: this share of the frame's shorter side, at least `smallestAnchor` px.
+    package var anchorShare = 1.0 / 8
+    package var smallestAnchor = 16
+    /// The contrast (standard deviation of gray levels) below which a patch is too plain to be
+    /// found again reliably.
+    package var minimumContrast = 10.0
+    /// How far an anchor is searched for beyond where it was, as a fraction of its side, plus
+    /// its last motion (a camera at 4 px a frame at 720p moves a tenth of an anchor's side).
+    package var anchorSearchMargin = 0.25
+    /// An anchor that moved this far (px, either way) over `stillWindow` frames has moved; a
+    /// face this far from where a pass last put it too.
+    package var stillDistance = 4.0
+    /// The frames over which an anchor's motion is judged: a pan of more than a pixel a frame
+    /// counts (tune: 8 frames held passes at their pace through `crowd-pan`'s slow ends, 0.47
+    /// passes a frame against 0.45, for no recall).
+    package var stillWindow = 4
+    /// A face leaving the frame moves at least this many px a frame towards the edge.
+    package var leavingSpeed = 0.5
+
+    // MARK: Cuts seen in the image (`SceneCut`)
+
+    /// The grid of mean luma a frame is reduced to (16 x 9 cells), every `cutSampleStep`th
+    /// pixel each way (a 720p frame: ~57,600 reads).
+    package var cutGridColumns = 16
+    package var cutGridRows = 9
+    package var cutSampleStep = 4
+    /// The mean absolute difference of two grids, in units of the frame's mean luma, above
+    /// which they are two scenes (tune split: docs/performance.md, "Cuts").
+    package var cutThreshold = 0.27
+
+    package init() {}
+}

@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+import FrameKit
+import Synchronization
+import Testing
+
+@testable import FrameProcessors
+
+/// A detector whose passes wait at a gate the test opens: `entered` is signalled as a pass
+/// starts, `ended` counts the passes that returned. No face.
+final class PassGate: FaceDetecting {
+    let entered = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+    private let counts = Mutex((calls: 0, ended: 0))
+    var calls: Int { counts.withLock { $0.calls } }
+    var ended: Int { counts.withLock { $0.ended } }
+    var name: String { "gated" }
+    var modelURL: URL { URL(fileURLWithPath: "/") }
+    /// Lets one waiting pass (or the next to come) through.
+    func open() { gate.signal() }
+    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        counts.withLock { $0.calls += 1 }
+        entered.signal()
+        gate.wait()
+        counts.withLock { $0.ended += 1 }
+        return []
+    }
+}
+
+/// What other threads may do while a pass runs, and the end of a tracker's passes.
+@Suite("FaceTracker: statistics and reset never wait for a pass; shutdown ends the passes", .timeLimit(.minutes(2)))
+struct TrackerThreadingTests {
+    let frame: PixelBuffer
+    init() throws { frame = try PixelBuffer(width: 320, height: 240, format: .gray8) }
+
+    @Test("inline, a pass under way on the frame path: statistics and reset() return without waiting for it; the next frame starts over")
+    func noLockAcrossAPass() throws {
+        let detector = PassGate()
+        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .inline(interval: 1)))
+        let done = DispatchGroup()
+        let frame = self.frame
+        DispatchQueue.global().async(group: done) { _ = try? tracker.faces(in: frame) }
+        detector.entered.wait() // the first frame's pass holds the frame path
+        // Were either to take the frame path's lock, this would wait for the gate, which opens
+        // only after: the suite's time limit would fail it.
+        #expect(tracker.statistics.passes == 0)
+        tracker.reset()
+        #expect(detector.ended == 0, "the pass is still under way")
+        detector.open()
+        done.wait()
+        #expect(tracker.statistics.passes == 1, "the frame's pass, published as it ended")
+        // The reset asked during that frame: the next frame is a first frame again (a pass on it).
+        DispatchQueue.global().async(group: done) { _ = try? tracker.faces(in: frame) }
+        detector.entered.wait()
+        detector.open()
+        done.wait()
+        #expect(detector.calls == 2 && tracker.statistics.passes == 1, "\(detector.calls) \(tracker.statistics)")
+    }
+
+    @Test("background: shutdown() returns once the pass under way has ended, and no pass starts after it; frames are still taken")
+    func shutdownEndsPasses() throws {
+        let detector = PassGate()
+        let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
+        _ = try tracker.faces(in: frame) // hands the first pass to the worker
+        detector.entered.wait()
+        DispatchQueue.global().async { detector.open() }
+        tracker.shutdown()
+        #expect(detector.ended == 1, "shutdown() waited for the pass")
+        for _ in 0..<5 { #expect(try tracker.faces(in: frame).isEmpty) }
+        tracker.shutdown()
+        #expect(detector.calls == 1, "no pass after shutdown()")
+    }
+
+    @Test(
+        "a scheduler's jobs start in the order they were asked for: with one of two lanes held, the rest run one after another, first asked first"
+    )
+    func schedulerIsFIFO() throws {
+        let scheduler = PassScheduler(lanes: 2)
+        let admission = try #require(scheduler.admit(waitingSince: .now, now: .now))
+        let held = DispatchSemaphore(value: 0)
+        let heldStarted = DispatchSemaphore(value: 0)
+        let order = Mutex<[Int]>([])
+        let heldDone = DispatchGroup()
+        let rest = DispatchGroup()
+        heldDone.enter()
+        scheduler.run(
+            admission,
+            {
+                heldStarted.signal()
+                held.wait()
+            }, done: { heldDone.leave() })
+        heldStarted.wait()
+        for job in 1...20 {
+            rest.enter()
+            scheduler.run(admission, { order.withLock { $0.append(job) } }, done: { rest.leave() })
+        }
+        // The other lane runs them all while the first is held.
+        rest.wait()
+        held.signal()
+        heldDone.wait()
+        #expect(order.withLock { $0 } == Array(1...20))
+    }
+}
