@@ -22,7 +22,7 @@ package final class CPUBudget: Sendable {
     /// The longest a pass waits for the budget.
     package let longestWait: Duration
     private let cpuTime: @Sendable () -> Duration
-    private let clock = ContinuousClock()
+    private let wallTime: @Sendable () -> ContinuousClock.Instant
     private struct State {
         var last: ContinuousClock.Instant
         var lastCPU: Duration
@@ -36,15 +36,21 @@ package final class CPUBudget: Sendable {
 
     /// - Parameters:
     ///   - cores: the ceiling, in cores (> 0).
-    ///   - cpuTime: the process's CPU time so far (a test gives its own clock).
+    ///   - cpuTime: the process's CPU time so far, `wallTime` the time now (a test gives its own
+    ///     clocks and moves them).
     package init(
-        cores: Double, longestWait: Duration = .seconds(2), cpuTime: @escaping @Sendable () -> Duration = CPUBudget.processCPUTime
+        cores: Double, longestWait: Duration = .seconds(2), cpuTime: @escaping @Sendable () -> Duration = CPUBudget.processCPUTime,
+        wallTime: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
-        self.cores = max(0.01, cores)
+        // A budget of no CPU would hold every pass its longest wait: the least is a hundredth of a core.
+        self.cores = max(Self.leastCores, cores)
         self.longestWait = longestWait
         self.cpuTime = cpuTime
-        state = Mutex(State(last: ContinuousClock.now, lastCPU: cpuTime(), credit: max(0.01, cores)))
+        self.wallTime = wallTime
+        state = Mutex(State(last: wallTime(), lastCPU: cpuTime(), credit: self.cores))
     }
+
+    static let leastCores = 0.01
 
     /// `CLOCK_PROCESS_CPUTIME_ID`: every thread's CPU time, OpenCV's workers included.
     @Sendable package static func processCPUTime() -> Duration {
@@ -66,7 +72,7 @@ package final class CPUBudget: Sendable {
     /// ``release(_:)``.
     package func admit(estimate: Double) -> Bool {
         state.withLock { s in
-            let now = clock.now
+            let now = wallTime()
             let cpu = cpuTime()
             let earned = cores * (now - s.last).seconds - (cpu - s.lastCPU).seconds
             s.credit = min(cores, max(-cores * longestWait.seconds, s.credit + earned))

@@ -48,9 +48,12 @@ struct CameraMotion {
         anchors.removeAll(keepingCapacity: true)
         placed = true
         let side = max(policy.smallestAnchor, Int(Double(min(gray.width, gray.height)) * policy.anchorShare))
-        // A face's box grown by half its size each way: the hair, the neck and the shoulders
+        // A face's box grown each way (`faceSurroundShare`): the hair, the neck and the shoulders
         // move with it.
-        let keepOut = faces.map { Box(x: $0.x - $0.width / 2, y: $0.y - $0.height / 2, width: 2 * $0.width, height: 2 * $0.height) }
+        let grow = policy.faceSurroundShare
+        let keepOut = faces.map {
+            Box(x: $0.x - $0.width * grow, y: $0.y - $0.height * grow, width: $0.width * (1 + 2 * grow), height: $0.height * (1 + 2 * grow))
+        }
         var candidates: [(contrast: Double, anchor: Track)] = []
         let (columns, rows) = (policy.anchorColumns, policy.anchorRows)
         for row in 0..<rows {

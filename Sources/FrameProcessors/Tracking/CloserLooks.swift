@@ -41,8 +41,8 @@ struct CloserLooks {
             // The box's face at twice the trusted side at the network, at most twice the tiles'
             // scale, in a square about twice its side: a 128x128 network whatever the box.
             let boxSide = Double(max(box.bounds.width, box.bounds.height))
-            let scale = min(2 * tileScale, 2 * policy.trustedSide / boxSide)
-            let side = Int((4 * policy.trustedSide / scale).rounded()) // image px
+            let scale = min(policy.closerZoom * tileScale, policy.closerZoom * policy.trustedSide / boxSide)
+            let side = Int((2 * policy.closerZoom * policy.trustedSide / scale).rounded()) // image px, twice the face
             guard side <= image.width, side <= image.height else { continue }
             let cx = box.bounds.x + box.bounds.width / 2
             let cy = box.bounds.y + box.bounds.height / 2

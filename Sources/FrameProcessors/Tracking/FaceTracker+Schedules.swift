@@ -76,7 +76,7 @@ extension FaceTracker {
         s.planner.pace(base: 1, changed: changed, still: still, wholeFramePass: wholeFramePass, quiet: options.quietInterval)
         if options.quietStretches { s.placeAnchors(in: gray, wholeFramePass: wholeFramePass, options: options) }
         if let failure = worker.takeFailure() { throw failure }
-        let now = ContinuousClock.now
+        let now = clock()
         let wanted = s.passWantedSince ?? now
         if busy {
             s.statistics.framesWithoutPass &+= 1

@@ -32,6 +32,8 @@ public final class FaceTracker: Sendable {
     public let options: Options
     public let detector: any FaceDetecting
     package let policy: TrackerPolicy
+    /// The time now, for the CPU budget's holds.
+    let clock: @Sendable () -> ContinuousClock.Instant
     /// The frame path's state: held by ``faces(in:)`` (and its passes, inline) only.
     private let state: Mutex<TrackerState>
     /// What other threads read and ask for, never held across a pass.
@@ -60,11 +62,14 @@ public final class FaceTracker: Sendable {
         try self.init(detector: detector, options: options, scheduler: scheduler, policy: .standard)
     }
 
-    /// A tracker under another policy (a test's, an ablation's).
-    package init(detector: any FaceDetecting, options: Options = Options(), scheduler: PassScheduler? = nil, policy: TrackerPolicy)
-        throws(FaceDetectorError)
-    {
+    /// A tracker under another policy (a test's, an ablation's), and with another clock for the
+    /// time a pass is held back by the CPU budget (a test's, which it moves by hand).
+    package init(
+        detector: any FaceDetecting, options: Options = Options(), scheduler: PassScheduler? = nil, policy: TrackerPolicy,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) throws(FaceDetectorError) {
         try options.validate()
+        self.clock = clock
         self.detector = detector
         self.options = options
         self.policy = policy
@@ -234,7 +239,7 @@ public final class FaceTracker: Sendable {
     public var statistics: PassStatistics {
         shared.withLock { s in
             var statistics = s.statistics
-            if let wanted = s.passWantedSince { statistics.recordBudgetWait(ContinuousClock.now - wanted) }
+            if let wanted = s.passWantedSince { statistics.recordBudgetWait(clock() - wanted) }
             return statistics
         }
     }

@@ -193,7 +193,8 @@ struct LookPlanner {
         let speed = abs(pan.dx)
         // A face too small for a whole-frame pass that came whole into view since the last look
         // lies whole in the strip (clear of its inner edge by the tiles' margin).
-        guard speed >= 1, abs(pan.dy) <= speed / 2, speed * Double(gap) + plan.smallFace + policy.innerEdgeMargin <= Double(width)
+        guard speed >= policy.slowestPan, abs(pan.dy) <= speed / 2,
+            speed * Double(gap) + plan.smallFace + policy.innerEdgeMargin <= Double(width)
         else { return nil }
         return Rect(x: pan.dx < 0 ? plan.width - width : 0, y: 0, width: width, height: plan.height)
     }

@@ -30,7 +30,7 @@ package struct TilePlan: Equatable {
             smallFace = 0
             return
         }
-        let tileScale = min(1, 2 * scale)
+        let tileScale = min(1, policy.tileZoom * scale)
         let longest = scale * Double(max(width, height)) / tileScale // a tile's longest side, image px
         // A face up to `smallFace` lies whole in some tile. (Not always clear of the 2 px margin
         // by which a tile sees it whole: a 60-63 px face across an overlap is seen whole by no

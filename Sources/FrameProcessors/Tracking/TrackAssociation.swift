@@ -177,18 +177,19 @@ struct TrackAssociation {
         guard score < policy.secondBoxBelow else { return false }
         return whole.faces.contains {
             ($0.confidence ?? 1) > score
-                && Double(Self.head($0.bounds).intersection(face.bounds).area) >= policy.secondBoxOnHead * Double(face.bounds.area)
+                && Double(Self.head($0.bounds, share: policy.headShare).intersection(face.bounds).area) >= policy.secondBoxOnHead
+                    * Double(face.bounds.area)
         }
     }
 
     /// The head around a face's box, where the network's second boxes for it lie: the box
-    /// grown by a quarter of its width each side and a quarter of its height above (hair,
-    /// ears). A second box on a synthetic clip's hair lay 23% on the face's box and was
-    /// followed for the rest of the clip (report `moving`, paced: precision 0.932, 1.000 with
-    /// the head; report and tune, as read and paced, no face lost).
-    static func head(_ box: Rect) -> Rect {
-        let side = box.width / 4
-        let top = box.height / 4
+    /// grown by `share` of its width each side and of its height above
+    /// (``TrackerPolicy/headShare``). A second box on a synthetic clip's hair lay 23% on the
+    /// face's box and was followed for the rest of the clip (report `moving`, paced: precision
+    /// 0.932, 1.000 with the head; report and tune, as read and paced, no face lost).
+    static func head(_ box: Rect, share: Double) -> Rect {
+        let side = Int(Double(box.width) * share)
+        let top = Int(Double(box.height) * share)
         return Rect(x: box.x - side, y: box.y - top, width: box.width + 2 * side, height: box.height + top)
     }
 

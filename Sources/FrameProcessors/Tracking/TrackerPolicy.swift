@@ -60,6 +60,9 @@ package struct TrackerPolicy: Sendable, Equatable {
     package var tileFaceLimit = 1.5
     /// A face this close (px) to a tile's inner edge is cut there: the neighbour sees it whole.
     package var innerEdgeMargin = 2.0
+    /// A tile is shrunk this many times less than the whole frame (at most to the frame's own
+    /// scale): a face half the whole-frame pass's trusted side is at it in a tile.
+    package var tileZoom = 2.0
     /// Frames smaller than this (px, each way) get no tiles.
     package var smallestTiledFrame = 64
     /// The side of an edge strip across a pan at the network's input (px): at 720p it holds a
@@ -81,6 +84,9 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// tiles), tune precision as read was `enter-leave-occluded` 0.975 against 1.000 and
     /// `crowd` 0.985 against 0.990, and paced recall no better.
     package var wholeFrameCloserFloor = 0.5
+    /// A closer look enlarges a weak box's surroundings this many times the tile's scale, the
+    /// box's face to this many times the trusted side (at most).
+    package var closerZoom = 2.0
     /// A closer look's face belongs to the weak box it looked at from this IoU.
     package var closerMatchOverlap = 0.3
 
@@ -96,6 +102,10 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// face's head is that face's second box (report `moving`, paced: precision 0.932 → 1.000).
     package var secondBoxBelow = 0.5
     package var secondBoxOnHead = 0.25
+    /// The head around a face's box, where the network's second boxes lie: the box grown by
+    /// this share of its width each side and of its height above (hair, ears). A second box on
+    /// a synthetic clip's hair lay 23% on the face's box.
+    package var headShare = 0.25
     /// Two tracks overlapping by more than this IoU are one face.
     package var duplicateOverlap = 0.5
     /// A lost face's box overlapping a followed face's by more than this IoU lies on it.
@@ -115,6 +125,9 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// An anchor's side: this share of the frame's shorter side, at least `smallestAnchor` px.
     package var anchorShare = 1.0 / 8
     package var smallestAnchor = 16
+    /// Anchors keep clear of a face's box grown by this share of its size each way: the hair,
+    /// the neck and the shoulders move with it.
+    package var faceSurroundShare = 0.5
     /// The contrast (standard deviation of gray levels) below which a patch is too plain to be
     /// found again reliably.
     package var minimumContrast = 10.0
@@ -128,6 +141,8 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// counts (tune: 8 frames held passes at their pace through `crowd-pan`'s slow ends, 0.47
     /// passes a frame against 0.45, for no recall).
     package var stillWindow = 4
+    /// A pan slower than this (px a frame) has no entering edge worth a look of its own.
+    package var slowestPan = 1.0
     /// A face leaving the frame moves at least this many px a frame towards the edge.
     package var leavingSpeed = 0.5
 
