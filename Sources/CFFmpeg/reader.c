@@ -9,6 +9,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/mem.h>
 #include <libavutil/time.h>
 #include <libswscale/swscale.h>
 #include <pthread.h>
@@ -59,8 +60,11 @@ struct cffm_media {
 // A parser's buffer grows by copying, so the peak is about twice it.
 #define CFFM_PROBE_BYTE_LIMIT ((int64_t)32 << 20)
 
+// A frame of `pixels` pixels: JPEG's worst case (6 bytes a pixel) and 4 MiB of headers.
+static int64_t frame_bytes(int64_t pixels) { return pixels * 6 + ((int64_t)4 << 20); }
+
 int64_t cffm_frame_byte_limit(int32_t width, int32_t height) {
-    return (int64_t)(width > 0 ? width : 1) * (height > 0 ? height : 1) * 6 + ((int64_t)4 << 20);
+    return frame_bytes((int64_t)(width > 0 ? width : 1) * (height > 0 ? height : 1));
 }
 
 // Whether the file is shorter than the samples its index lists (MP4's sample tables, AVI's
@@ -132,6 +136,16 @@ void cffm_interrupt(cffm_media *m) {
 cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
                       int64_t max_pixels, cffm_media **out, cffm_info *info, char *message, size_t message_size) {
     cffm_internal_quiet();
+    // No single allocation of FFmpeg's past what a frame of the largest picture allowed may
+    // take (the probe's limit at least): where the byte bound below cannot see a stream's
+    // bytes — RTSP, whose RTP connections FFmpeg reads itself — a frame that never ends grew
+    // the H.264 parser's buffer without bound (711 MB for 300 MB sent); the parser's buffer
+    // then fails to grow, the parser drops what it held and goes on. Process-wide, set at
+    // every open (the same value for every source of a run: the pixel budget's).
+    if (max_pixels > 0) {
+        int64_t most = frame_bytes(max_pixels);
+        av_max_alloc((size_t)(most > CFFM_PROBE_BYTE_LIMIT ? most : CFFM_PROBE_BYTE_LIMIT));
+    }
     *out = NULL;
     memset(info, 0, sizeof *info);
     cffm_media *m = calloc(1, sizeof *m);
@@ -160,7 +174,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
         cffm_close(m);
         return overlong ? CFFM_OVERLONG : error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
     }
-    m->bounded_pb = m->format->pb;  // NULL for RTSP: its RTP connections are not bounded here
+    m->bounded_pb = m->format->pb;  // NULL for RTSP: bounded by av_max_alloc only (above)
     arm(m);
     // Probing decodes a frame of each stream: with no limit, a forged PNG header claiming
     // 16000x16000 took 1 GB here before anything could refuse it.

@@ -444,6 +444,38 @@ struct FaultTests {
     }
 
     @Test(
+        "an RTSP stream (H.264 over interleaved RTP) whose IDR frame never ends after 10 good ones: its frames, then the stream's end, exit 75; memory bounded though FFmpeg reads RTSP itself (1 GiB sent: 255 MB at peak, 2.2 GB unbounded)",
+        .enabled(if: FFmpegTool.isInstalled))
+    func endlessFrameOverRTSP() throws {
+        let h264 = Fixtures.temporaryFolder("rtsp-endless").appendingPathComponent("good.h264")
+        let made = try FFmpegTool.run([
+            "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30", "-frames:v", "10", "-c:v", "libx264", "-preset", "veryfast",
+            "-g", "30", "-bsf:v", "h264_mp4toannexb", "-f", "h264", h264.path
+        ])
+        try #require(made.status == 0, "\(made.stderr)")
+        // Python starts the server and runs framekit as its only other child: RUSAGE_CHILDREN's
+        // peak is framekit's (the server's is a few MB).
+        let script = """
+            import resource, subprocess, sys
+            server = subprocess.Popen([sys.executable, sys.argv[2], sys.argv[3], "1024"], stdout=subprocess.PIPE, text=True)
+            port = int(server.stdout.readline().split()[1])
+            run = subprocess.run([sys.argv[1], "detect", "--input", "rtsp://127.0.0.1:%d/test" % port, "--reconnect", "0"],
+                                 capture_output=True, text=True)
+            server.wait()
+            lines = [l for l in run.stdout.splitlines() if l.startswith('{"frame"')]
+            print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, len(lines), run.stderr.strip().replace("\\n", " | "))
+            """
+        let server = Fixtures.folder.appendingPathComponent("rtsp_endless_server.py").path
+        let run = try BinaryRunner.runTool("/usr/bin/python3", ["-c", script, Self.framekit, server, h264.path], timeout: 300)
+        let fields = run.stdout.split(separator: " ", maxSplits: 3)
+        try #require(fields.count == 4, "\(run.stdout) \(run.stderr)")
+        #expect(fields[0] == "75" && (Int(fields[2]) ?? 0) >= 1, "\(run.stdout)")
+        // One allocation of FFmpeg's at most a frame of the pixel budget (7680x4320: 203 MB), and
+        // the parser's buffer copied as it grows: 255 MB at peak here (2,204 MB unbounded).
+        #expect(Int(fields[1]) ?? .max < 700, "peak RSS \(fields[1]) MB")
+    }
+
+    @Test(
         "a folder of photos of three sizes (one odd, one portrait): each a frame of its own size with its faces, none dropped; a damaged one is a corrupt drop stderr names"
     )
     func mixedSizeFolder() throws {
