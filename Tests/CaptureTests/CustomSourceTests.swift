@@ -123,6 +123,40 @@ struct CustomSourceTests {
         #expect(recorder.drops.map(\.reason) == [.processingFailed, .processingFailed, .processingFailed])
         #expect(recorder.drops.map(\.failure) == [2, 5, 8].map { "the network could not run on frame \($0)" })
         #expect(output.counts.dropped(.processingFailed) == 3 && output.counts.dropped(.corrupt) == 0 && output.counts.isBalanced)
+        // Each failure followed a frame that did not fail: each is posted, with what was thrown.
+        func failures() -> [DroppedFrame] { log.all.compactMap { if case .processingFailed(let drop) = $0 { drop } else { nil } } }
+        _ = log.wait { _ in failures().count == 3 }
+        #expect(failures().map(\.sequenceNumber) == [2, 5, 8] && failures().allSatisfy { $0.failure?.contains("could not run") == true })
+    }
+
+    /// Throws on the frames given.
+    final class FailingOn: Processor {
+        let frames: Set<UInt64>
+        init(_ frames: Set<UInt64>) { self.frames = frames }
+        var name: String { "failing" }
+        func process(_ frame: inout SampleBuffer) throws {
+            if frames.contains(frame.sequenceNumber) { throw FailingEveryThird.Failure(frame: frame.sequenceNumber) }
+        }
+    }
+
+    @Test("a run of processing failures is one processingFailed notification, posted again only after a frame that did not fail")
+    func processingFailedNotices() throws {
+        let format = CaptureDeviceFormat(
+            fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
+        let device = CaptureDevice(
+            uniqueID: "counting-failing-runs", localizedName: "Counting source", deviceType: .file, modelID: "test", formats: [format],
+            source: Counting(count: 10, corrupt: nil))
+        let recorder = Recorder()
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, discardsLate: false)
+        output.processors = ProcessorChain([FailingOn([2, 3, 4, 7, 8])])
+        let log = NotificationLog(session)
+        try session.startRunning()
+        #expect(recorder.wait { $0.frames.count + $0.drops.count == 10 })
+        session.stopRunning()
+        func failures() -> [UInt64] { log.all.compactMap { if case .processingFailed(let drop) = $0 { drop.sequenceNumber } else { nil } } }
+        _ = log.wait { _ in failures().count >= 2 }
+        #expect(failures() == [2, 7], "\(failures())")
+        #expect(output.counts.dropped(.processingFailed) == 5)
     }
 
     @Test("a task that starts iterating after startRunning() gets every frame of a source read as fast as consumed; none go to nobody")

@@ -26,6 +26,8 @@ package protocol FrameSink: CaptureOutput {
     /// before capture starts, so a bad configuration is refused at commit, not frame by frame).
     func validate(nativeFormat: PixelFormat) throws(CaptureError)
     func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double)
+    /// Where the output posts the session's notifications while this run lasts.
+    func attach(notices: @escaping @Sendable (SessionNotification) -> Void)
     func receive(_ frame: SampleBuffer)
     func receive(drop: DroppedFrame)
     var isReadyForMoreFrames: Bool { get }
@@ -40,6 +42,7 @@ package protocol FrameSink: CaptureOutput {
 
 extension FrameSink {
     package func validate(nativeFormat: PixelFormat) throws(CaptureError) {}
+    package func attach(notices: @escaping @Sendable (SessionNotification) -> Void) {}
 }
 
 extension VideoDataOutput {

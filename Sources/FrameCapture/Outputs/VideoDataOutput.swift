@@ -70,11 +70,16 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
         /// Listeners of ``droppedFrames``.
         var dropListeners: [UInt64: AsyncStream<DroppedFrame>.Continuation] = [:]
         var finished = false
+        /// The running session's notifications.
+        var notices: (@Sendable (SessionNotification) -> Void)? = nil
     }
 
     // SampleBuffers and continuations are Sendable; the delegate is Sendable; so is State.
     // Internal, not private, only for this type's own files (VideoDataOutput+AsyncFrames.swift).
     let state: Mutex<State>
+    /// Whether the last frame prepared failed in a processor: a run of failures is posted once
+    /// (``SessionNotification/processingFailed(_:)``).
+    private let failing = Atomic<Bool>(false)
     /// Signalled whenever the consumer may have become ready (sources that wait for their
     /// consumer sleep on it rather than spin).
     package let readiness = DispatchSemaphore(value: 0)
@@ -137,6 +142,11 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
     package func validate(nativeFormat: PixelFormat) throws(CaptureError) {
         let (connection, delivered) = state.withLock { s in (s.connection, s.settings.pixelFormat ?? nativeFormat) }
         try connection.validate(deliveredFormat: delivered)
+    }
+
+    package func attach(notices: @escaping @Sendable (SessionNotification) -> Void) {
+        state.withLock { $0.notices = notices }
+        failing.store(false, ordering: .relaxed)
     }
 
     package func attach(nativeFormat: PixelFormat, capacity: Int, frameRate: Double) {
@@ -321,16 +331,20 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
             try conversion?.process(&ready)
             try connection.apply(to: &ready)
             try processors.run(&ready)
+            failing.store(false, ordering: .relaxed)
             return .success(ready)
         } catch {
-            state.withLock { s in
+            let drop = DroppedFrame(
+                sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .processingFailed,
+                failure: "\(error)")
+            let notices = state.withLock { s in
                 s.counts.pending -= 1
                 s.counts.dropped[.processingFailed, default: 0] += 1
+                return s.notices
             }
-            return .failure(
-                DroppedFrame(
-                    sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .processingFailed,
-                    failure: "\(error)"))
+            // The first of a run of failures is posted (frames are prepared one at a time).
+            if !failing.exchange(true, ordering: .relaxed) { notices?(.processingFailed(drop)) }
+            return .failure(drop)
         }
     }
 

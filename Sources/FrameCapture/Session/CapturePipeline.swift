@@ -54,6 +54,7 @@ final class CapturePipeline: Sendable {
         self.onEnd = onEnd
         for output in outputs {
             output.attach(nativeFormat: configuration.pixelFormat, capacity: configuration.bufferCount, frameRate: configuration.frameRate)
+            output.attach(notices: onNotice)
         }
     }
 
