@@ -3,7 +3,7 @@ public enum SessionNotification: Sendable {
     /// Capture failed while running (the session has stopped). Carries the error.
     case runtimeError(CaptureError)
     /// A processor of a ``VideoDataOutput`` threw: capture goes on, and the frame is a
-    /// `processingFailed` drop carrying what was thrown (``DroppedFrame/failure``). Posted for
+    /// `processingFailed` drop carrying what was thrown (`DroppedFrame.failure`). Posted for
     /// the first frame of a run of failures, and again only after a frame that did not fail:
     /// a model that breaks for good says so once, not thirty times a second.
     case processingFailed(DroppedFrame)
