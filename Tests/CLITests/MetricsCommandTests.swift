@@ -117,9 +117,11 @@ struct MetricsCommandTests {
             init(_ seconds: Double) { self.seconds = seconds }
             var name: String { "slow" }
             var modelURL: URL { URL(fileURLWithPath: "/") }
-            func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+            func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double)
+                throws(FaceDetectorError) -> DetectionPass
+            {
                 Thread.sleep(forTimeInterval: seconds)
-                return []
+                return DetectionPass(faces: [])
             }
         }
         let frame = try PixelBuffer(width: 64, height: 48, format: .gray8)

@@ -14,10 +14,13 @@ final class CountingDetector: FaceDetecting {
     var calls: Int { count.withLock { $0 } }
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         count.withLock { $0 += 1 }
-        return try inner.detect(in: image, region: region)
+        return try inner.pass(in: image, region: region, scale: scale, candidatesDownTo: floor)
     }
+    func passScale(width: Int, height: Int) -> Double { inner.passScale(width: width, height: height) }
 }
 
 /// Passes under way at once across detectors (trackers sharing a scheduler), and each one's count.
@@ -46,12 +49,14 @@ final class TurnDetector: FaceDetecting {
     var name: String { "turns" }
     var modelURL: URL { URL(fileURLWithPath: "/") }
     func release() { gate.signal() }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         overlap.begin(id)
         turns.began(id)
         gate.wait()
         overlap.end()
-        return []
+        return DetectionPass(faces: [])
     }
 }
 
@@ -86,27 +91,11 @@ final class ThreadNoting: FaceDetecting {
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
     func prepare(width: Int, height: Int) throws(FaceDetectorError) { try inner.prepare(width: width, height: height) }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        note()
-        return try inner.detect(in: image, region: region)
-    }
-    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        note()
-        return try inner.pass(in: image, candidatesDownTo: floor)
-    }
-    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        note()
-        return try inner.pass(in: image, region: region, candidatesDownTo: floor)
-    }
-    func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
         note()
         return try inner.pass(in: image, region: region, scale: scale, candidatesDownTo: floor)
-    }
-    func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        note()
-        return try inner.quickPass(in: image, candidatesDownTo: floor)
     }
     func passScale(width: Int, height: Int) -> Double { inner.passScale(width: width, height: height) }
 }
@@ -119,10 +108,9 @@ final class ScriptedDetector: FaceDetecting {
     var calls: Int { count.withLock { $0 } }
     var name: String { "scripted" }
     var modelURL: URL { URL(fileURLWithPath: "/") }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try pass(in: image, candidatesDownTo: 1).faces
-    }
-    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         let call = count.withLock { n -> Int in
             n += 1
             return n - 1
@@ -132,7 +120,7 @@ final class ScriptedDetector: FaceDetecting {
     }
 }
 
-/// A detector that notes the region of every pass (nil: the whole frame), per frame asked;
+/// A detector that notes the region of every pass but the quick look (nil: the whole frame);
 /// `scale`: the shrink it claims instead of its own (so that a tracker plans tiles).
 final class RegionRecorder: FaceDetecting {
     let inner: any FaceDetecting
@@ -144,25 +132,21 @@ final class RegionRecorder: FaceDetecting {
     func clear() { log.withLock { $0 = [] } }
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try inner.detect(in: image, region: region)
-    }
-    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        log.withLock { $0.append(region) }
-        return try inner.pass(in: image, region: region, candidatesDownTo: floor)
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        // The quick look (the whole frame at a scale of its own) is not noted.
+        if region != nil || scale == nil { log.withLock { $0.append(region) } }
+        return try inner.pass(in: image, region: region, scale: scale, candidatesDownTo: floor)
     }
     func passScale(width: Int, height: Int) -> Double { scale ?? inner.passScale(width: width, height: height) }
 }
 
-/// A test's detector whose passes are scripted (``pass(in:region:candidatesDownTo:)``): no
-/// model file, and `detect` gives what its pass reports.
+/// A test's detector whose passes are scripted: no model file.
 protocol ScriptedPasses: FaceDetecting {}
 
 extension ScriptedPasses {
     var modelURL: URL { URL(fileURLWithPath: "/") }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try pass(in: image, region: region, candidatesDownTo: 1).faces
-    }
 }
 
 /// A detector that shrinks frames by `scale` (so a tracker plans tiles) and whose passes follow
@@ -173,7 +157,9 @@ final class TiledScriptDetector: ScriptedPasses {
     private let wholeFramePasses = Mutex(0)
     init(scale: Double, script: @escaping @Sendable (Rect?, Int) -> DetectionPass) { (self.scale, self.script) = (scale, script) }
     var name: String { "scripted" }
-    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         let before = wholeFramePasses.withLock { n -> Int in
             defer { if region == nil { n += 1 } }
             return n
@@ -192,12 +178,11 @@ final class GatedDetector: FaceDetecting {
     init(_ inner: any FaceDetecting) { self.inner = inner }
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try pass(in: image, candidatesDownTo: 1).faces
-    }
-    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         if !isOpen.withLock({ $0 }) { gate.wait() }
-        return try inner.pass(in: image, candidatesDownTo: floor)
+        return try inner.pass(in: image, region: region, scale: scale, candidatesDownTo: floor)
     }
     /// Lets one waiting (or the next) pass through.
     func release() { gate.signal() }
@@ -222,15 +207,18 @@ final class QuickLookDetector: ScriptedPasses {
     /// Signalled as each whole-frame pass begins (before it waits to be let through).
     let passBegan = DispatchSemaphore(value: 0)
     var name: String { "quick-look" }
-    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+    /// The quick look is the whole frame at a scale of its own; the rest are passes.
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        if region == nil, scale != nil {
+            counts.withLock { $0.quick += 1 }
+            return DetectionPass(faces: quick)
+        }
         passBegan.signal()
         if !isOpen.withLock({ $0 }) { gate.wait() }
         counts.withLock { $0.full += 1 }
         return DetectionPass(faces: region == nil ? full : [])
-    }
-    func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        counts.withLock { $0.quick += 1 }
-        return DetectionPass(faces: quick)
     }
     func passScale(width: Int, height: Int) -> Double { 0.5 }
     /// Lets one waiting (or the next) pass through.
@@ -321,7 +309,11 @@ final class SweepCounter: ScriptedPasses {
     var wholeFramePasses: Int { log.withLock { $0.filter { $0 == nil }.count } }
     var tilePasses: Int { log.withLock { $0.filter { $0 != nil }.count } }
     var name: String { "sweep-counter" }
-    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        // The quick look (the whole frame at a scale of its own) is not counted.
+        if region == nil && scale != nil { return DetectionPass(faces: []) }
         log.withLock { $0.append(region) }
         guard region == nil else { return DetectionPass(faces: []) }
         // A plain frame (a uniform wall) has no face.
@@ -1165,12 +1157,14 @@ struct FaceTrackerTests {
         init(cpu: FakeCPU, cost: Duration) { (self.cpu, self.cost) = (cpu, cost) }
         var name: String { "cost" }
         var modelURL: URL { URL(fileURLWithPath: "/") }
-        func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+        func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+            -> DetectionPass
+        {
             let stamp = image.withUnsafeBytes(ofPlane: 0) { bytes, _ in Int(bytes[0]) }
             let now = newest.withLock { $0 }
             ages.withLock { $0.append((now - stamp + 256) % 256) }
             cpu.spend(cost)
-            return []
+            return DetectionPass(faces: [])
         }
     }
 

@@ -18,12 +18,14 @@ final class PassGate: FaceDetecting {
     var modelURL: URL { URL(fileURLWithPath: "/") }
     /// Lets one waiting pass (or the next to come) through.
     func open() { gate.signal() }
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
         counts.withLock { $0.calls += 1 }
         entered.signal()
         gate.wait()
         counts.withLock { $0.ended += 1 }
-        return []
+        return DetectionPass(faces: [])
     }
 }
 

@@ -50,10 +50,10 @@ enum Tuning {
         var modelURL: URL { URL(fileURLWithPath: "/") }
         func setFrame(_ index: Int) { state.withLock { $0.frame = index } }
         var calls: Int { state.withLock { $0.calls } }
-        func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-            try pass(in: image, candidatesDownTo: 1).faces
-        }
-        func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
+        /// The frame's boxes whatever the region and scale (passes here are whole-frame only).
+        func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+            -> DetectionPass
+        {
             let frame = state.withLock { s -> Int in
                 s.calls += 1
                 return s.frame

@@ -2,47 +2,35 @@ import Foundation
 import FrameCore
 import FrameModels
 
-/// What every face detector offers: faces in a still image or a region of it. The chain stage
-/// (``FaceDetectionProcessor``), the video tracker (``FaceTracker``) and the CLI take any of them.
+/// What a face detector is: a pass over a region of an image at a scale, giving the faces it
+/// finds and the weaker boxes below its threshold. The chain stage (``FaceDetectionProcessor``),
+/// the video tracker (``FaceTracker``) and the CLI take any of them; everything else they ask
+/// (``detect(in:region:)``, the tracker's quick look) is built on the pass.
 public protocol FaceDetecting: Sendable {
-    /// Faces inside `region` of `image` (the whole image when nil), with bounds and landmarks in
-    /// `image`'s pixel coordinates.
-    func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face]
     /// A short name for summaries and reports ("cnn", "haar").
     var name: String { get }
     /// The model file in use.
     var modelURL: URL { get }
-    /// Gets ready for frames of this size (a CNN runs its network once, so the first frame is
-    /// not slowed by the network's set-up). Optional: detection works without it.
-    func prepare(width: Int, height: Int) throws(FaceDetectorError)
-    /// One pass over the whole image for a tracker: the faces ``detect(in:region:)`` reports,
-    /// and the weaker boxes it does not (confidence from `floor` up to the detector's own
-    /// threshold). A tracker lets a weak box confirm a face it already follows, never start
-    /// one. Optional: detectors that give no confidence return their faces and no candidates.
-    func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass
-    /// As ``pass(in:candidatesDownTo:)`` over `region` of the image only (nil: all of it), its
-    /// boxes in the image's coordinates. Optional: by default the faces of
-    /// ``detect(in:region:)`` and no candidates.
-    func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass
-    /// As ``pass(in:candidatesDownTo:)`` with the whole image shrunk further: a quicker look
-    /// that finds the larger faces only. A tracker on the background schedule takes it before
-    /// its first pass, so a live source's first frames get their faces while that pass is
-    /// still running. Optional: nil by default (no look quicker than a pass).
-    func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass?
-    /// As ``pass(in:region:candidatesDownTo:)`` with `region` scaled by `scale` (up to 2: a
-    /// tracker's closer look at a small weak box enlarges its surroundings),
-    /// whatever its size: a tracker's look at the edge a panning camera brings into view, a
-    /// strip at the scale of its tiles. Optional: by default the region's own pass (a wrapper
-    /// around another detector that does not pass this on gets that, at the region's scale).
-    func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
+    /// One pass over `region` of `image` (nil: all of it), boxes and landmarks in `image`'s
+    /// coordinates: the faces the detector reports, and the weaker boxes it does not
+    /// (confidence from `floor` up to its own threshold; a tracker lets a weak box confirm a
+    /// face it already follows, never start one). `scale`: how much the region is shrunk (or,
+    /// above 1, enlarged) for the pass — its longest side at the detector's input is that side
+    /// times `scale`; nil: the detector's own (``passScale(width:height:)`` for a whole frame).
+    /// A detector without confidences gives no weaker boxes; one that cannot scale ignores
+    /// `scale`. A region wholly outside the image finds nothing.
+    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     /// The scale a whole `width` x `height` frame is shrunk to for a pass (1: not shrunk). A
     /// tracker whose detector shrinks frames looks at tiles of them too, for faces too small to
     /// be found in the shrunk frame. Optional: 1 by default.
     func passScale(width: Int, height: Int) -> Double
+    /// Gets ready for frames of this size (a CNN runs its network once, so the first frame is
+    /// not slowed by the network's set-up). Optional: detection works without it.
+    func prepare(width: Int, height: Int) throws(FaceDetectorError)
 }
 
-/// What one pass of a detector over a frame found (see ``FaceDetecting/pass(in:candidatesDownTo:)``).
+/// What one pass of a detector over a frame found (see ``FaceDetecting/pass(in:region:scale:candidatesDownTo:)``).
 public struct DetectionPass: Sendable, Equatable {
     /// The faces, as the detector reports them.
     public var faces: [Face]
@@ -66,31 +54,29 @@ public struct DetectionPass: Sendable, Equatable {
 extension FaceDetecting {
     public func prepare(width: Int, height: Int) throws(FaceDetectorError) {}
 
-    public func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        DetectionPass(faces: try detect(in: image, region: nil))
-    }
-
-    public func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        guard let region else { return try pass(in: image, candidatesDownTo: floor) }
-        // A tracker's look wholly outside the frame finds nothing (``detect(in:region:)`` would
-        // call such a region a mistake).
-        guard region.clamped(width: image.width, height: image.height).area > 0 else { return DetectionPass(faces: []) }
-        return DetectionPass(faces: try detect(in: image, region: region))
-    }
-
     public func passScale(width: Int, height: Int) -> Double { 1 }
 
-    public func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
-        -> DetectionPass
-    {
-        try pass(in: image, region: region, candidatesDownTo: floor)
+    /// Faces inside `region` of `image` (the whole image when nil): a pass at the detector's
+    /// own scale with no weaker boxes.
+    public func detect(in image: PixelBuffer, region: Rect? = nil) throws(FaceDetectorError) -> [Face] {
+        try pass(in: image, region: region, scale: nil, candidatesDownTo: 1).faces
     }
 
-    public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? { nil }
+    /// A pass over `region` (nil: the whole image) at the detector's own scale.
+    public func pass(in image: PixelBuffer, region: Rect? = nil, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        try pass(in: image, region: region, scale: nil, candidatesDownTo: floor)
+    }
 
-    /// Faces in the whole of `image`.
-    public func detect(in image: PixelBuffer) throws(FaceDetectorError) -> [Face] {
-        try detect(in: image, region: nil)
+    /// A quicker look than a pass: the whole image shrunk twice as much, which finds the larger
+    /// faces only (CenterFace at 720p: ~3 ms against ~13 ms). A tracker on the background
+    /// schedule takes it before its first pass, so a live source's first frames get their faces
+    /// while that pass is still running. nil where the detector does not shrink the image.
+    public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
+        let scale = passScale(width: image.width, height: image.height)
+        guard scale < 1 else { return nil }
+        return try pass(in: image, region: nil, scale: scale / 2, candidatesDownTo: floor)
     }
 }
 

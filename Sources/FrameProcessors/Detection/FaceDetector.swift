@@ -83,35 +83,21 @@ public final class FaceDetector: FaceDetecting {
 
     /// One network run for both: the boxes down to `floor`, suppressed together (a weak box
     /// never outranks a face, so ``DetectionPass/faces`` is exactly what ``detect(in:region:)``
-    /// gives), split at ``Options/scoreThreshold``.
-    public func pass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        try pass(in: image, region: nil, candidatesDownTo: floor)
-    }
-
-    public func pass(in image: PixelBuffer, region: Rect?, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass {
-        try pass(in: image, region: region, candidatesDownTo: floor, options: options)
-    }
-
-    /// A whole-image pass with the network's input half ``Options/inputSize`` on its longest
-    /// side (at most): a quarter of the pixels, ~3 ms against ~13 ms for a 720p frame here (two
-    /// threads). Faces under about twice the size a full pass needs are missed.
-    public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        var call = options
-        call.inputSize = max(32, options.inputSize / 2)
-        return try pass(in: image, region: nil, candidatesDownTo: floor, options: call)
-    }
-
-    /// `region` scaled by `scale`: its longest side at the network's input is that side times
-    /// `scale` (at most 2, and at most ``Options/inputSize`` times 2). Above 1 the region is
-    /// enlarged: a tracker's closer look at a small weak box.
-    public func pass(in image: PixelBuffer, region: Rect, scale: Double, candidatesDownTo floor: Double) throws(FaceDetectorError)
+    /// gives), split at ``Options/scoreThreshold``. `scale`: the region's longest side at the
+    /// network's input is that side times `scale` (at most 2, and at most twice
+    /// ``Options/inputSize``; at least 32 px); above 1 the region is enlarged (a tracker's
+    /// closer look at a small weak box). nil: the network's input is at most
+    /// ``Options/inputSize`` on its longest side.
+    public func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
+        guard let scale else { return try pass(in: image, region: region, candidatesDownTo: floor, options: options) }
         var call = options
-        let longest = Double(max(region.width, region.height))
-        let scale = min(2, scale)
-        call.inputSize = max(32, min(4096, 2 * options.inputSize, Int((longest * scale).rounded())))
-        return try pass(in: image, region: region, candidatesDownTo: floor, options: call, enlarging: scale > 1)
+        let area = region ?? Rect(x: 0, y: 0, width: image.width, height: image.height)
+        let longest = Double(max(area.width, area.height))
+        let scaled = min(2, scale)
+        call.inputSize = max(32, min(4096, 2 * options.inputSize, Int((longest * scaled).rounded())))
+        return try pass(in: image, region: region, candidatesDownTo: floor, options: call, enlarging: scaled > 1)
     }
 
     /// A pass with `call` for this network run, split at this detector's own threshold.

@@ -84,6 +84,16 @@ public final class HaarFaceDetector: FaceDetecting {
         return try detect(in: image, region: region, options: options)
     }
 
+    /// The cascade's faces in `region`, no weaker boxes (a cascade gives no confidence), at its
+    /// own scale (``Options/detectionScale``: `scale` is not used). A region wholly outside the
+    /// image finds nothing.
+    public func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
+        -> DetectionPass
+    {
+        if let region, region.clamped(width: image.width, height: image.height).area == 0 { return DetectionPass(faces: []) }
+        return DetectionPass(faces: try detect(in: image, region: region, options: options))
+    }
+
     /// As ``detect(in:region:)`` with other options for this call (a tracker searches small
     /// regions at their own scale and face size). Only the region is gray-converted and shrunk,
     /// into buffers kept between calls.
