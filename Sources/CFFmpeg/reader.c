@@ -140,11 +140,15 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
     // take (the probe's limit at least): where the byte bound below cannot see a stream's
     // bytes — RTSP, whose RTP connections FFmpeg reads itself — a frame that never ends grew
     // the H.264 parser's buffer without bound (711 MB for 300 MB sent); the parser's buffer
-    // then fails to grow, the parser drops what it held and goes on. Process-wide, set at
-    // every open (the same value for every source of a run: the pixel budget's).
+    // then fails to grow, the parser drops what it held and goes on. Process-wide: raised to
+    // the largest budget any open has given, never lowered under a stream already running.
     if (max_pixels > 0) {
+        static _Atomic int64_t largest = 0;
         int64_t most = frame_bytes(max_pixels);
-        av_max_alloc((size_t)(most > CFFM_PROBE_BYTE_LIMIT ? most : CFFM_PROBE_BYTE_LIMIT));
+        if (most < CFFM_PROBE_BYTE_LIMIT) most = CFFM_PROBE_BYTE_LIMIT;
+        int64_t seen = atomic_load(&largest);
+        while (most > seen && !atomic_compare_exchange_weak(&largest, &seen, most)) {}
+        if (most > seen) av_max_alloc((size_t)most);
     }
     *out = NULL;
     memset(info, 0, sizeof *info);

@@ -636,7 +636,7 @@ struct FaceTrackerTests {
         #expect(try next().isEmpty, "frame 1: nothing known yet")
         // The quick look's face arrives while the pass is held: the lane has given the look's
         // result before it begins the pass.
-        detector.passBegan.wait()
+        try #require(detector.passBegan.wait(timeout: .now() + 60) == .success)
         let seen = try next()
         #expect(seen.count == 1 && seen[0].iou(large.bounds) > 0.8, "\(seen)")
         #expect(detector.passes == 0 && detector.quickLooks == 1)
@@ -1122,17 +1122,16 @@ struct FaceTrackerTests {
             for tracker in trackers { _ = try tracker.faces(in: frame) }
             var ended = 0
             while ended < 12 {
-                log.began.wait()
+                try #require(log.began.wait(timeout: .now() + 60) == .success, "a pass began: \(log.turns)")
                 let id = log.turns[ended]
                 detectors[id].release()
                 trackers[id].waitUntilIdle()
                 _ = try trackers[id].faces(in: frame)
                 ended += 1
             }
-            for (detector, tracker) in zip(detectors, trackers) {
-                detector.release()
-                tracker.shutdown()
-            }
+            // Every gate opened before any tracker waits for its passes.
+            for detector in detectors { detector.release() }
+            for tracker in trackers { tracker.shutdown() }
             #expect(overlap.most <= lanes, "\(overlap.most) passes at once with \(lanes) lane(s)")
             #expect(Set(log.turns.prefix(12)) == [0, 1, 2], "every source had passes: \(log.turns)")
             if lanes == 1 {

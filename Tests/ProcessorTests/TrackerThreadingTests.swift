@@ -42,20 +42,20 @@ struct TrackerThreadingTests {
         let done = DispatchGroup()
         let frame = self.frame
         DispatchQueue.global().async(group: done) { _ = try? tracker.faces(in: frame) }
-        detector.entered.wait() // the first frame's pass holds the frame path
+        try #require(detector.entered.wait(timeout: .now() + 60) == .success) // the first frame's pass holds the frame path
         // Were either to take the frame path's lock, this would wait for the gate, which opens
         // only after: the suite's time limit would fail it.
         #expect(tracker.statistics.passes == 0)
         tracker.reset()
         #expect(detector.ended == 0, "the pass is still under way")
         detector.open()
-        done.wait()
+        try #require(done.wait(timeout: .now() + 60) == .success)
         #expect(tracker.statistics.passes == 1, "the frame's pass, published as it ended")
         // The reset asked during that frame: the next frame is a first frame again (a pass on it).
         DispatchQueue.global().async(group: done) { _ = try? tracker.faces(in: frame) }
-        detector.entered.wait()
+        try #require(detector.entered.wait(timeout: .now() + 60) == .success)
         detector.open()
-        done.wait()
+        try #require(done.wait(timeout: .now() + 60) == .success)
         #expect(detector.calls == 2 && tracker.statistics.passes == 1, "\(detector.calls) \(tracker.statistics)")
     }
 
@@ -64,7 +64,7 @@ struct TrackerThreadingTests {
         let detector = PassGate()
         let tracker = try FaceTracker(detector: detector, options: .init(schedule: .background))
         _ = try tracker.faces(in: frame) // hands the first pass to the worker
-        detector.entered.wait()
+        try #require(detector.entered.wait(timeout: .now() + 60) == .success)
         DispatchQueue.global().async { detector.open() }
         tracker.shutdown()
         #expect(detector.ended == 1, "shutdown() waited for the pass")
@@ -91,15 +91,16 @@ struct TrackerThreadingTests {
                 heldStarted.signal()
                 held.wait()
             }, done: { heldDone.leave() })
-        heldStarted.wait()
+        try #require(heldStarted.wait(timeout: .now() + 60) == .success)
         for job in 1...20 {
             rest.enter()
             scheduler.run(admission, { order.withLock { $0.append(job) } }, done: { rest.leave() })
         }
         // The other lane runs them all while the first is held.
-        rest.wait()
+        let ran = rest.wait(timeout: .now() + 60)
         held.signal()
-        heldDone.wait()
+        try #require(ran == .success, "the other lane ran them all while the first was held")
+        try #require(heldDone.wait(timeout: .now() + 60) == .success)
         #expect(order.withLock { $0 } == Array(1...20))
     }
 }

@@ -57,9 +57,11 @@ extension FaceDetecting {
     public func passScale(width: Int, height: Int) -> Double { 1 }
 
     /// Faces inside `region` of `image` (the whole image when nil): a pass at the detector's
-    /// own scale with no weaker boxes.
+    /// own scale with no weaker boxes. A region partly outside the image is searched where it
+    /// is inside; one wholly outside, or empty, throws (a tracker's pass there finds nothing).
     public func detect(in image: PixelBuffer, region: Rect? = nil) throws(FaceDetectorError) -> [Face] {
-        try pass(in: image, region: region, scale: nil, candidatesDownTo: 1).faces
+        try requireOverlap(region, with: image)
+        return try pass(in: image, region: region, scale: nil, candidatesDownTo: 1).faces
     }
 
     /// A pass over `region` (nil: the whole image) at the detector's own scale.

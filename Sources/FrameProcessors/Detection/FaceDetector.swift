@@ -69,11 +69,6 @@ public final class FaceDetector: FaceDetecting {
         self.modelURL = url
     }
 
-    public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try requireOverlap(region, with: image)
-        return try detect(in: image, region: region, options: options)
-    }
-
     /// Runs the network once on a blank frame of this size: a network is set up for an input
     /// size on its first pass (XNNPACK packs the weights and plans the buffers), which would
     /// otherwise fall on the first frame.

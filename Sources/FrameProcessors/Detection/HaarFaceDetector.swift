@@ -78,12 +78,6 @@ public final class HaarFaceDetector: FaceDetecting {
 
     public var name: String { "haar" }
 
-    /// Faces inside `region` of `image` only (bounds still in `image`'s coordinates).
-    public func detect(in image: PixelBuffer, region: Rect?) throws(FaceDetectorError) -> [Face] {
-        try requireOverlap(region, with: image)
-        return try detect(in: image, region: region, options: options)
-    }
-
     /// The cascade's faces in `region`, no weaker boxes (a cascade gives no confidence), at its
     /// own scale (``Options/detectionScale``: `scale` is not used). A region wholly outside the
     /// image finds nothing.

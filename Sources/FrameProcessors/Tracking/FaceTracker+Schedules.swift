@@ -83,6 +83,8 @@ extension FaceTracker {
         } else if !s.planner.isFirst && s.frame - s.planner.lastPass < s.planner.passInterval {
             // A quiet scene: no pass is wanted yet (the schedule asked for none; not a frame
             // without its pass).
+        } else if worker.isClosed {
+            // Shut down: no pass, and nothing set aside for one (a shared budget would keep it).
         } else if let admission = worker.scheduler.admit(waitingSince: wanted, now: now) {
             s.passWantedSince = nil
             s.statistics.recordBudgetWait(now - wanted)

@@ -88,7 +88,14 @@ public final class FaceTracker: Sendable {
             return s.resetAsked
         }
         return try state.withLock { (s) throws(FaceDetectorError) -> [Face] in
-            if resetAsked { s = TrackerState(policy: policy) }
+            if resetAsked {
+                // From nothing, but the frame count goes on: a pass the last frame started
+                // after reset() was asked (its result kept under the new generation) is from a
+                // frame up to `startedOver`, and let go when it comes.
+                s.startOver()
+                (s.statistics, s.passWantedSince, s.sceneCut) = (PassStatistics(), nil, SceneCut(policy: policy))
+                worker?.discardResult()
+            }
             // The figures other threads read, as of this frame, however it ends.
             defer {
                 let (statistics, wanted) = (s.statistics, s.passWantedSince)

@@ -30,6 +30,9 @@ final class PassWorker: Sendable {
     /// (OpenCV's and XNNPACK's among them) while other threads go on: a pass still inside
     /// OpenCV then crashed (seen as SIGSEGV at the end of `framekit detect` on a camera). The
     /// owner calls this before the process exits: ``FaceTracker/shutdown()``.
+    /// Whether ``shutdown()`` was called: no job is taken.
+    var isClosed: Bool { state.withLock { $0.closed } }
+
     func shutdown() {
         state.withLock { $0.closed = true }
         passes.wait()
@@ -61,6 +64,14 @@ final class PassWorker: Sendable {
             // it free with a result not yet given.
             for (i, look) in looks.enumerated() {
                 let last = i == looks.count - 1
+                // A job let go while it waited for its lane, or between its looks (a reset, a
+                // start over, a shutdown): no network runs for a result nobody will take.
+                let wanted = self.state.withLock { s in
+                    let wanted = s.generation == generation && !s.closed
+                    if !wanted { s.busy = false }
+                    return wanted
+                }
+                guard wanted else { break }
                 let started = ContinuousClock.now
                 let outcome = Result { () throws(FaceDetectorError) -> DetectionPass? in
                     try look.run(detector, on: image, candidatesDownTo: floor, closer: closer)
