@@ -45,5 +45,20 @@ public func fkDetect(
     }
 }
 
+@_cdecl("fk_detect_full_resolution")
+public func fkDetectFullResolution(
+    _ detector: OpaquePointer?, _ frame: OpaquePointer?, _ faces: UnsafeMutablePointer<UnsafeMutablePointer<fk_face>?>?,
+    _ count: UnsafeMutablePointer<Int>?, _ error: UnsafeMutablePointer<fk_error>?
+) -> fk_status {
+    faces?.pointee = nil
+    count?.pointee = 0
+    return reporting(error) {
+        let detector = try Handle.object(detector, as: FaceDetector.self, "detector")
+        let pixels = try FrameHandle.from(frame).pixels
+        guard let faces, let count else { throw InvalidArgument("faces or count is NULL") }
+        FaceList.handOut(try detector.detectAtFullResolution(in: pixels), to: faces, count: count)
+    }
+}
+
 @_cdecl("fk_detector_free")
 public func fkDetectorFree(_ detector: OpaquePointer?) { Handle.release(detector) }

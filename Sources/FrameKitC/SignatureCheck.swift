@@ -10,6 +10,7 @@ private func checkSignatures() {
     sameType(fk_detector_options_init, fkDetectorOptionsInit)
     sameType(fk_detector_new, fkDetectorNew)
     sameType(fk_detect, fkDetect)
+    sameType(fk_detect_full_resolution, fkDetectFullResolution)
     sameType(fk_detector_free, fkDetectorFree)
     sameType(fk_faces_free, fkFacesFree)
     sameType(fk_frame_wrap, fkFrameWrap)

@@ -137,6 +137,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "fk_detector_options_init": (None, [P(DetectorOptions)]),
         "fk_detector_new": (status, [ctypes.c_char_p, P(DetectorOptions), out, err]),
         "fk_detect": (status, [handle, handle, faces_out, size_out, err]),
+        "fk_detect_full_resolution": (status, [handle, handle, faces_out, size_out, err]),
         "fk_detector_free": (None, [handle]),
         "fk_tracker_options_init": (None, [P(TrackerOptions)]),
         "fk_tracker_new": (status, [handle, P(TrackerOptions), out, err]),

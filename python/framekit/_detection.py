@@ -143,18 +143,24 @@ class FaceDetector:
         if handle and _lib is not None:  # None: the interpreter is tearing the module down
             _lib.fk_detector_free(handle)
 
-    def detect_array(self, image: npt.NDArray[np.uint8], format: str | None = None) -> npt.NDArray[Any]:
+    def detect_array(
+        self, image: npt.NDArray[np.uint8], format: str | None = None, full_resolution: bool = False
+    ) -> npt.NDArray[Any]:
         """The faces in ``image`` as a structured array of ``FACE_DTYPE``, strongest first.
 
         ``image``: uint8, HxWx3 RGB, HxWx4 BGRA or HxW gray (``format`` "rgb", "bgra", "gray"
         says which when the shape does not). Read in place, not copied, when its rows are
-        packed."""
+        packed. ``full_resolution``: a still picture searched at its own scale too (the whole
+        image, then overlapping tiles of it: a few passes), so faces from ~20 px are found
+        whatever its size; what ``framekit detect`` does for photos. Otherwise one pass, the
+        image shrunk to the detector's input size."""
         with WrappedFrame(image, format) as frame:
-            return _faces_array(_lib.fk_detect, self._handle, frame.handle)
+            call = _lib.fk_detect_full_resolution if full_resolution else _lib.fk_detect
+            return _faces_array(call, self._handle, frame.handle)
 
-    def detect(self, image: npt.NDArray[np.uint8], format: str | None = None) -> list[Face]:
+    def detect(self, image: npt.NDArray[np.uint8], format: str | None = None, full_resolution: bool = False) -> list[Face]:
         """The faces in ``image`` as ``Face`` values, strongest first (see ``detect_array``)."""
-        return _faces_list(self.detect_array(image, format))
+        return _faces_list(self.detect_array(image, format, full_resolution))
 
 
 class FaceTracker:

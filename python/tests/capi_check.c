@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
     EXPECT(strlen(error.message) > 0);
     EXPECT(fk_frame_get_info(NULL, NULL) == FK_ERR_INVALID_ARGUMENT);
     EXPECT(fk_detect(NULL, NULL, NULL, NULL, &error) == FK_ERR_INVALID_ARGUMENT);
+    EXPECT(fk_detect_full_resolution(NULL, NULL, NULL, NULL, &error) == FK_ERR_INVALID_ARGUMENT);
 
     uint8_t pixels[4 * 6 * 3];
     memset(pixels, 200, sizeof pixels);

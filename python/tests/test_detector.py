@@ -36,6 +36,20 @@ def test_structured_array_matches_faces(detector: framekit.FaceDetector, astrona
     assert tuple(map(tuple, array[0]["landmarks"])) == faces[0].landmarks
 
 
+def test_full_resolution_finds_a_small_face_in_a_large_photo(detector: framekit.FaceDetector, astronaut: np.ndarray) -> None:
+    """A 2400x1800 picture with the astronaut shrunk four times (her face ~22x30 px): one pass,
+    the picture shrunk to 640, misses her; the search at the picture's own scale finds her."""
+    small = astronaut.reshape(128, 4, 128, 4, 3).mean(axis=(1, 3)).astype(np.uint8)
+    photo = np.full((1800, 2400, 3), 120, np.uint8)
+    photo[900:1028, 1500:1628] = small
+    expected = (1500 + 180 // 4, 900 + 60 // 4)
+    near = lambda f: abs(f.x - expected[0]) < 10 and abs(f.y - expected[1]) < 10
+    assert not any(near(f) for f in detector.detect(photo))
+    found = detector.detect(photo, full_resolution=True)
+    assert len([f for f in found if near(f)]) == 1, found
+    assert len(detector.detect_array(photo, full_resolution=True)) == len(found)
+
+
 def test_no_faces_is_an_empty_result(detector: framekit.FaceDetector) -> None:
     blank = np.zeros((240, 320, 3), np.uint8)
     assert detector.detect(blank) == []
