@@ -29,10 +29,11 @@ struct Report: Codable {
 /// declaration gives parsing, checking and --help.
 enum BenchOptions {
     static let quick = Flag("quick", help: "Fewer runs and shorter clips (a few minutes, for CI).")
+    static let paced = Flag("paced", help: "ablation: the tracker at a camera's pace (the background schedule), not as read.")
     static let suite = Option.text(
         "suite", "a,b,...",
         help:
-            "Suites to run: filters, capture, decode, detection, contention, fleet-memory, preview, tune, soak (default filters,capture,decode,detection,contention,fleet-memory,preview; soak: memory over --minutes; contention: framekit detect and MediaPipe idle, beside two busy loops, pinned to one CPU and in a CPU quota of one; fleet-memory: framekit detect's peak memory with 1, 4 and 16 sources of 720p)."
+            "Suites to run: filters, capture, decode, detection, contention, fleet-memory, preview, tune, ablation, soak (default filters,capture,decode,detection,contention,fleet-memory,preview; ablation: each tracker rule off in turn on --split, as read; soak: memory over --minutes; contention: framekit detect and MediaPipe idle, beside two busy loops, pinned to one CPU and in a CPU quota of one; fleet-memory: framekit detect's peak memory with 1, 4 and 16 sources of 720p)."
     )
     static let filter = Option.text("filter", "NAME", help: "filters: only the filters whose name contains NAME.")
     static let split = Option.choice(
@@ -64,7 +65,8 @@ enum BenchOptions {
     static let tolerance = Option.number(
         "tolerance", "X", 0...100, help: "X for --compare (default 1.5, what CI uses: a ratio may move by 2.5x before it fails).")
     static let specs = [
-        quick.spec, suite.spec, filter.spec, split.spec, kinds.spec, keepClips.spec, detectors.spec, detectArgs.spec, minutes.spec,
+        quick.spec, paced.spec, suite.spec, filter.spec, split.spec, kinds.spec, keepClips.spec, detectors.spec, detectArgs.spec,
+        minutes.spec,
         json.spec,
         compare.spec,
         tolerance.spec
@@ -77,7 +79,7 @@ if arguments.contains("--help") {
         helpText(
             command: "framekit-bench", abstract: "FrameKit's speed and detection quality against baselines measured in the same run.",
             usage:
-                "framekit-bench [--quick] [--suite filters,capture,decode,detection,contention,fleet-memory,preview,tune,soak] [--json FILE] [--compare BASELINE.json] ...",
+                "framekit-bench [--quick] [--suite filters,capture,decode,detection,contention,fleet-memory,preview,tune,ablation,soak] [--json FILE] [--compare BASELINE.json] ...",
             specs: BenchOptions.specs))
     exit(0)
 }
@@ -356,6 +358,24 @@ do {
         let bestQuiet = Dictionary(grouping: rows) { $0.settings.quietInterval > $0.settings.passInterval ? $0.settings.quietInterval : 0 }
         for (_, group) in bestQuiet.sorted(by: { $0.key < $1.key }) { if let r = group.first { print(row(r)) } }
         print("(recall/precision per kind; sorted by the worst kind's F1, then fewer passes)")
+    }
+
+    if suites.contains("ablation") {
+        let corpus = try Corpus(folder: root.appendingPathComponent("Benchmarks/Corpus"))
+        let splits: [Corpus.Split] =
+            switch options[BenchOptions.split] ?? "report" {
+            case "all": Corpus.Split.allCases
+            case let name: Corpus.Split(rawValue: name).map { [$0] } ?? []
+            }
+        var kinds = ClipKind.allCases
+        if let names = options[BenchOptions.kinds] { kinds = names.split(separator: ",").compactMap { ClipKind(rawValue: String($0)) } }
+        let seeds = quick ? 2 : 5
+        log(
+            "ablation: each tracker rule off in turn, \(options[BenchOptions.paced] ? "paced" : "as read"), \(kinds.count) kinds x \(seeds) seeds x \(quick ? 30 : 60) frames"
+        )
+        let paced = options[BenchOptions.paced]
+        let rows = try Ablation.run(corpus: corpus, splits: splits, kinds: kinds, seeds: seeds, frames: quick ? 30 : 60, paced: paced)
+        Ablation.print(rows)
     }
 
     var soakProblems: [String] = []
