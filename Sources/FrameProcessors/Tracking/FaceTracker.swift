@@ -96,10 +96,12 @@ public final class FaceTracker: Sendable {
                 (s.statistics, s.passWantedSince, s.sceneCut) = (PassStatistics(), nil, SceneCut(policy: policy))
                 worker?.discardResult()
             }
-            // The figures other threads read, as of this frame, however it ends.
+            // The figures other threads read, as of this frame, however it ends — unless a
+            // reset came meanwhile: they stay cleared until the next frame (no old figure comes back).
             defer {
                 let (statistics, wanted) = (s.statistics, s.passWantedSince)
                 shared.withLock {
+                    guard !$0.resetAsked else { return }
                     $0.statistics = statistics
                     $0.passWantedSince = wanted
                 }
