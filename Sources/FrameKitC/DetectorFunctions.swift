@@ -35,14 +35,7 @@ public func fkDetect(
     _ detector: OpaquePointer?, _ frame: OpaquePointer?, _ faces: UnsafeMutablePointer<UnsafeMutablePointer<fk_face>?>?,
     _ count: UnsafeMutablePointer<Int>?, _ error: UnsafeMutablePointer<fk_error>?
 ) -> fk_status {
-    faces?.pointee = nil
-    count?.pointee = 0
-    return reporting(error) {
-        let detector = try Handle.object(detector, as: FaceDetector.self, "detector")
-        let pixels = try FrameHandle.from(frame).pixels
-        guard let faces, let count else { throw InvalidArgument("faces or count is NULL") }
-        FaceList.handOut(try detector.detect(in: pixels, region: nil), to: faces, count: count)
-    }
+    handOutFaces(detector, frame, faces, count, error) { detector, pixels in try detector.detect(in: pixels, region: nil) }
 }
 
 @_cdecl("fk_detect_full_resolution")
@@ -50,13 +43,23 @@ public func fkDetectFullResolution(
     _ detector: OpaquePointer?, _ frame: OpaquePointer?, _ faces: UnsafeMutablePointer<UnsafeMutablePointer<fk_face>?>?,
     _ count: UnsafeMutablePointer<Int>?, _ error: UnsafeMutablePointer<fk_error>?
 ) -> fk_status {
+    handOutFaces(detector, frame, faces, count, error) { detector, pixels in try detector.detectAtFullResolution(in: pixels) }
+}
+
+/// The body both detect calls share: the outputs cleared, the handles checked, `search`'s faces
+/// handed out.
+private func handOutFaces(
+    _ detector: OpaquePointer?, _ frame: OpaquePointer?, _ faces: UnsafeMutablePointer<UnsafeMutablePointer<fk_face>?>?,
+    _ count: UnsafeMutablePointer<Int>?, _ error: UnsafeMutablePointer<fk_error>?,
+    _ search: (FaceDetector, PixelBuffer) throws -> [Face]
+) -> fk_status {
     faces?.pointee = nil
     count?.pointee = 0
     return reporting(error) {
         let detector = try Handle.object(detector, as: FaceDetector.self, "detector")
         let pixels = try FrameHandle.from(frame).pixels
         guard let faces, let count else { throw InvalidArgument("faces or count is NULL") }
-        FaceList.handOut(try detector.detectAtFullResolution(in: pixels), to: faces, count: count)
+        FaceList.handOut(try search(detector, pixels), to: faces, count: count)
     }
 }
 
