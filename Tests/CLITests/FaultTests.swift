@@ -583,6 +583,43 @@ struct FaultTests {
         }
     }
 
+    @Test("a URL's password and secret query values are printed nowhere: not in errors, frame lines, --stats or --report")
+    func secretsInAddresses() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        try FFmpegTool.clip(folder.appendingPathComponent("clip.mjpeg"), frames: 5, codec: ["-c:v", "mjpeg", "-f", "mjpeg"])
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }).write(to: folder.appendingPathComponent("junk.ts"))
+        let port = FreePort.next()
+        let server = try FFmpegTool.serveHTTP(folder: folder, port: port)
+        defer { server.terminate() }
+        let secrets = ["hunter2", "TOKEN-5150", "pw-9731"]
+        func address(_ file: String) -> String {
+            "http://admin:hunter2@127.0.0.1:\(port)/\(file)?token=TOKEN-5150&pass=pw-9731&channel=2"
+        }
+        // A response with a length is read as a file: one that broke off quoted the raw address
+        // in its error (#52).
+        let brokenPort = FreePort.next()
+        let broken = try FFmpegTool.serveBrokenOffHTTP(folder.appendingPathComponent("clip.mjpeg"), port: brokenPort)
+        defer { broken.terminate() }
+        let brokenOff = "http://admin:hunter2@127.0.0.1:\(brokenPort)/x.mjpeg?token=TOKEN-5150&pass=pw-9731&channel=2"
+        for input in [brokenOff, address("junk.ts"), address("missing.mjpeg")] {
+            let run = try BinaryRunner.run("framekit", ["detect", "--detector", "haar", "--input", input, "--reconnect", "0"], timeout: 60)
+            #expect(run.status != 0 && run.stderr.contains("admin:***@") && run.stderr.contains("channel=2"), "\(input): \(run.stderr)")
+            #expect(!secrets.contains { run.stderr.contains($0) || run.stdout.contains($0) }, "\(input): \(run.stderr)")
+        }
+        let stats = folder.appendingPathComponent("stats.json")
+        let report = folder.appendingPathComponent("report.html")
+        let run = try BinaryRunner.run(
+            "framekit", ["detect", "--detector", "haar", "--input", address("clip.mjpeg"), "--stats", stats.path, "--report", report.path],
+            timeout: 60)
+        #expect(run.status == 0 && run.lines.count == 6, "\(run.status) \(run.stderr)")
+        let written = try [String(contentsOf: stats, encoding: .utf8), String(contentsOf: report, encoding: .utf8)]
+        #expect(written.allSatisfy { $0.contains("channel=2") })
+        for text in written + [run.stdout, run.stderr] {
+            #expect(!secrets.contains { text.contains($0) }, "\(text.prefix(300))")
+        }
+    }
+
     @Test("a paced run ends cleanly every time, with a background pass still under way at exit")
     func exitWithPassInFlight() throws {
         // exit() ran OpenCV's static destructors under a pass still in the network: SIGSEGV in

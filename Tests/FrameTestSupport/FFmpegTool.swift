@@ -121,6 +121,31 @@ public enum FFmpegTool {
         return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)"] + files.map(\.path))
     }
 
+    /// Starts an HTTP server that answers every request on 127.0.0.1:PORT with a length three
+    /// times `file`'s and only its first half, then closes: a response with a length (read as a
+    /// file) that breaks off while it is read. Returns once it listens.
+    public static func serveBrokenOffHTTP(_ file: URL, port: Int) throws -> Process {
+        let script = """
+            import signal, socket, sys
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+            data = open(sys.argv[2], "rb").read()
+            server = socket.socket()
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", int(sys.argv[1])))
+            server.listen(4)
+            while True:
+                client, _ = server.accept()
+                try:
+                    client.recv(65536)
+                    client.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: video/x-motion-jpeg\\r\\nContent-Length: %d\\r\\n\\r\\n" % (3 * len(data)))
+                    client.sendall(data[: len(data) // 2])
+                except OSError:
+                    pass
+                client.close()
+            """
+        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)", file.path])
+    }
+
     /// Starts `executable` with no standard input or output and returns once it listens on `port`.
     static func serve(port: Int, _ executable: String, _ arguments: [String]) throws -> Process {
         let process = Process()

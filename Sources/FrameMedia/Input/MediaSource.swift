@@ -66,7 +66,7 @@ final class MediaSource: FrameSource {
             do { try input.seek(to: description.start) } catch {
                 switch error {
                 case .failed(let reason), .interrupted(let reason), .rejected(let reason):
-                    throw .unreadableFile(path: description.location, reason: reason)
+                    throw description.failure(reason)
                 }
             }
         }
@@ -89,9 +89,7 @@ final class MediaSource: FrameSource {
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason), .rejected(let reason):
-                throw description.isLive
-                    ? .streamUnavailable(url: redactingCredentials(description.location), reason: redactingCredentials(reason))
-                    : .unreadableFile(path: description.location, reason: reason)
+                throw description.failure(reason)
             }
         }
     }
@@ -122,16 +120,16 @@ final class MediaSource: FrameSource {
             return description.isLive ? try reconnect(after: "the stream ended") : .endOfStream
         case .interrupted(let reason):
             if slot.stopping.load(ordering: .relaxed) { return .endOfStream }
-            guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
+            guard description.isLive else { throw description.failure(reason) }
             return try reconnect(after: reason)
         case .overlong(let reason):
             // The frame it was sending is a corrupt drop; the connection, whose demuxer is
             // mid-frame, is dropped and opened again (as any drop, within --reconnect).
-            guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
+            guard description.isLive else { throw description.failure(reason) }
             pending.append(try reconnect(after: reason))
             return drop(.corrupt)
         case .failed(let reason):
-            guard description.isLive else { throw .unreadableFile(path: description.location, reason: reason) }
+            guard description.isLive else { throw description.failure(reason) }
             return try reconnect(after: reason)
         }
     }

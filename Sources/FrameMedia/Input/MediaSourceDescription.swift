@@ -67,15 +67,11 @@ struct MediaSourceDescription: Sendable {
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason):
-                throw isLive
-                    ? .streamUnavailable(url: redactingCredentials(location), reason: redactingCredentials(reason))
-                    : .unreadableFile(path: location, reason: reason)
+                throw Self.failure(at: location, isLive: isLive, reason: reason)
             case .rejected(let reason):
                 // The stream answered with something unusable: a data error (exit 65), not an
                 // unreachable stream that a retry may mend (75).
-                throw isLive
-                    ? .streamRejected(url: redactingCredentials(location), reason: redactingCredentials(reason))
-                    : .unreadableFile(path: location, reason: reason)
+                throw Self.failure(at: location, isLive: isLive, rejected: true, reason: reason)
             }
         }
         info = probe.info
@@ -87,11 +83,26 @@ struct MediaSourceDescription: Sendable {
             let reason =
                 "its video is \(info.size.width)x\(info.size.height): "
                 + (size.width < 2 || size.height < 2 ? "too small" : "over the pixel budget (PixelBuffer.pixelBudget)")
-            throw isLive
-                ? .streamRejected(url: redactingCredentials(location), reason: redactingCredentials(reason))
-                : .unreadableFile(path: location, reason: reason)
+            throw Self.failure(at: location, isLive: isLive, rejected: true, reason: reason)
         }
         self.frameRate = frameRate ?? (info.frameRate > 0 && info.frameRate <= 1000 ? info.frameRate : 30)
+    }
+}
+
+extension MediaSourceDescription {
+    /// The error for `reason` at `location`, its address redacted (``redactingCredentials(_:)``)
+    /// whatever the kind: an http(s) response with a length is read as a file, and a file's
+    /// error quotes its URL and FFmpeg's reason, which may quote it too. `rejected`: the input
+    /// answered with something unusable (a data error, exit 65), not a stream gone (75).
+    static func failure(at location: String, isLive: Bool, rejected: Bool = false, reason: String) -> CaptureError {
+        let (shown, why) = (redactingCredentials(location), redactingCredentials(reason))
+        guard isLive else { return .unreadableFile(path: shown, reason: why) }
+        return rejected ? .streamRejected(url: shown, reason: why) : .streamUnavailable(url: shown, reason: why)
+    }
+
+    /// ``failure(at:isLive:rejected:reason:)`` at this input.
+    func failure(_ reason: String, rejected: Bool = false) -> CaptureError {
+        Self.failure(at: location, isLive: isLive, rejected: rejected, reason: reason)
     }
 }
 
