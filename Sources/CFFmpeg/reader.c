@@ -38,11 +38,14 @@ struct cffm_media {
     // frame-threaded decoder (PNG, for one) can lose a failed frame's error when it is flushed,
     // so a file of one damaged image would end with no frame and no error at all.
     int64_t packets_sent, frames_out, errors_reported;
-    // A live stream's bytes between packets are bounded: where the last packet ended (the
-    // input's position then; 0 while it is opened and probed), the most bytes the next may
-    // take (while opening: CFFM_PROBE_BYTE_LIMIT), and whether a read was abandoned for going
-    // past it.
+    // The bytes read between packets are bounded for a network input or one that cannot seek:
+    // the bytes read when the last packet ended (0 while it is opened and probed), the most
+    // the next may take (while opening: CFFM_PROBE_BYTE_LIMIT), and whether a read was
+    // abandoned for going past it. Bytes read, not the position: a demuxer's seeks move the
+    // position without reading (an MP4's index at its end), and an http response with a
+    // length seeks (it is read as a file) yet may hold a frame that never ends.
     int64_t packet_mark, max_frame_bytes;
+    int bounded;
     atomic_int overlong;
     // The input the bound reads, set once avformat_open_input has succeeded and cleared before
     // it is closed: when an open fails, FFmpeg frees the AVIOContext and then closes the
@@ -94,10 +97,10 @@ static int interrupt_callback(void *opaque) {
     if (atomic_load(&m->interrupted) || atomic_load(&m->overlong)) return 1;
     // FFmpeg asks before each read (a protocol's, not a file's buffer): a stream whose frame
     // never ends (no JPEG end marker, a NAL unit that goes on) would otherwise grow a parser's
-    // buffer without bound (2–3.5 GB seen). Only inputs that cannot seek: a file's demuxer may
-    // seek past data between packets, a stream's bytes are all the frame's.
+    // buffer without bound (2–3.5 GB seen; 377 MB of a 300 MB frame over http with a length).
+    // A local file that can seek is not bounded here: its size is its bound.
     AVIOContext *pb = m->bounded_pb;
-    if (pb && !(pb->seekable & AVIO_SEEKABLE_NORMAL) && avio_tell(pb) - m->packet_mark > m->max_frame_bytes) {
+    if (pb && (m->bounded || !(pb->seekable & AVIO_SEEKABLE_NORMAL)) && pb->bytes_read - m->packet_mark > m->max_frame_bytes) {
         atomic_store(&m->overlong, 1);
         return 1;
     }
@@ -158,6 +161,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
     atomic_init(&m->overlong, 0);
     m->max_frame_bytes = CFFM_PROBE_BYTE_LIMIT;
     m->timeout = timeout_seconds;
+    m->bounded = strstr(url, "://") != NULL && strncmp(url, "file:", 5) != 0;
     m->format = avformat_alloc_context();
     m->packet = av_packet_alloc();
     m->frame = av_frame_alloc();
@@ -239,7 +243,7 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
     }
 
     // From here the bound is a frame's of this size, counted from the last packet.
-    if (m->bounded_pb) m->packet_mark = avio_tell(m->bounded_pb);
+    if (m->bounded_pb) m->packet_mark = m->bounded_pb->bytes_read;
     m->max_frame_bytes = cffm_frame_byte_limit(m->codec->width, m->codec->height);
     info->width = m->codec->width;
     info->height = m->codec->height;
@@ -349,7 +353,7 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
             cffm_internal_say("the stream sent more than a frame's bytes without completing one", message, message_size);
             return CFFM_OVERLONG;
         }
-        if (m->bounded_pb) m->packet_mark = avio_tell(m->bounded_pb);
+        if (m->bounded_pb) m->packet_mark = m->bounded_pb->bytes_read;
         if (error < 0) { cffm_internal_describe(error, "reading", message, message_size); return CFFM_ERROR; }
         if (m->packet->stream_index != m->stream) { av_packet_unref(m->packet); continue; }
         error = avcodec_send_packet(m->codec, m->packet);

@@ -350,11 +350,17 @@ struct FaultTests {
 
     /// Python: `serve_endless(server, jpeg, mebibytes)` accepts one connection on `server` and
     /// sends five whole JPEGs, the first half of one, then `mebibytes` MiB with no 0xFF in them
-    /// (a frame that never ends), then closes.
+    /// (a frame that never ends), then closes. `http`: as the body of a response with a length
+    /// and ranges (FFmpeg reads it as a file, seekable), to every request that comes (a range
+    /// asked for gets the whole body again).
     static let endlessFrameServer = """
-        def serve_endless(server, jpeg, mebibytes):
-            connection, _ = server.accept()
+        def send_endless(connection, jpeg, mebibytes, http):
             try:
+                if http:
+                    connection.recv(65536)
+                    total = 6 * len(jpeg) + mebibytes * 1024 * 1024
+                    connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: video/x-motion-jpeg\\r\\nAccept-Ranges: bytes\\r\\n"
+                                       b"Content-Length: %d\\r\\n\\r\\n" % total)
                 for _ in range(5): connection.sendall(jpeg)
                 connection.sendall(jpeg[: len(jpeg) // 2])
                 junk = bytes(range(1, 255)) * 4096
@@ -362,6 +368,12 @@ struct FaultTests {
             except OSError:
                 pass
             connection.close()
+        def serve_endless(server, jpeg, mebibytes, http=False):
+            while True:
+                connection, _ = server.accept()
+                if not http:
+                    return send_endless(connection, jpeg, mebibytes, http)
+                threading.Thread(target=send_endless, args=(connection, jpeg, mebibytes, http), daemon=True).start()
         """
 
     @Test(
@@ -415,8 +427,10 @@ struct FaultTests {
         print("memory limit of 1 GiB: \(result)")
     }
 
-    @Test("a live MJPEG stream whose sixth frame never ends: its frames, then the stream dropped, exit 75; memory bounded (it took 2 GB)")
-    func endlessFrameOnAStream() throws {
+    @Test(
+        "an MJPEG stream whose sixth frame never ends, live over tcp or over http with a length (read as a file): its frames, then the stream dropped (exit 75) or the file refused (65); memory bounded (2 GB over tcp, 377 MB over http, before)",
+        arguments: ["tcp", "http"])
+    func endlessFrameOnAStream(transport: String) throws {
         // Python serves the stream (five whole JPEGs, then a JPEG's start and 300 MB with no
         // 0xFF in it, then closes) and runs framekit as its only child: RUSAGE_CHILDREN's peak
         // is framekit's own.
@@ -426,16 +440,18 @@ struct FaultTests {
             server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
             port = server.getsockname()[1]
             \(Self.endlessFrameServer)
-            threading.Thread(target=serve_endless, args=(server, jpeg, 300), daemon=True).start()
-            run = subprocess.run([sys.argv[1], "detect", "--input", "tcp://127.0.0.1:%d" % port, "--reconnect", "0"],
+            http = sys.argv[3] == "http"
+            threading.Thread(target=serve_endless, args=(server, jpeg, 300, http), daemon=True).start()
+            url = ("http://127.0.0.1:%d/clip.mjpeg" if http else "tcp://127.0.0.1:%d") % port
+            run = subprocess.run([sys.argv[1], "detect", "--input", url, "--reconnect", "0"],
                                  capture_output=True, text=True)
             lines = [l for l in run.stdout.splitlines() if l.startswith('{"frame"')]
             print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, len(lines), run.stderr.strip().replace("\\n", " | "))
             """
-        let run = try BinaryRunner.runTool("/usr/bin/python3", ["-c", script, Self.framekit, Fixtures.astronaut.path])
+        let run = try BinaryRunner.runTool("/usr/bin/python3", ["-c", script, Self.framekit, Fixtures.astronaut.path, transport])
         let fields = run.stdout.split(separator: " ", maxSplits: 3)
         try #require(fields.count == 4, "\(run.stdout) \(run.stderr)")
-        #expect(fields[0] == "75" && (Int(fields[2]) ?? 0) >= 1, "\(run.stdout)")
+        #expect(fields[0] == (transport == "http" ? "65" : "75") && (Int(fields[2]) ?? 0) >= 1, "\(run.stdout)")
         #expect(fields[3].contains("without completing a frame"), "\(run.stdout)")
         // Opening reads at most 32 MiB before a frame size is known, and then a frame at most
         // 5.6 MB (512x512's bound): ~190 MB at peak in a debug build; the unguarded parser took
