@@ -251,6 +251,24 @@ struct FileSourceTests {
         #expect(one.frames[0].pixelBuffer.format == .gray8)
     }
 
+    @Test("a folder whose first image is gray delivers its colour images in colour (they came gray), the gray one with R = G = B")
+    func grayFirstImageInFolder() throws {
+        let folder = Fixtures.temporaryFolder()
+        try FileManager.default.copyItem(at: Fixtures.astronautGray, to: folder.appendingPathComponent("a.pgm"))
+        try FileManager.default.copyItem(at: Fixtures.astronaut, to: folder.appendingPathComponent("b.jpg"))
+        let (recorder, counts) = try runToEnd(try CaptureDevice.file(folder))
+        try #require(counts.delivered == 2, "\(counts)")
+        #expect(recorder.frames.allSatisfy { $0.pixelBuffer.format == .rgb24 }, "\(recorder.frames.map(\.pixelBuffer.format))")
+        func greys(_ frame: SampleBuffer) -> Bool {
+            let bytes: [UInt8] = frame.pixelBuffer.packedBytes()
+            for i in stride(from: 0, to: bytes.count - 2, by: 3) where bytes[i] != bytes[i + 1] || bytes[i + 1] != bytes[i + 2] {
+                return false
+            }
+            return true
+        }
+        #expect(greys(recorder.frames[0]) && !greys(recorder.frames[1]))
+    }
+
     @Test(
         "a folder of images of different sizes: each a frame of its own size with its own pixels, in RGB24 and in NV12 (an odd image losing its last column and row there)",
         arguments: [PixelFormat.rgb24, .nv12FullRange])

@@ -142,12 +142,16 @@ struct FileSourceDescription: Sendable {
         }
     }
 
-    /// Images, a frame each: the first gives the size and format.
+    /// Images, a frame each: the first gives the size and format — colour (RGB24) wherever
+    /// there is more than one image, as an MJPEG's: a gray first image delivered every later
+    /// colour one as gray (a gray image in colour has neutral chroma). Only a single gray image
+    /// comes as gray.
     private init(url: URL, realTime: Bool, frameRate: Double?, images: [URL]) throws(CaptureError) {
         let image = try Self.readImage(images[0])
         try self.init(
             url: url, realTime: realTime, kind: .images, size: FrameSize(width: image.width, height: image.height),
-            pixelFormat: image.format, frameRate: frameRate ?? 30, y4m: nil, imageFiles: images)
+            pixelFormat: image.format == .gray8 && images.count > 1 ? .rgb24 : image.format, frameRate: frameRate ?? 30, y4m: nil,
+            imageFiles: images)
     }
 
     private init(
