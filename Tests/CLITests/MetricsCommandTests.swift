@@ -55,6 +55,17 @@ struct MetricsCommandTests {
         return text
     }
 
+    /// Prometheus' own linter (`promtool check metrics`, Debian's prometheus package:
+    /// scripts/bootstrap) passes `page`: every /metrics the CLI serves is checked with it.
+    func lint(_ page: String, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let promtool = "/usr/bin/promtool"
+        try #require(FileManager.default.isExecutableFile(atPath: promtool), "scripts/bootstrap installs promtool (prometheus)")
+        let file = Fixtures.temporaryFolder().appendingPathComponent("metrics.txt")
+        try Data(page.utf8).write(to: file)
+        let run = try BinaryRunner.runTool("/bin/sh", ["-c", "exec \"$0\" check metrics < \"$1\"", promtool, file.path])
+        #expect(run.status == 0, "\(comment?.description ?? "") \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation)
+    }
+
     /// The value of the series `name{labels}` in Prometheus text.
     func value(_ text: String, _ series: String) -> Double? {
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
@@ -97,13 +108,7 @@ struct MetricsCommandTests {
         #expect((value(second, "framekit_detection_pass_max_seconds{source=\"virtual\"}") ?? 0) >= latency)
         #expect(value(second, "framekit_detection_result_age_frames{source=\"virtual\",quantile=\"0.5\"}") != nil)
         #expect(value(second, "framekit_detection_result_age_max_frames{source=\"virtual\"}") != nil)
-        // Prometheus' own linter (Debian's prometheus package, scripts/bootstrap) passes it.
-        let promtool = "/usr/bin/promtool"
-        try #require(FileManager.default.isExecutableFile(atPath: promtool), "scripts/bootstrap installs promtool (prometheus)")
-        let page = Fixtures.temporaryFolder().appendingPathComponent("metrics.txt")
-        try Data(second.utf8).write(to: page)
-        let lint = try BinaryRunner.runTool("/bin/sh", ["-c", "exec \"$0\" check metrics < \"$1\"", promtool, page.path])
-        #expect(lint.status == 0, "\(lint.stdout) \(lint.stderr)")
+        try lint(second)
         #expect(value(second, "framekit_detection_budget_wait_seconds_total{source=\"virtual\"}") != nil)
         #expect(try get(port, "/healthz").status == 200)
         #expect(try get(port, "/").status == 404 && get(port, "/stream.mjpeg").status == 404)
@@ -154,18 +159,46 @@ struct MetricsCommandTests {
         #expect(LatePassWatch.message(for: fast, source: "cam") == nil, "\(fast.recentAges)")
     }
 
-    @Test("a stream's password never reaches /metrics: its source label is admin:***@ (docs/scale-out.md)")
+    @Test("a stream's password and secret query values never reach /metrics (admin:***@, password=***); a fleet's page passes promtool")
     func metricsRedacted() throws {
         try #require(FFmpegTool.isInstalled)
         let stream = try FFmpegTool.liveStream(seconds: 8)
         defer { stream.stop() }
-        let framekit = try serving(["detect", "--input", "tcp://admin:s3cret@127.0.0.1:\(stream.port)", "--detector", "haar"])
+        // A second source (a fleet's page) with secrets in its query (tcp:// ignores parameters it
+        // does not know).
+        let second = try FFmpegTool.liveStream(seconds: 8)
+        defer { second.stop() }
+        let framekit = try serving([
+            "detect", "--input", "tcp://admin:s3cret@127.0.0.1:\(stream.port)",
+            "--input", "tcp://127.0.0.1:\(second.port)?user=cam&password=s3cret&api_key=s3cret&channel=2", "--detector", "haar"
+        ])
         defer { framekit.stop() }
         let port = framekit.port
-        // Until the stream's series appear (the source is registered once it is open).
-        let text = try metrics(port) { $0.contains("framekit_frames_captured_total{") }
+        // Until both streams' series appear (a source is registered once it is open).
+        let text = try metrics(port) { $0.components(separatedBy: "framekit_frames_captured_total{").count == 3 }
         #expect(text.contains("source=\"tcp://admin:***@127.0.0.1:\(stream.port)\""), "\(text.prefix(600))")
+        #expect(
+            text.contains("source=\"tcp://127.0.0.1:\(second.port)?user=cam&password=***&api_key=***&channel=2\""), "\(text.prefix(900))")
         #expect(!text.contains("s3cret"))
+        try lint(text, "a fleet's page")
+    }
+
+    @Test("a batch's /metrics shows the input under way as its source (it showed none), and passes promtool")
+    func batch() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        let clip = folder.appendingPathComponent("clip.mp4")
+        try FFmpegTool.clip(clip, frames: 150, codec: ["-c:v", "libx264"]) // 5 s at its pace
+        let list = folder.appendingPathComponent("inputs.txt")
+        try Data((clip.path + "\n").utf8).write(to: list)
+        let framekit = try serving([
+            "detect", "--detector", "haar", "--realtime", "--inputs", list.path, "--output-dir", folder.appendingPathComponent("out").path
+        ])
+        defer { framekit.stop() }
+        let delivered = "framekit_frames_delivered_total{source=\"\(clip.path)\"}"
+        let text = try metrics(framekit.port) { (value($0, delivered) ?? 0) > 0 }
+        #expect((value(text, delivered) ?? 0) > 0, "\(text.prefix(600))")
+        try lint(text, "a batch's page")
     }
 
     @Test("healthz turns 503 when the source stalls (a stream gone and being reconnected)")
@@ -210,6 +243,7 @@ struct MetricsCommandTests {
         let text = try self.metrics(port) { (value($0, sent) ?? 0) > 0 }
         #expect(text.contains("# TYPE framekit_preview_viewer_skipped_frames_total counter"), "\(text.suffix(800))")
         #expect((value(text, "framekit_preview_viewer_bytes_per_second{stream=\"mjpeg\",viewer=\"1\"}") ?? 0) > 0)
+        try lint(text, "preview's page")
         let bad = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--frames", "1", "--metrics", "host:port:x"])
         #expect(bad.status == 64)
         #expect(try BinaryRunner.run("framekit", ["preview", "--bitrate", "10"]).status == 64) // below 100 kbit/s
