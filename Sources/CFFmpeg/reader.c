@@ -107,6 +107,23 @@ static int interrupt_callback(void *opaque) {
     return m->deadline != 0 && av_gettime_relative() > m->deadline;
 }
 
+// Whether an open failed on reaching the input (a retry may help: exit 75 for a stream) rather
+// than on what it sent (a data error, 65): the errors FFmpeg's protocols return. A demuxer that
+// cannot read the bytes returns what it likes (INVALIDDATA, EINVAL; EBUSY for a Y4M header
+// with no valid size), so it is the transport's errors that are listed, not the data's.
+static int is_transport_error(int error) {
+    switch (error) {
+    case AVERROR_EXIT: case AVERROR_EOF: case AVERROR(EAGAIN): case AVERROR(EIO): case AVERROR(ENOMEM):
+    case AVERROR(ETIMEDOUT): case AVERROR(ECONNREFUSED): case AVERROR(ECONNRESET): case AVERROR(ECONNABORTED):
+    case AVERROR(EHOSTUNREACH): case AVERROR(ENETUNREACH): case AVERROR(ENETDOWN): case AVERROR(EPIPE):
+    case AVERROR(ENOTCONN): case AVERROR(EADDRNOTAVAIL): case AVERROR(EADDRINUSE): case AVERROR(ENOENT):
+    case AVERROR(EACCES): case AVERROR(EPERM): case AVERROR_HTTP_BAD_REQUEST: case AVERROR_HTTP_UNAUTHORIZED:
+    case AVERROR_HTTP_FORBIDDEN: case AVERROR_HTTP_NOT_FOUND: case AVERROR_HTTP_OTHER_4XX: case AVERROR_HTTP_SERVER_ERROR:
+        return 1;
+    default: return 0;
+    }
+}
+
 // Each blocking call gets the whole timeout anew.
 static void arm(cffm_media *m) { m->deadline = m->timeout > 0 ? av_gettime_relative() + (int64_t)(m->timeout * 1e6) : 0; }
 
@@ -177,10 +194,14 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
     av_dict_free(&options);
     if (error < 0) {
         int overlong = atomic_load(&m->overlong);
-        cffm_internal_describe(error, overlong ? "cannot open: the stream sent 32 MiB without completing a frame" : "cannot open", message,
-                               message_size);
+        int rejected = !overlong && !is_transport_error(error);
+        cffm_internal_describe(error,
+                               overlong   ? "cannot open: the stream sent 32 MiB without completing a frame"
+                               : rejected ? "cannot open: what it sent is not a video FrameKit reads; FFmpeg said"
+                                          : "cannot open",
+                               message, message_size);
         cffm_close(m);
-        return overlong ? CFFM_OVERLONG : error == AVERROR_EXIT ? CFFM_INTERRUPTED : CFFM_ERROR;
+        return overlong ? CFFM_OVERLONG : error == AVERROR_EXIT ? CFFM_INTERRUPTED : rejected ? CFFM_REJECTED : CFFM_ERROR;
     }
     m->bounded_pb = m->format->pb;  // NULL for RTSP: bounded by av_max_alloc only (above)
     arm(m);
@@ -200,7 +221,11 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
         return CFFM_OVERLONG;
     }
     m->overlong_in_probe = atomic_load(&m->overlong);
-    if (error < 0) { cffm_internal_describe(error, "cannot read the stream's parameters", message, message_size); cffm_close(m); return CFFM_ERROR; }
+    if (error < 0) {
+        cffm_internal_describe(error, "cannot read the stream's parameters", message, message_size);
+        cffm_close(m);
+        return is_transport_error(error) ? CFFM_ERROR : CFFM_REJECTED;
+    }
     const AVCodec *decoder = NULL;
     int stream = av_find_best_stream(m->format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
     if (stream < 0 || !decoder) {

@@ -323,6 +323,28 @@ struct FaultTests {
             run.status == 65 && run.stderr.contains("cannot be used") && run.stderr.contains("pixel budget"), "\(run.status) \(run.stderr)")
     }
 
+    @Test(
+        "a stream that sends what is not a video FrameKit reads (a Y4M header with no valid size, junk) is a data error, exit 65, not 75 and 'Device or resource busy'; one that cannot be reached stays 75"
+    )
+    func streamOfJunk() throws {
+        let folder = Fixtures.temporaryFolder()
+        let header = folder.appendingPathComponent("bad.y4m")
+        try Data("YUV4MPEG2 Wxyz H-3 F30:1 Ip C420jpeg\nFRAME\n".utf8 + [UInt8](repeating: 0, count: 4096)).write(to: header)
+        let junk = folder.appendingPathComponent("junk.ts")
+        try Data((0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }).write(to: junk)
+        for file in [header, junk] {
+            let port = FreePort.next()
+            let server = try FFmpegTool.serveFile(file, port: port)
+            defer { server.terminate() }
+            let run = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:\(port)", "--reconnect", "0"])
+            #expect(
+                run.status == 65 && run.stderr.contains("cannot be used") && run.stderr.contains("not a video FrameKit reads"),
+                "\(file.lastPathComponent): \(run.status) \(run.stderr)")
+        }
+        let refused = try BinaryRunner.run("framekit", ["detect", "--input", "tcp://127.0.0.1:1", "--reconnect", "0"])
+        #expect(refused.status == 75 && refused.stderr.contains("unavailable"), "\(refused.stderr)")
+    }
+
     @Test("a forged PNG claiming 16000x16000 (1 MB on disk) is refused by name, exit 65, without FFmpeg's probe taking the gigabyte")
     func forgedHugePNG() throws {
         // Python writes the PNG (zlib) and runs framekit as its only child, so that
