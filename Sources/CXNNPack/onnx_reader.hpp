@@ -2,7 +2,7 @@
 // operator sets, the graph's nodes (with their attributes' values and types), its float
 // initializers, inputs and outputs. Every length is checked against the bytes left, so a
 // truncated or forged file is an error, never a read past the end. What the values mean (which
-// attributes an operator may have, which versions are read) is checked by network.cpp.
+// attributes an operator may have, which versions are read) is checked by model_layout.cpp.
 #pragma once
 
 #include <cstdint>

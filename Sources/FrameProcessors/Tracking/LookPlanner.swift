@@ -193,7 +193,7 @@ struct LookPlanner {
         let speed = abs(pan.dx)
         // A face too small for a whole-frame pass that came whole into view since the last look
         // lies whole in the strip (clear of its inner edge by the tiles' margin).
-        guard speed >= policy.slowestPan, abs(pan.dy) <= speed / 2,
+        guard speed >= policy.slowestPan, abs(pan.dy) <= policy.sidewaysPan * speed,
             speed * Double(gap) + plan.smallFace + policy.innerEdgeMargin <= Double(width)
         else { return nil }
         return Rect(x: pan.dx < 0 ? plan.width - width : 0, y: 0, width: width, height: plan.height)
@@ -211,7 +211,7 @@ struct LookPlanner {
     /// ``TrackerPolicy/staleEdgeLook`` passes' frames) ``TrackerPolicy/edgeGapPasses`` times the
     /// frames the last pass took.
     func edgeGap(frame: Int) -> Int {
-        let pace = max(2, frame - lastPass)
+        let pace = max(policy.leastPassFrames, frame - lastPass)
         let since = frame - lastEdgeLook
         return lastEdgeLook > 0 && since <= policy.staleEdgeLook * pace ? since : policy.edgeGapPasses * pace
     }

@@ -85,8 +85,9 @@ struct Track {
         lostFrames += 1
         let velocity = motion
         box = box.moved(velocity.dx, velocity.dy)
-        // Carried half out of the frame: it has left (and is not looked for at a cost every frame).
-        guard 2 * box.rect.clamped(width: gray.width, height: gray.height).area >= box.rect.area else {
+        // Carried out of the frame (``TrackerPolicy/inViewShare``): it has left.
+        let inView = Double(box.rect.clamped(width: gray.width, height: gray.height).area)
+        guard inView >= policy.inViewShare * Double(box.rect.area) else {
             coasting = false
             return false
         }
@@ -102,8 +103,9 @@ struct Track {
     func isLeaving(width: Int, height: Int, policy: TrackerPolicy = .standard) -> Bool {
         let (dx, dy) = motion
         let speed = policy.leavingSpeed
-        if abs(dx) >= speed && abs(dx) > abs(dy) { return dx < 0 ? box.x <= 1 : box.x + box.width >= Double(width) - 1 }
-        if abs(dy) >= speed && abs(dy) > abs(dx) { return dy < 0 ? box.y <= 1 : box.y + box.height >= Double(height) - 1 }
+        let touch = policy.edgeTouch
+        if abs(dx) >= speed && abs(dx) > abs(dy) { return dx < 0 ? box.x <= touch : box.x + box.width >= Double(width) - touch }
+        if abs(dy) >= speed && abs(dy) > abs(dx) { return dy < 0 ? box.y <= touch : box.y + box.height >= Double(height) - touch }
         return false
     }
 
@@ -126,7 +128,10 @@ struct Track {
         // edge cut it, and each loss called a pass that found the cut face again.
         let cut = Self.cut(box.moved(motion.dx, motion.dy), scale: patchScale, width: gray.width, height: gray.height)
         let (cw, ch) = (patchWidth - cut.left - cut.right, patchHeight - cut.top - cut.bottom)
-        guard 2 * cw >= patchWidth, 2 * ch >= patchHeight, cw >= policy.smallestPatch, ch >= policy.smallestPatch else {
+        let least = policy.inViewShare
+        guard Double(cw) >= least * Double(patchWidth), Double(ch) >= least * Double(patchHeight), cw >= policy.smallestPatch,
+            ch >= policy.smallestPatch
+        else {
             isFound = false
             return false
         }

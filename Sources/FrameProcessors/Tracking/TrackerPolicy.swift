@@ -20,6 +20,10 @@ package struct TrackerPolicy: Sendable, Equatable {
     package var sureConfidence = 0.6
     /// The smallest side (px) of a patch or of the part of it in view that is followed.
     package var smallestPatch = 4
+    /// A patch is followed while at least this share of it each way is in view; a lost face
+    /// carried this share or more out of the frame has left (it is not looked for at a cost
+    /// every frame).
+    package var inViewShare = 0.5
     /// The widest search margin (in face sizes) when a pass's face is carried through a
     /// thinned history, several frames a step.
     package var widestCarriedMargin = 2.0
@@ -145,6 +149,14 @@ package struct TrackerPolicy: Sendable, Equatable {
     package var slowestPan = 1.0
     /// A face leaving the frame moves at least this many px a frame towards the edge.
     package var leavingSpeed = 0.5
+    /// A box this close (px) to the frame's edge touches it (a face leaving has reached it).
+    package var edgeTouch = 1.0
+    /// A pan is sideways, with an entering edge to look at, while it moves up or down at most
+    /// this share of its speed across.
+    package var sidewaysPan = 0.5
+    /// The frames a pass is taken to span at least, in the background schedule's edge gap (a
+    /// pass on every frame still leaves the strip a frame's pan behind).
+    package var leastPassFrames = 2
 
     // MARK: Cuts seen in the image (`SceneCut`)
 
