@@ -1,0 +1,1 @@
+../FramePixelKernels/YCbCrRows+AVX2.swift
