@@ -90,7 +90,10 @@ void check_attributes(const Node &n) {
     for (const auto &[name, a] : n.attributes) {
         auto type = op->second.find(name);
         if (type == op->second.end()) throw LoadError(where + ": attribute '" + name + "' is not read");
-        if (a.type != 0 && a.type != type->second) throw LoadError(where + ": attribute '" + name + "' has the wrong type");
+        // No type: which field holds the value is not said (a value in a field not read would be
+        // taken as the default without a word).
+        if (a.type == 0) throw LoadError(where + ": attribute '" + name + "' has no type");
+        if (a.type != type->second) throw LoadError(where + ": attribute '" + name + "' has the wrong type");
     }
     auto attribute = [&](const char *name) { return n.attributes.find(name); };
     // VALID is no padding: what explicit zero pads (or none) say.
