@@ -24,9 +24,9 @@ struct TrackAssociationTests {
     }
 
     /// A pass run on the current frame (faces placed where the detector put them).
-    func association(_ pass: DetectionPass, region: Rect? = nil) -> TrackAssociation {
+    func association(_ pass: DetectionPass, region: Rect? = nil, policy: TrackerPolicy = .standard) -> TrackAssociation {
         TrackAssociation(
-            whole: pass, look: .region(region), plan: plan, passFrame: 7, frame: 7, options: FaceTracker.Options(),
+            whole: pass, look: .region(region), plan: plan, passFrame: 7, frame: 7, options: FaceTracker.Options(), policy: policy,
             reacquire: { [gray] face in Track(face: face, gray: gray, patchSize: 24) })
     }
 
@@ -102,6 +102,35 @@ struct TrackAssociationTests {
         lost.isFound = false
         let still = association(DetectionPass(faces: [], candidates: [face(190, 96, 130, 0.1)])).merge([lost])
         #expect(still.count == 1 && still.first?.isFound == false && still.first?.box.rect.width == 100, "\(still.map(\.box))")
+    }
+
+    @Test(
+        "a weak box lying partly on one of the pass's faces renews no other track (TrackerPolicy.onAFaceShare): the track beside the face is judged missed; with the rule off the weak box kept it"
+    )
+    func weakBoxOnAFace() {
+        // An established track beside a large face the pass found, and a weak box over the
+        // track that reaches 25 px onto the face (31% of the box).
+        let beside = track(240, 120, 80, reports: 3)
+        let pass = DetectionPass(faces: [face(300, 100, 150, 0.95)], candidates: [face(245, 120, 80, 0.2)])
+        let judged = association(pass).merge([beside])
+        #expect(judged.first { $0.box.rect.x == 240 }?.missedPasses == 1, "\(judged.map(\.box))")
+        var off = TrackerPolicy.standard
+        off.onAFaceShare = 1
+        let kept = association(pass, policy: off).merge([beside])
+        #expect(kept.contains { $0.box.rect.x == 245 && $0.missedPasses == 0 }, "\(kept.map(\.box))")
+    }
+
+    @Test(
+        "a lost face's box lying on a followed face (IoU over TrackerPolicy.liesOnOverlap, though no duplicate and no part of it) goes; with the rule off it stayed"
+    )
+    func lostFaceLyingOnAnother() {
+        let followed = track(100, 100, 100)
+        var lost = track(150, 100, 100) // IoU 0.33 with the followed face, half of it inside
+        lost.isFound = false
+        #expect(TrackAssociation.withoutDuplicates([followed, lost]).count == 1)
+        var off = TrackerPolicy.standard
+        off.liesOnOverlap = 1
+        #expect(TrackAssociation.withoutDuplicates([followed, lost], policy: off).count == 2)
     }
 
     @Test("two tracks on one face: the one confirmed most recently stays; a track mostly inside a larger one goes")
