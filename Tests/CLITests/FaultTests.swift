@@ -54,7 +54,8 @@ struct FaultTests {
     }
 
     @Test(
-        "SIGINT and SIGTERM end the preview with its summary: exit 0, every frame accounted, ended_by signal", arguments: [SIGINT, SIGTERM])
+        "SIGINT, SIGTERM and SIGHUP end the preview with its summary: exit 0, every frame accounted, ended_by signal",
+        arguments: [SIGINT, SIGTERM, SIGHUP])
     func previewSummary(signal: Int32) throws {
         let run = try BinaryRunner.runInterrupted(["preview", "--port", "0"], signal: signal) { $0.contains("\"port\"") }
         #expect(run.reason == .exit && run.status == 0, "\(run.status)")
@@ -216,8 +217,10 @@ struct FaultTests {
             "\(repeated.process.terminationReason) \(repeated.process.terminationStatus) \(repeated.stdout)")
     }
 
-    @Test("SIGTERM ends a recording like Ctrl-C: the AVI is finalised and OpenCV reads every frame of it")
-    func recordSigterm() throws {
+    @Test(
+        "SIGTERM and SIGHUP end a recording like Ctrl-C: the AVI is finalised and OpenCV reads every frame of it",
+        arguments: [SIGTERM, SIGHUP])
+    func recordSigterm(signal: Int32) throws {
         let file = Fixtures.temporaryFolder().appendingPathComponent("clip.avi")
         let (process, reader) = try BinaryRunner.launch(
             ["record", "--device", "virtual", "--preset", "vga640x480", "--duration", "60", "--output", file.path])
@@ -225,7 +228,7 @@ struct FaultTests {
         let size = { ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int) ?? 0 }
         #expect(eventually { size() > 20_000 || !process.isRunning }, "nothing recorded")
         Thread.sleep(forTimeInterval: 1)
-        process.terminate()
+        kill(process.processIdentifier, signal)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationStatus)")
         let summary = try JSONSerialization.jsonObject(with: Data(reader.wait().utf8)) as? [String: Any]
