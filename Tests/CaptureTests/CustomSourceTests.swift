@@ -229,6 +229,85 @@ struct CustomSourceTests {
         #expect(reads.withLock { $0.ahead } >= 4, "\(reads.withLock { $0 })")
     }
 
+    /// A frame, `drops` discontinuity drops (a jump in a stream's timestamps), a frame, the end.
+    final class JumpSource: FrameSource {
+        let configuration: SourceConfiguration
+        let isRealTime = false
+        let drops: Int
+        private var index = 0
+        private let pool: BufferPool
+        init(configuration: SourceConfiguration, drops: Int) throws(CaptureError) {
+            self.configuration = configuration
+            self.drops = drops
+            do {
+                pool = try BufferPool(width: 64, height: 48, format: .gray8, capacity: configuration.bufferCount)
+            } catch {
+                throw .configuration("\(error)")
+            }
+        }
+        func start() throws(CaptureError) {}
+        func next() throws(CaptureError) -> SourceEvent {
+            defer { index += 1 }
+            let time = Double(index) / 30
+            switch index {
+            case 0, drops + 1:
+                guard let buffer = pool.makeBuffer(waitingUpTo: 1) else { return .idle }
+                return .frame(
+                    SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: UInt64(index), captureInstant: .now()))
+            case 1...drops: return .dropped(DroppedFrame(sequenceNumber: UInt64(index), presentationTime: time, reason: .discontinuity))
+            default: return .endOfStream
+            }
+        }
+        func stop() {}
+        func usageReporter() -> @Sendable () -> BufferPool.Usage { { [pool] in pool.usage } }
+    }
+
+    final class Jumps: FrameSourceFactory {
+        let drops: Int
+        init(drops: Int) { self.drops = drops }
+        var isRealTime: Bool { false }
+        func makeSource(configuration: SourceConfiguration) throws(CaptureError) -> any FrameSource {
+            try JumpSource(configuration: configuration, drops: drops)
+        }
+    }
+
+    /// Holds the first frame until `gate` opens; records every frame and drop in order.
+    final class GatedRecorder: VideoDataOutputSampleBufferDelegate, Sendable {
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Mutex<[String]>([])
+        func captureOutput(_ output: VideoDataOutput, didOutput frame: SampleBuffer, from connection: CaptureConnection) {
+            if frame.sequenceNumber == 0 { gate.wait() }
+            seen.withLock { $0.append("f\(frame.sequenceNumber)") }
+        }
+        func captureOutput(_ output: VideoDataOutput, didDrop frame: DroppedFrame, from connection: CaptureConnection) {
+            seen.withLock { $0.append("d\(frame.sequenceNumber)") }
+        }
+    }
+
+    @Test(
+        "a source read as fast as consumed hands a run of drops on without waiting for the consumer (a wait before each cost two thread switches a drop, and a jump is up to 10,000), in order, every one reported"
+    )
+    func dropRunDoesNotWaitForTheConsumer() throws {
+        let format = CaptureDeviceFormat(
+            fourCC: "GREY", pixelFormat: .gray8, isCompressed: false, size: FrameSize(width: 64, height: 48), frameRates: [30])
+        let device = CaptureDevice(
+            uniqueID: "jump", localizedName: "Jumping source", deviceType: .file, modelID: "test", formats: [format],
+            source: Jumps(drops: 5000))
+        let recorder = GatedRecorder()
+        let (session, output) = try makeSession(device, preset: .high, recorder: recorder, discardsLate: false)
+        let log = NotificationLog(session)
+        try session.startRunning()
+        // The consumer holds the first frame: the drops behind it reach the output all the same
+        // (they waited, one by one, for the consumer to be done with everything before them).
+        #expect(eventually(timeout: 30) { output.counts.captured >= 5001 }, "\(output.counts)")
+        recorder.gate.signal()
+        #expect(log.wait(timeout: 30) { if case .sourceEnded = $0 { true } else { false } } != nil)
+        session.stopRunning()
+        let seen = recorder.seen.withLock { $0 }
+        #expect(seen == ["f0"] + (1...5000).map { "d\($0)" } + ["f5001"], "\(seen.prefix(3)) … \(seen.suffix(3)) (\(seen.count))")
+        #expect(output.counts.isBalanced && output.counts.dropped(.discontinuity) == 5000 && output.counts.delivered == 2)
+    }
+
     func virtualSessionLike(_ device: CaptureDevice, _ output: VideoDataOutput) throws -> CaptureSession {
         try session(CaptureDeviceInput(device: device), preset: .high, outputs: [output])
     }

@@ -266,23 +266,41 @@ public final class VideoDataOutput: CaptureOutput, FrameSink {
 
     /// Runs on the delegate queue until the mailbox is empty.
     private func drain() {
+        /// What leaves the mailbox at once: the drops at its front, or one frame.
+        enum Taken {
+            case drops([DroppedFrame])
+            case frame(SampleBuffer)
+        }
         while true {
-            let next: (Event, (any VideoDataOutputSampleBufferDelegate)?, CaptureConnection)? = state.withLock { s in
+            let next: (Taken, (any VideoDataOutputSampleBufferDelegate)?, CaptureConnection)? = state.withLock { s in
                 guard !s.events.isEmpty else {
                     s.draining = false
                     readiness.signal()
                     return nil
                 }
-                let event = s.events.removeFirst()
-                if case .frame = event { s.queuedFrames -= 1 }
-                return (event, s.delegate, s.connection)
+                // A run of drops (a jump in a stream's timestamps queues up to 10,000) leaves in
+                // one piece: taken from the array's front one by one, each cost O(n).
+                let drops = s.events.prefix { if case .drop = $0 { true } else { false } }
+                    .compactMap { event -> DroppedFrame? in if case .drop(let drop) = event { drop } else { nil } }
+                if !drops.isEmpty {
+                    s.events.removeFirst(drops.count)
+                    return (.drops(drops), s.delegate, s.connection)
+                }
+                switch s.events.removeFirst() {
+                case .frame(let frame):
+                    s.queuedFrames -= 1
+                    return (.frame(frame), s.delegate, s.connection)
+                case .drop(let drop): return (.drops([drop]), s.delegate, s.connection)
+                }
             }
-            guard let (event, delegate, connection) = next else { return }
+            guard let (taken, delegate, connection) = next else { return }
             let link = connection
-            switch event {
-            case .drop(let frame):
-                yieldToListeners(frame)
-                delegate?.captureOutput(self, didDrop: frame, from: link)
+            switch taken {
+            case .drops(let drops):
+                for drop in drops {
+                    yieldToListeners(drop)
+                    delegate?.captureOutput(self, didDrop: drop, from: link)
+                }
             case .frame(let frame):
                 guard let delegate else {
                     // No delegate and no task iterating: a frame nobody asked for is late, as

@@ -168,11 +168,10 @@ final class CapturePipeline: Sendable {
             // its decoding runs beside their processing rather than between two frames (a 720p
             // JPEG is ~2.5 ms here; that is 10–25% more frames a second for `framekit detect
             // --input`). Reading further ahead bought no more: the passes that make a frame slow
-            // already keep both cores busy.
-            switch event {
-            case .frame, .dropped: if !source.isRealTime && !waitForConsumers() { break reading }
-            default: break
-            }
+            // already keep both cores busy. A drop holds no buffer and is handed on at once
+            // (in order, behind what the outputs hold): a jump in the timestamps is up to 10,000
+            // drops, and a wait for the consumers before each cost two thread switches a drop.
+            if case .frame = event, !source.isRealTime, !waitForConsumers() { break reading }
             switch event {
             case .frame(var frame):
                 frame.dequeueInstant = .now()
