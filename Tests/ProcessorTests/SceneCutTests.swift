@@ -19,15 +19,17 @@ struct SceneCutTests {
         return try PixelFormatConversion.convert(frame, to: .gray8)
     }
 
-    @Test("a pan, a change of exposure or a face coming in is the same scene; another photo, or no light to a photo, is a cut")
+    @Test("a pan, a change of exposure or a face coming in is the same scene; another photo or framing, or no light to a photo, is a cut")
     func cuts() throws {
         var scene = SceneCut()
         func cut(_ frame: PixelBuffer) -> Bool { scene.isCut(frame) }
         #expect(!cut(try Self.coffee())) // the first frame
         #expect(!cut(try Self.coffee(dx: 8))) // a fast pan: 8 px a frame
         #expect(!cut(try Self.coffee(dx: 16, gain: 0.7))) // and the exposure falling 30%
+        // Another framing of the photo from one frame to the next (a jump in zoom, after frames
+        // that moved little) is a cut; the face comes into that scene.
         let (withFace, empty, _) = try smallFaceScene()
-        #expect(!cut(try PixelFormatConversion.convert(empty, to: .gray8)))
+        #expect(cut(try PixelFormatConversion.convert(empty, to: .gray8)))
         #expect(!cut(try PixelFormatConversion.convert(withFace, to: .gray8))) // a face appears
         #expect(cut(try PixelFormatConversion.convert(try grayWall(), to: .gray8))) // another scene
         #expect(!cut(try PixelFormatConversion.convert(try grayWall(), to: .gray8)))
@@ -35,6 +37,43 @@ struct SceneCutTests {
         black.withUnsafeMutableBytes(ofPlane: 0) { d, _ in _ = d.initializeMemory(as: UInt8.self, repeating: 0) }
         #expect(cut(black))
         #expect(cut(try Self.coffee())) // out of a frame with no light
+    }
+
+    /// A 1280x720 frame whose left half has luma 100 and right half `right`.
+    static func halves(_ right: UInt8) throws -> PixelBuffer {
+        var frame = try PixelBuffer(width: 1280, height: 720, format: .gray8)
+        frame.withUnsafeMutableBytes(ofPlane: 0) { d, plane in
+            for y in 0..<720 {
+                for x in 0..<1280 { d[y * plane.bytesPerRow + x] = x < 640 ? 100 : right }
+            }
+        }
+        return frame
+    }
+
+    @Test(
+        "a still scene that changes at once by several times what it moved is another scene though the change is under the threshold (two photos on one background); the same change in a scene on the move is not, nor with the rule off"
+    )
+    func cutAfterAStillScene() throws {
+        let (a, b) = (try Self.halves(100), try Self.halves(120))
+        let jump = SceneCut.distance(try #require(SceneCut.grid(a)), try #require(SceneCut.grid(b)))
+        try #require(jump > TrackerPolicy.standard.cutFloor && jump < TrackerPolicy.standard.cutThreshold, "\(jump)")
+        var still = SceneCut()
+        var off = TrackerPolicy.standard
+        off.cutJump = .infinity
+        var ruleOff = SceneCut(policy: off)
+        for _ in 0..<4 {
+            let (cut, cutWithRuleOff) = (still.isCut(a), ruleOff.isCut(a))
+            #expect(!cut && !cutWithRuleOff)
+        }
+        let (cut, cutWithRuleOff) = (still.isCut(b), ruleOff.isCut(b))
+        #expect(cut)
+        #expect(!cutWithRuleOff)
+        // A scene moving by about half that each frame: the same size of change is its own motion.
+        var moving = SceneCut()
+        var cuts = 0
+        for i in 0..<9 where moving.isCut(try Self.halves(i.isMultiple(of: 2) ? 100 : 110)) { cuts += 1 }
+        let jumped = moving.isCut(try Self.halves(130))
+        #expect(cuts == 0 && !jumped)
     }
 
     @Test("inline, passes 30 frames apart: the faces of a new scene come on the cut frame, not at the next pass")

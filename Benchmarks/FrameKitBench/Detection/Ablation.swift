@@ -31,6 +31,7 @@ enum Ablation {
         Variant(name: "weak boxes (+ closer looks)") { o, _ in o.confirmationThreshold = nil },
         Variant(name: "coasting") { o, _ in o.coastFrames = 0 },
         Variant(name: "cut seen in the image") { o, _ in o.cutsFromImage = false },
+        Variant(name: "cut after a still scene") { _, p in p.cutJump = .infinity },
         Variant(name: "cut from faces lost") { _, p in p.cutLostFaces = .max },
         Variant(name: "patch grows/shrinks") { _, p in p.growths = [] },
         Variant(name: "no coasting after weak box") { _, p in p.sureConfidence = 0 },

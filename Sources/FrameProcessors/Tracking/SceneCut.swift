@@ -7,9 +7,17 @@ import FrameCore
 /// moves a cell's content by a fraction of a cell from one frame to the next and changes its
 /// mean a little; a cut changes every cell. The grid and the threshold are the policy's
 /// (``TrackerPolicy/cutThreshold``).
+///
+/// Two scenes alike in their coarse luma (two photos on one background) differ by less than
+/// that threshold, which ordinary frames of a scene whose every frame is new reach. What tells
+/// them apart is what came before: a scene that held still changing at once by several times
+/// what it moved over the last frames is another scene (``TrackerPolicy/cutJump``, at least
+/// ``TrackerPolicy/cutFloor``).
 struct SceneCut {
     let policy: TrackerPolicy
     private var last: [Double]? = nil
+    /// The distances between the last frames (at most ``TrackerPolicy/cutWindow``).
+    private var recent: [Double] = []
 
     init(policy: TrackerPolicy = .standard) { self.policy = policy }
 
@@ -18,11 +26,21 @@ struct SceneCut {
     mutating func isCut(_ gray: PixelBuffer) -> Bool {
         guard let grid = Self.grid(gray, policy: policy) else {
             last = nil
+            recent = []
             return false
         }
         defer { last = grid }
         guard let last else { return false }
-        return Self.distance(last, grid) > policy.cutThreshold
+        let distance = Self.distance(last, grid)
+        defer {
+            recent.append(distance)
+            if recent.count > policy.cutWindow { recent.removeFirst() }
+        }
+        if distance > policy.cutThreshold { return true }
+        guard let moved = recent.max() else { return false }
+        // (Two comparisons: a rule turned off by an infinite jump stays off over a scene that
+        // did not move at all, where infinity times 0 is not a number.)
+        return distance > policy.cutFloor && distance > policy.cutJump * moved
     }
 
     /// The mean absolute difference of two grids.

@@ -168,6 +168,14 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// The mean absolute difference of two grids, in units of the frame's mean luma, above
     /// which they are two scenes (tune split: docs/performance.md, "Cuts").
     package var cutThreshold = 0.27
+    /// A frame that differs from the last by more than `cutJump` times the most the scene moved
+    /// over the `cutWindow` frames before, and by more than `cutFloor`, is another scene too: a
+    /// still scene's next photo on the same background (tune `slideshow`: cuts of 0.036–0.19
+    /// after frames of 0.000; within the video kinds' scenes frames move 0.003–0.047 and no
+    /// frame jumps so, docs/performance.md, "Cuts").
+    package var cutJump = 4.0
+    package var cutFloor = 0.03
+    package var cutWindow = 8
 
     package init() {}
 }
