@@ -45,6 +45,9 @@ struct cffm_media {
     // position without reading (an MP4's index at its end), and an http response with a
     // length seeks (it is read as a file) yet may hold a frame that never ends.
     int64_t packet_mark, max_frame_bytes;
+    // A network input: bounded even where it seeks (an http response with a length), its
+    // opening and probing too, so an http file whose header and index pass CFFM_PROBE_BYTE_LIMIT
+    // (an MKV with large attachments) is refused: such a file is read from disk.
     int bounded;
     atomic_int overlong;
     // The input the bound reads, set once avformat_open_input has succeeded and cleared before
@@ -109,11 +112,16 @@ static int interrupt_callback(void *opaque) {
 
 // Whether an open failed on reaching the input (a retry may help: exit 75 for a stream) rather
 // than on what it sent (a data error, 65): the errors FFmpeg's protocols return. A demuxer that
-// cannot read the bytes returns what it likes (INVALIDDATA, EINVAL; EBUSY for a Y4M header
-// with no valid size), so it is the transport's errors that are listed, not the data's.
+// cannot read the bytes returns what it likes (EINVAL; EBUSY for a Y4M header with no valid
+// size), so it is the transport's errors that are listed, not the data's. INVALIDDATA is among
+// them: it is also what the probe says of a connection closed before any byte came (a proxy
+// whose backend is down), which a retry may mend; junk is told from nothing only by bytes
+// FFmpeg does not count for a failed open.
 static int is_transport_error(int error) {
     switch (error) {
-    case AVERROR_EXIT: case AVERROR_EOF: case AVERROR(EAGAIN): case AVERROR(EIO): case AVERROR(ENOMEM):
+    case AVERROR_EXIT: case AVERROR_EOF: case AVERROR_INVALIDDATA: case AVERROR_UNKNOWN: case AVERROR(EAGAIN):
+    case AVERROR(EIO): case AVERROR(ENOMEM): case AVERROR(EMFILE): case AVERROR(ENFILE): case AVERROR(ENOBUFS):
+    case AVERROR(EHOSTDOWN):
     case AVERROR(ETIMEDOUT): case AVERROR(ECONNREFUSED): case AVERROR(ECONNRESET): case AVERROR(ECONNABORTED):
     case AVERROR(EHOSTUNREACH): case AVERROR(ENETUNREACH): case AVERROR(ENETDOWN): case AVERROR(EPIPE):
     case AVERROR(ENOTCONN): case AVERROR(EADDRNOTAVAIL): case AVERROR(EADDRINUSE): case AVERROR(ENOENT):
@@ -394,6 +402,7 @@ cffm_status cffm_seek(cffm_media *m, double seconds, char *message, size_t messa
     int error = av_seek_frame(m->format, m->stream, target, AVSEEK_FLAG_BACKWARD);
     if (error < 0) { cffm_internal_describe(error, "cannot seek", message, message_size); return CFFM_ERROR; }
     avcodec_flush_buffers(m->codec);
+    if (m->bounded_pb) m->packet_mark = m->bounded_pb->bytes_read;  // what the seek read is not a frame's
     m->draining = 0;
     return CFFM_OK;
 }

@@ -273,10 +273,10 @@ enum BatchRun {
         let result: DetectPipeline.Result
         do {
             let sink: @Sendable (String) -> Bool = { lines.append(Array(($0 + "\n").utf8)) }
-            // Each input in turn is the source /metrics shows (it served no source before).
+            // Each input in turn is the source /metrics shows (it served no source before; no
+            // `source:`, which would add a field to every line of NAME.jsonl).
             result = try DetectPipeline.run(
-                device: device, preset: preset, settings: settings, limits: limits, printFrames: true,
-                source: DetectCommand.sourceName(device), sink: sink, metrics: metrics)
+                device: device, preset: preset, settings: settings, limits: limits, printFrames: true, sink: sink, metrics: metrics)
         } catch {
             lines.abandon()
             let failure = error as? RuntimeFailure ?? RuntimeFailure(error)

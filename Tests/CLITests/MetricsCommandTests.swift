@@ -13,7 +13,7 @@ struct MetricsCommandTests {
         let process: Process
         /// Ctrl-C, and the wait for the process to end.
         func stop() {
-            process.interrupt()
+            if process.isRunning { process.interrupt() }
             process.waitUntilExit()
         }
     }
@@ -162,11 +162,11 @@ struct MetricsCommandTests {
     @Test("a stream's password and secret query values never reach /metrics (admin:***@, password=***); a fleet's page passes promtool")
     func metricsRedacted() throws {
         try #require(FFmpegTool.isInstalled)
-        let stream = try FFmpegTool.liveStream(seconds: 8)
+        let stream = try FFmpegTool.liveStream(seconds: 30)
         defer { stream.stop() }
         // A second source (a fleet's page) with secrets in its query (tcp:// ignores parameters it
         // does not know).
-        let second = try FFmpegTool.liveStream(seconds: 8)
+        let second = try FFmpegTool.liveStream(seconds: 30)
         defer { second.stop() }
         let framekit = try serving([
             "detect", "--input", "tcp://admin:s3cret@127.0.0.1:\(stream.port)",

@@ -19,17 +19,23 @@ struct SceneCutTests {
         return try PixelFormatConversion.convert(frame, to: .gray8)
     }
 
-    @Test("a pan, a change of exposure or a face coming in is the same scene; another photo or framing, or no light to a photo, is a cut")
+    @Test("a pan, a change of exposure or a small face coming in is the same scene; another photo, or no light to a photo, is a cut")
     func cuts() throws {
         var scene = SceneCut()
         func cut(_ frame: PixelBuffer) -> Bool { scene.isCut(frame) }
         #expect(!cut(try Self.coffee())) // the first frame
         #expect(!cut(try Self.coffee(dx: 8))) // a fast pan: 8 px a frame
         #expect(!cut(try Self.coffee(dx: 16, gain: 0.7))) // and the exposure falling 30%
-        // Another framing of the photo from one frame to the next (a jump in zoom, after frames
-        // that moved little) is a cut; the face comes into that scene.
+        // Another framing of the photo (a jump in zoom) three frames in: under the threshold,
+        // and before a whole window of the scene the still-scene rule does not judge.
         let (withFace, empty, _) = try smallFaceScene()
-        #expect(cut(try PixelFormatConversion.convert(empty, to: .gray8)))
+        #expect(!cut(try PixelFormatConversion.convert(empty, to: .gray8)))
+        // A face appearing in that scene once it has held still a whole window (when the
+        // still-scene rule judges): the same scene.
+        let still = try PixelFormatConversion.convert(empty, to: .gray8)
+        var heldStill = 0
+        for _ in 0...TrackerPolicy.standard.cutWindow where !cut(still) { heldStill += 1 }
+        #expect(heldStill == TrackerPolicy.standard.cutWindow + 1)
         #expect(!cut(try PixelFormatConversion.convert(withFace, to: .gray8))) // a face appears
         #expect(cut(try PixelFormatConversion.convert(try grayWall(), to: .gray8))) // another scene
         #expect(!cut(try PixelFormatConversion.convert(try grayWall(), to: .gray8)))
@@ -61,7 +67,8 @@ struct SceneCutTests {
         var off = TrackerPolicy.standard
         off.cutJump = .infinity
         var ruleOff = SceneCut(policy: off)
-        for _ in 0..<4 {
+        // A whole window of still frames first (the rule judges none before).
+        for _ in 0...TrackerPolicy.standard.cutWindow {
             let (cut, cutWithRuleOff) = (still.isCut(a), ruleOff.isCut(a))
             #expect(!cut && !cutWithRuleOff)
         }
@@ -71,7 +78,7 @@ struct SceneCutTests {
         // A scene moving by about half that each frame: the same size of change is its own motion.
         var moving = SceneCut()
         var cuts = 0
-        for i in 0..<9 where moving.isCut(try Self.halves(i.isMultiple(of: 2) ? 100 : 110)) { cuts += 1 }
+        for i in 0..<12 where moving.isCut(try Self.halves(i.isMultiple(of: 2) ? 100 : 110)) { cuts += 1 }
         let jumped = moving.isCut(try Self.halves(130))
         #expect(cuts == 0 && !jumped)
     }

@@ -21,13 +21,17 @@ typedef enum {
     CFFM_CORRUPT = 2,
     /// A read was interrupted (stop requested or the read timeout passed).
     CFFM_INTERRUPTED = 3,
-    /// A live stream (an input that cannot seek) sent more bytes than any frame of its size
-    /// can take (`cffm_frame_byte_limit`) without completing one: the read was abandoned before
-    /// the demuxer's buffer grew further. The input is left unusable; reopen it to go on.
+    /// A network input (or a local one that cannot seek) sent more bytes than any frame of its
+    /// size can take (`cffm_frame_byte_limit`) without completing one, counted in bytes read
+    /// since the last packet: the read was abandoned before the demuxer's buffer grew further.
+    /// The input is left unusable; reopen it to go on.
     CFFM_OVERLONG = 4,
-    /// The input was read, and its video is over the pixel budget: reading it again will not
-    /// help (a data error, not an unreachable stream). (No video stream or no size yet is
-    /// CFFM_ERROR: a live stream joined before its parameter sets may have them next time.)
+    /// The input was read, and its video is over the pixel budget, or opening it failed on what
+    /// it sent (a demuxer's error that no transport returns, such as a Y4M header with no valid
+    /// size): reading it again will not help (a data error, not an unreachable stream). (No
+    /// video stream or no size yet is CFFM_ERROR: a live stream joined before its parameter sets
+    /// may have them next time; so is INVALIDDATA, also what the probe says of a connection
+    /// closed before any byte came.)
     CFFM_REJECTED = 5,
     /// Opening or reading failed; `message` says why.
     CFFM_ERROR = -1,

@@ -25,8 +25,8 @@ final class MediaInput: @unchecked Sendable {
     enum Failure: Error {
         case interrupted(String)
         case failed(String)
-        /// The input was read and its video is over the pixel budget: a data error, which
-        /// reading again will not mend.
+        /// The input was read and its video is over the pixel budget, or what it sent is not a
+        /// video FrameKit reads (`CFFM_REJECTED`): a data error, which reading again will not mend.
         case rejected(String)
     }
 

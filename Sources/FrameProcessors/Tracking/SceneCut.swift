@@ -32,15 +32,19 @@ struct SceneCut {
         defer { last = grid }
         guard let last else { return false }
         let distance = Self.distance(last, grid)
-        defer {
-            recent.append(distance)
-            if recent.count > policy.cutWindow { recent.removeFirst() }
-        }
-        if distance > policy.cutThreshold { return true }
-        guard let moved = recent.max() else { return false }
+        // Judged against a whole window of the scene's own frames: none at the start, none just
+        // after a cut (the window starts over with the new scene).
+        let moved = recent.count >= policy.cutWindow ? recent.max() : nil
         // (Two comparisons: a rule turned off by an infinite jump stays off over a scene that
         // did not move at all, where infinity times 0 is not a number.)
-        return distance > policy.cutFloor && distance > policy.cutJump * moved
+        let jumped = moved.map { distance > policy.cutFloor && distance > policy.cutJump * $0 } ?? false
+        if distance > policy.cutThreshold || jumped {
+            recent = []
+            return true
+        }
+        recent.append(distance)
+        if recent.count > policy.cutWindow { recent.removeFirst() }
+        return false
     }
 
     /// The mean absolute difference of two grids.

@@ -169,7 +169,8 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// which they are two scenes (tune split: docs/performance.md, "Cuts").
     package var cutThreshold = 0.27
     /// A frame that differs from the last by more than `cutJump` times the most the scene moved
-    /// over the `cutWindow` frames before, and by more than `cutFloor`, is another scene too: a
+    /// over the `cutWindow` frames before (judged once the scene has shown that many: at the
+    /// start and after each cut), and by more than `cutFloor`, is another scene too: a
     /// still scene's next photo on the same background (tune `slideshow`: cuts of 0.036–0.19
     /// after frames of 0.000; within the video kinds' scenes frames move 0.003–0.047 and no
     /// frame jumps so, docs/performance.md, "Cuts").
