@@ -6,10 +6,11 @@ import Synchronization
 
 /// The fixed workload a ``Benchmark`` (and `framekit bench`) times beside each run, in the same process: a 720p BGRA
 /// frame copied, turned to gray and resized to half, on as many threads as the process may use
-/// CPUs (`CPUAllowance`, as the pipeline's threads are chosen). Its rate moves with the machine
-/// — a slower CPU, other work, a task pinned to one core, a quota — as the pipeline's does, so
-/// a speed taken as a ratio to it stays put where the machine changes and moves where the
-/// pipeline does.
+/// CPUs (`CPUAllowance`, as the pipeline's threads are chosen). Its rate moves with other work,
+/// a task pinned to one core or a quota much as the pipeline's does, so a speed taken as a ratio
+/// to it moves mostly where the pipeline does. Between machines it carries less far: the
+/// pipeline is mostly a network's arithmetic, this mostly memory (one build read 0.056 and 0.026
+/// on two 2-core VMs of one kind), so a baseline belongs to the runners it was saved on.
 public enum BenchmarkReference {
     /// Workloads a second, timed now: the buffers made and touched first (page faults are not
     /// the workload), then the fastest of three passes in which every thread does sixteen (a

@@ -38,6 +38,12 @@ package final class CenterFaceModel: Sendable {
     /// Models by file (path and identity), held weakly: the last detector gone frees its model.
     private static let loaded = Mutex<[FileKey: WeakModel]>([:])
 
+    /// Shipped files whose digest this process has checked (by the same identity as `loaded`):
+    /// a file checked once is not hashed again when a later detector loads it anew (a bench's
+    /// runs, a batch's inputs), while a file replaced since has another identity and is checked.
+    /// Taken only inside `loaded`'s lock.
+    private static let digestsChecked = Mutex<Set<FileKey>>([])
+
     private struct FileKey: Hashable {
         var path: String
         var device: UInt64, inode: UInt64, size: Int64, modified: Int, modifiedNanoseconds: Int
@@ -63,7 +69,10 @@ package final class CenterFaceModel: Sendable {
         // load (~50 ms) rather than making a copy of its own.
         return try loaded.withLock { (models) throws(FaceDetectorError) -> CenterFaceModel in
             if let model = models[key]?.model { return model }
-            if let shipped { try checkShippedDigest(URL(fileURLWithPath: path), named: shipped) }
+            if let shipped, !digestsChecked.withLock({ $0.contains(key) }) {
+                try checkShippedDigest(URL(fileURLWithPath: path), named: shipped)
+                digestsChecked.withLock { _ = $0.insert(key) }
+            }
             let model = try CenterFaceModel(path: path)
             models = models.filter { $0.value.model != nil }
             models[key] = WeakModel(model: model)
