@@ -54,6 +54,11 @@ struct cffm_media {
     // it is closed: when an open fails, FFmpeg frees the AVIOContext and then closes the
     // connection, whose TLS shutdown asks the callback again (m->format->pb is freed by then).
     AVIOContext *bounded_pb;
+    // An http(s) response with no length: a body without chunks ends when the server closes
+    // the connection (HTTP/1.0's rule), which FFmpeg's http reports as EIO (as it does a
+    // chunked body broken off: FFmpeg does not say which it read). Read as the end, as a
+    // tcp:// close is; for a live stream either is followed by a reconnection.
+    int close_delimited;
     // The bound was passed while probing: the probe took what it read as the stream's end, and
     // its parser handed on the unfinished frame as a packet (decoded as a damaged frame).
     int overlong_in_probe;
@@ -212,6 +217,8 @@ cffm_status cffm_open(const char *url, int32_t threads, double timeout_seconds,
         return overlong ? CFFM_OVERLONG : error == AVERROR_EXIT ? CFFM_INTERRUPTED : rejected ? CFFM_REJECTED : CFFM_ERROR;
     }
     m->bounded_pb = m->format->pb;  // NULL for RTSP: bounded by av_max_alloc only (above)
+    m->close_delimited = (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0) && m->format->pb
+                         && avio_size(m->format->pb) < 0;
     arm(m);
     // Probing decodes a frame of each stream: with no limit, a forged PNG header claiming
     // 16000x16000 took 1 GB here before anything could refuse it.
@@ -371,7 +378,7 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
             // the probe it was handed on already: the input just ends (CFFM_ERROR).
             return m->overlong_in_probe ? CFFM_ERROR : CFFM_OVERLONG;
         }
-        if (error == AVERROR_EOF) {
+        if (error == AVERROR_EOF || (error == AVERROR(EIO) && m->close_delimited)) {
             check_truncation(m);
             m->draining = 1;
             avcodec_send_packet(m->codec, NULL);  // flush the frames the decoder still holds

@@ -74,6 +74,11 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
     /// An exposure, focus, white-balance or flash mode the device does not have (as
     /// AVFoundation refuses one that `isExposureModeSupported` and friends deny).
     case unsupportedMode(String, device: String)
+    /// A photo in another format than the video's needs the driver's buffers back, and a
+    /// consumer kept `count` of them past the wait (`seconds`): copy a frame you keep.
+    case buffersHeld(device: String, count: Int, seconds: Double)
+    /// The device switched to the photo's format but sent no frame within `seconds`.
+    case noStillFrame(device: String, size: FrameSize, seconds: Double)
 
     public var description: String {
         switch self {
@@ -114,6 +119,9 @@ public enum CaptureError: Error, Sendable, CustomStringConvertible {
             "\(device) is not locked for configuration: call lockForConfiguration() before changing its settings"
         case .lockedForConfiguration(let device): "\(device) is locked for configuration by another owner"
         case .unsupportedMode(let mode, let device): "\(device) does not support \(mode)"
+        case .buffersHeld(let device, let count, let seconds):
+            "a consumer still holds \(count) of \(device)'s buffers after \(seconds) s: the photo's format switch needs them back (copy a frame you keep)"
+        case .noStillFrame(let device, let size, let seconds): "\(device) sent no frame at \(size) within \(seconds) s for the photo"
         }
     }
 }

@@ -16,7 +16,7 @@ enum DeviceChoice {
     static let input = Option.repeatable(
         "input", "FILE|DIR|URL",
         help:
-            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PNG/PGM/PPM images or a folder of them (each image a frame of its own size) — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration, or a response with a length) is read as a file: it ends. framekit connects, never listens (?listen=1, srt mode=listener: a usage error). Several (--input A --input B: a fleet of streams): each on its own thread, like several --device."
+            "Read frames from a video file (MP4, MKV, WebM, MOV, AVI: H.264, H.265, VP9, AV1…; Y4M, MJPEG), JPEG/PNG/PGM/PPM images or a folder of them (each image a frame of its own size) — every frame is processed — or a live stream (rtsp://, tcp://, udp://, http(s)://, srt://), read in real time and reconnected when it drops. An http(s):// URL to a recording (one with a duration, or a response with a length) is read as a file: it ends; so does an http(s) or tcp stream that ends and, reopened, begins again with its first frame (a recording served again). framekit connects, never listens (?listen=1, srt mode=listener: a usage error). Several (--input A --input B: a fleet of streams): each on its own thread, like several --device."
     )
     static let realtime = Flag("realtime", help: "Pace --input at its frame rate, dropping late frames like a camera.")
     static let start = Option.number(
@@ -26,7 +26,7 @@ enum DeviceChoice {
     static let reconnect = Option.integer(
         "reconnect", "N", 0...1000,
         help:
-            "With --input, a live stream: reconnection attempts when it drops (default 5, from 0.5 s doubling to 8 s); 0: end at once (exit 75)."
+            "With --input, a live stream: reconnection attempts when it drops (default 5, from 0.5 s doubling to 8 s; they start over once a connection gives a frame); 0: end at once (exit 75)."
     )
 
     /// `--device`, `--input`, `--realtime`…: where a command that can read files takes frames from.

@@ -28,7 +28,7 @@ struct CPUAllowanceCommandTests {
 
     @Test(
         "a CPU quota of one CPU (a cgroup of its own, v2 or v1): one inference thread, the summary naming the quota",
-        .enabled(if: CPUQuotaGroup.writable != nil))
+        .enabled(if: CPUQuotaGroup.canRun, Comment(rawValue: CPUQuotaGroup.whyNot)))
     func quota() throws {
         let quota = try CPUQuotaGroup(cpus: 1)
         defer { quota.remove() }

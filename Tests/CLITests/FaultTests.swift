@@ -404,7 +404,7 @@ struct FaultTests {
 
     @Test(
         "in a 1 GiB memory cgroup (a pod's limit), a fleet of a good stream and one whose frame never ends: no OOM kill, the good stream's 60 frames all accounted",
-        .enabled(if: MemoryLimitGroup.writable != nil))
+        .enabled(if: MemoryLimitGroup.canRun, Comment(rawValue: MemoryLimitGroup.whyNot)))
     func endlessFrameBesideAGoodStreamInAMemoryLimit() throws {
         let group = try MemoryLimitGroup(bytes: 1 << 30)
         defer { group.remove() }
@@ -623,6 +623,67 @@ struct FaultTests {
             #expect(run.status == 0 && summary["frames_captured"] as? Int == 20, "\(url): \(run.status) \(summary)")
             #expect(lines.filter { $0["frame"] != nil }.count == 20 && !run.stderr.contains("reconnect"), "\(url): \(run.stderr)")
         }
+    }
+
+    @Test(
+        "a stream that ends and, reopened, begins with its first frame again is a recording served again: read once, exit 0 (an http response with no length, a server writing a file to each client: replayed for ever before); one that comes back with other frames goes on"
+    )
+    func replayedRecordingEnds() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        let clip = folder.appendingPathComponent("clip.mjpeg")
+        let other = folder.appendingPathComponent("other.mjpeg")
+        try FFmpegTool.clip(clip, frames: 20, codec: ["-c:v", "mjpeg", "-f", "mjpeg"])
+        try FFmpegTool.clip(other, frames: 20, codec: ["-c:v", "mjpeg", "-f", "mjpeg"], filter: "negate")
+        // Frames come at a live stream's pace (all at once here): late ones drop, so the count
+        // is the summary's captured frames, not the frame lines.
+        func captured(_ run: BinaryRun) throws -> Int? {
+            (try run.jsonLines().last?["summary"] as? [String: Any])?["frames_captured"] as? Int
+        }
+        // http with no length: the body ends when the server closes, as a live stream's would.
+        let log = folder.appendingPathComponent("requests.log")
+        let httpPort = FreePort.next()
+        let http = try FFmpegTool.serveHTTPWithoutLength(clip, port: httpPort, log: log)
+        defer { http.terminate() }
+        let served = try BinaryRunner.run(
+            "framekit", ["detect", "--detector", "haar", "--input", "http://127.0.0.1:\(httpPort)/clip.mjpeg"], timeout: 60)
+        let counted = try captured(served)
+        #expect(served.status == 0 && counted == 20, "\(served.status) \(String(describing: counted)) \(served.stderr)")
+        // The probe's GET, the run's, the replay's first frame: three, not one every half second.
+        let requests = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").count
+        #expect(requests <= 3, "\(requests) requests")
+        // tcp: the first file, another (the stream came back), the other again (a replay): 40.
+        let tcpPort = FreePort.next()
+        let tcp = try FFmpegTool.serveFiles([clip, other], thenForever: other, port: tcpPort)
+        defer { tcp.terminate() }
+        let live = try BinaryRunner.run("framekit", ["detect", "--detector", "haar", "--input", "tcp://127.0.0.1:\(tcpPort)"], timeout: 60)
+        let liveCounted = try captured(live)
+        #expect(live.status == 0 && liveCounted == 40, "\(live.status) \(String(describing: liveCounted)) \(live.stderr)")
+        #expect(live.stderr.contains("reconnecting") && live.stderr.contains("back"), "\(live.stderr)")
+    }
+
+    @Test(
+        "a server that, after a first stream, answers every connection with a header and no frame is given up after --reconnect attempts (each open succeeded, so the attempts started over: it was reopened for ever)"
+    )
+    func connectionsWithNoFrameAreBounded() throws {
+        try #require(FFmpegTool.isInstalled)
+        let folder = Fixtures.temporaryFolder()
+        let clip = folder.appendingPathComponent("clip.y4m")
+        try FFmpegTool.clip(clip, frames: 10, codec: ["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe"])
+        let header = folder.appendingPathComponent("header.y4m")
+        let bytes = try Data(contentsOf: clip)
+        let newline = try #require(bytes.firstIndex(of: UInt8(ascii: "\n")))
+        try bytes[...newline].write(to: header)
+        let port = FreePort.next()
+        let server = try FFmpegTool.serveFiles([clip], thenForever: header, port: port)
+        defer { server.terminate() }
+        let run = try BinaryRunner.run(
+            "framekit", ["detect", "--detector", "haar", "--input", "tcp://127.0.0.1:\(port)", "--reconnect", "2"], timeout: 60)
+        // At a live stream's pace late frames drop: the summary's captured frames are the count.
+        let captured = (try run.jsonLines().last?["summary"] as? [String: Any])?["frames_captured"] as? Int
+        #expect(
+            run.status == 75 && captured == 10 && run.stderr.contains("gave up after 2 attempts"),
+            "\(run.status) \(String(describing: captured)) \(run.stderr)")
     }
 
     @Test("a URL's password and secret query values are printed nowhere: not in errors, frame lines, --stats or --report")

@@ -97,6 +97,50 @@ struct PhotoStillTests {
         }
     }
 
+    @Test(
+        "a consumer that keeps a driver's buffer past the wait: the photo fails with buffersHeld, naming the device, the count and the wait, before the stream is touched, so video goes on (it was an untyped error, and video could not restart)"
+    )
+    func stillWithABufferHeld() throws {
+        let kernel = FakeKernel()
+        kernel.with { $0.busyFormatWhileAllocated = true }
+        kernel.setScript(Array(repeating: .counted, count: 3000))
+        let camera = try CaptureDevice.v4l2(path: "/dev/video0", kernel: kernel)
+        // Its first frame kept, in the camera's own buffer (no conversion: a borrowed buffer).
+        let recorder = Recorder(holdFirst: 1)
+        let session = CaptureSession()
+        let video = VideoDataOutput()
+        video.setSampleBufferDelegate(recorder)
+        let photoOutput = PhotoOutput()
+        try session.configure {
+            try session.addInput(CaptureDeviceInput(device: camera))
+            try session.setSessionPreset(.vga640x480)
+            try session.addOutput(video)
+            try session.addOutput(photoOutput)
+        }
+        photoOutput.maxPhotoDimensions = camera.maxPhotoDimensions
+        try session.startRunning()
+        defer { session.stopRunning() }
+        #expect(recorder.wait { $0.frames.count >= 5 })
+        let held = recorder.record.withLock { $0.held.first?.pixelBuffer.isBorrowed }
+        #expect(held == true)
+        var settings = PhotoSettings()
+        settings.maxPhotoDimensions = FrameSize(width: 1280, height: 720)
+        let waiter = PhotoWaiter()
+        photoOutput.capturePhoto(with: settings, delegate: waiter)
+        let result = waiter.wait(for: 1).first
+        guard case .buffersHeld(let device, let count, let seconds)? = result?.1 else {
+            Issue.record("expected buffersHeld, got \(String(describing: result))")
+            return
+        }
+        #expect(device == "/dev/video0" && count == 1 && seconds == 0.5)
+        #expect(result?.1?.description.contains("copy a frame you keep") == true)
+        // The photo was refused before the stream stopped: video goes on, the frame still held.
+        let before = recorder.frames.count
+        #expect(recorder.wait { $0.frames.count >= before + 5 }, "video did not go on after the refused photo")
+        #expect(kernel.with { $0.formats } == ["640x480"], "the format was switched")
+        recorder.releaseHeld()
+    }
+
     func inputSize(_ session: CaptureSession) -> FrameSize? { session.inputs.first?.activeFormat?.size }
 
     @Test("the flash fires for a still where the device has one, and is refused where it has none")

@@ -62,11 +62,13 @@ public enum FFmpegTool {
     /// tcp://127.0.0.1:PORT (it listens, serves one connection for `seconds`, and exits).
     /// Returns once ffmpeg listens (its one client must be the test's: a probing connect would
     /// take it).
-    public static func serveTCP(port: Int, seconds: Double, rate: Int = 30) throws -> Process {
+    /// `pattern`: the lavfi source (a server restarted on the same pattern sends the frames it
+    /// sent before, which a reader rightly takes for a recording served again).
+    public static func serveTCP(port: Int, seconds: Double, rate: Int = 30, pattern: String = "testsrc2") throws -> Process {
         try serve(
             port: port, path,
             [
-                "-nostdin", "-loglevel", "quiet", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=\(rate)", "-t", "\(seconds)",
+                "-nostdin", "-loglevel", "quiet", "-re", "-f", "lavfi", "-i", "\(pattern)=size=320x240:rate=\(rate)", "-t", "\(seconds)",
                 "-c:v", "libx264", "-tune", "zerolatency", "-g", "\(rate)", "-f", "mpegts", "tcp://127.0.0.1:\(port)?listen=1"
             ])
     }
@@ -100,16 +102,20 @@ public enum FFmpegTool {
 
     /// Starts a server that writes each of `files`, in order, to one client of
     /// tcp://127.0.0.1:PORT each (the next file to the next connection) and half-closes; after
-    /// the last it exits. Returns once it listens.
-    public static func serveFiles(_ files: [URL], port: Int) throws -> Process {
+    /// the last it exits, or with `thenForever`, writes that file to every later client.
+    /// Returns once it listens.
+    public static func serveFiles(_ files: [URL], thenForever: URL? = nil, port: Int) throws -> Process {
         let script = """
-            import signal, socket, sys
+            import itertools, signal, socket, sys
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
             server = socket.socket()
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             server.bind(("127.0.0.1", int(sys.argv[1])))
             server.listen(4)
-            for path in sys.argv[2:]:
+            paths = sys.argv[3:]
+            if sys.argv[2]:
+                paths = itertools.chain(paths, itertools.repeat(sys.argv[2]))
+            for path in paths:
                 client, _ = server.accept()
                 try:
                     client.sendall(open(path, "rb").read())
@@ -118,13 +124,38 @@ public enum FFmpegTool {
                     pass
                 client.close()
             """
-        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)"] + files.map(\.path))
+        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)", thenForever?.path ?? ""] + files.map(\.path))
+    }
+
+    /// Starts an HTTP server that answers every request on 127.0.0.1:PORT with `file` and no
+    /// length (the body ends when the connection closes, as a script streaming a file sends
+    /// it), appending a line to `log` for each request. Returns once it listens.
+    public static func serveHTTPWithoutLength(_ file: URL, port: Int, log: URL) throws -> Process {
+        try serveHTTPForEver(
+            file, port: port, log: log,
+            answer: """
+                client.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Type: application/octet-stream\\r\\n\\r\\n" + data)
+                client.shutdown(socket.SHUT_WR)
+                """)
     }
 
     /// Starts an HTTP server that answers every request on 127.0.0.1:PORT with a length three
     /// times `file`'s and only its first half, then closes: a response with a length (read as a
     /// file) that breaks off while it is read. Returns once it listens.
     public static func serveBrokenOffHTTP(_ file: URL, port: Int) throws -> Process {
+        try serveHTTPForEver(
+            file, port: port, log: nil,
+            answer: """
+                client.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: video/x-motion-jpeg\\r\\nContent-Length: %d\\r\\n\\r\\n" % (3 * len(data)))
+                client.sendall(data[: len(data) // 2])
+                """)
+    }
+
+    /// A Python server on 127.0.0.1:PORT that reads each client's request (a line in `log`
+    /// for each GET), runs `answer` (Python, with `client` and `data`, `file`'s bytes) and
+    /// closes, for ever. Returns once it listens.
+    static func serveHTTPForEver(_ file: URL, port: Int, log: URL?, answer: String) throws -> Process {
+        let indented = answer.split(separator: "\n").map { "        " + $0 }.joined(separator: "\n")
         let script = """
             import signal, socket, sys
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
@@ -136,14 +167,15 @@ public enum FFmpegTool {
             while True:
                 client, _ = server.accept()
                 try:
-                    client.recv(65536)
-                    client.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: video/x-motion-jpeg\\r\\nContent-Length: %d\\r\\n\\r\\n" % (3 * len(data)))
-                    client.sendall(data[: len(data) // 2])
+                    if client.recv(65536).startswith(b"GET") and sys.argv[3]:
+                        with open(sys.argv[3], "a") as log:
+                            log.write("GET\\n")
+            \(indented)
                 except OSError:
                     pass
                 client.close()
             """
-        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)", file.path])
+        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)", file.path, log?.path ?? ""])
     }
 
     /// Starts `executable` with no standard input or output and returns once it listens on `port`.

@@ -18,6 +18,12 @@ public struct MemoryLimitGroup: Sendable {
         return nil
     }
 
+    /// Whether a test in such a group runs: where this process may make one, and always where
+    /// ``TestCgroups/required`` (then a machine that cannot is a failure, not a skip).
+    public static var canRun: Bool { writable != nil || TestCgroups.required }
+    public static let whyNot =
+        "no cgroup with the memory controller that this process may write (root and cgroup v2, or v1's memory hierarchy); FRAMEKIT_REQUIRE_CGROUPS=1 makes this a failure"
+
     public let folder: String
     /// Write a process's pid here to move it into the group.
     public var procs: String { folder + "/cgroup.procs" }

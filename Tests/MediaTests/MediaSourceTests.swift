@@ -283,7 +283,9 @@ struct MediaSourceTests {
         // the back-off and probe on a busy machine, once in three; 10 s did not once in the
         // whole suite on two loaded cores, where the test took 17.9 s: the reconnection's end
         // came, or its frames, as that server was ending. Idle, it is back in 0.8 s.)
-        let second = try FFmpegTool.serveTCP(port: port, seconds: 120)
+        // Another pattern: the same one restarted would begin with the very frame the first
+        // began with, a recording served again, and end the stream.
+        let second = try FFmpegTool.serveTCP(port: port, seconds: 120, pattern: "smptebars")
         defer { second.terminate() }
         let started = ContinuousClock.now
         let back = log.wait(timeout: 15) { if case .interruptionEnded = $0 { true } else { false } }

@@ -1,4 +1,5 @@
 import FrameKit
+import FrameTestSupport
 import Testing
 
 @testable import FrameProcessors
@@ -6,13 +7,7 @@ import Testing
 /// The background schedule's memory of frames: bounded, the pass's frame kept, images reused.
 @Suite("FrameHistory: the frames a late pass's faces are carried through")
 struct FrameHistoryTests {
-    func gray(_ level: UInt8) throws -> PixelBuffer {
-        var image = try PixelBuffer(width: 64, height: 48, format: .gray8)
-        image.withUnsafeMutableBytes(ofPlane: 0) { bytes, _ in
-            for i in bytes.indices { bytes[i] = level }
-        }
-        return image
-    }
+    func gray(_ level: UInt8) throws -> PixelBuffer { try .uniformGray(width: 64, height: 48, level: level) }
 
     @Test(
         "past its length it thins out: never more images than the length, the pass's frame and the newest always kept, each a copy of its frame"

@@ -14,6 +14,12 @@ extension V4L2Source {
             return .dropped(
                 DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .photoCapture))
         }
+        // Every buffer must come back before the switch: waited for while video still streams,
+        // so a consumer that keeps one fails the photo and video goes on as it was.
+        if let stream {
+            let held = stream.awaitBorrowedBuffers()
+            guard held == 0 else { throw .buffersHeld(device: path, count: held, seconds: V4L2Stream.releaseWait) }
+        }
         let released = stream?.stop(releasingBuffers: true)
         stream = nil
         let still = V4L2Source(
@@ -21,26 +27,27 @@ extension V4L2Source {
             configuration: SourceConfiguration(
                 format: format, pixelFormat: format.pixelFormat ?? .nv12FullRange, frameRate: format.frameRates.last ?? 30,
                 bufferCount: 2))
-        var result: Result<SampleBuffer, CaptureError> = .failure(.configuration("no frame at \(format.size) within 3 s"))
+        let stillWait = 3.0
+        var result: Result<SampleBuffer, CaptureError> = .failure(.noStillFrame(device: path, size: format.size, seconds: stillWait))
         do throws(CaptureError) {
             try still.start()
             if flash { try still.fireFlash() }
-            let deadline = Timestamp.now().adding(seconds: 3)
+            let deadline = Timestamp.now().adding(seconds: stillWait)
             while Timestamp.now().seconds(since: deadline) < 0 {
                 guard case .frame(var frame) = try still.next() else { continue }
                 frame.pixelBuffer = frame.pixelBuffer.copy() // the driver's buffer goes back before the switch
                 result = .success(frame)
                 break
             }
-        } catch .deviceBusy {
-            result = .failure(.configuration("cannot switch to \(format) for the photo: \(released ?? "the device is busy")"))
+        } catch .deviceBusy(let busy) {
+            result = .failure(released ?? .deviceBusy(path: busy)) // why the switch was refused, where known
         } catch {
             result = .failure(error)
         }
         if flash { try? still.setFlash(on: false) }
         let stillReleased = still.stop(releasingBuffers: true)
-        do { try start() } catch .deviceBusy { // video again, in its own format
-            throw .configuration("cannot restart video after the photo: \(stillReleased ?? "the device is busy")")
+        do { try start() } catch .deviceBusy(let busy) { // video again, in its own format
+            throw stillReleased ?? .deviceBusy(path: busy)
         }
         resumeAfterStill = resume
         sequence = SequenceTracker() // the driver's numbers start again

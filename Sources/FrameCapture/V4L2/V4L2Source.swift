@@ -198,7 +198,7 @@ final class V4L2Source: FrameSource {
     func stop() { stop(releasingBuffers: false) }
 
     @discardableResult
-    func stop(releasingBuffers: Bool) -> String? {
+    func stop(releasingBuffers: Bool) -> CaptureError? {
         pending.removeAll() // queued frames borrow buffers: let them go before the buffers are freed
         let problem = stream?.stop(releasingBuffers: releasingBuffers)
         stream = nil

@@ -189,6 +189,17 @@ final class V4L2Stream: Sendable {
             hasError: buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, starvedBefore: starved)
     }
 
+    /// Waits for frames borrowing the driver's buffers, woken as each comes back, for at most
+    /// ``releaseWait`` seconds; returns how many are still out.
+    @discardableResult
+    func awaitBorrowedBuffers() -> Int {
+        let deadline = Date().addingTimeInterval(Self.releaseWait)
+        returned.lock()
+        while state.withLock({ $0.borrowed > 0 }) && returned.wait(until: deadline) {}
+        returned.unlock()
+        return state.withLock { $0.borrowed }
+    }
+
     /// Wraps buffer `index` as pixel storage; the buffer is re-queued when the storage ends.
     func borrow(_ index: Int) -> PixelStorage {
         state.withLock { s in
@@ -227,10 +238,11 @@ final class V4L2Stream: Sendable {
     /// then REQBUFS 0) so another format can be set. Frames still borrowing them are waited for,
     /// woken as each comes back, for at most ``releaseWait`` seconds (a consumer is done with a
     /// frame within a frame or two; one that keeps a driver buffer longer — docs/capture.md:
-    /// copy what you keep — gets the returned reason, which a photo reports as its error);
-    /// libv4l2, like many drivers, refuses to free buffers that are still mapped.
+    /// copy what you keep — gets `CaptureError.buffersHeld`, which a
+    /// photo reports as its error); libv4l2, like many drivers, refuses to free buffers that
+    /// are still mapped. Returns why the buffers were not freed, if they were asked for.
     @discardableResult
-    func stop(releasingBuffers: Bool = false) -> String? {
+    func stop(releasingBuffers: Bool = false) -> CaptureError? {
         let wasStreaming = state.withLock { s -> Bool in
             defer { s.streaming = false }
             return s.streaming
@@ -243,16 +255,13 @@ final class V4L2Stream: Sendable {
             returned.unlock()
         }
         guard releasingBuffers, !state.withLock({ $0.released }) else { return nil }
-        let deadline = Date().addingTimeInterval(Self.releaseWait)
-        returned.lock()
-        while state.withLock({ $0.borrowed > 0 }) && returned.wait(until: deadline) {}
-        returned.unlock()
+        awaitBorrowedBuffers()
         let unmapped = state.withLock { s -> Bool in
             guard s.borrowed == 0 else { return false }
             s.unmapped = true
             return true
         }
-        guard unmapped else { return "a consumer still holds \(state.withLock { $0.borrowed }) of the camera's buffers" }
+        guard unmapped else { return .buffersHeld(device: handle.path, count: state.withLock { $0.borrowed }, seconds: Self.releaseWait) }
         for m in mappings.value { handle.kernel.munmap(m.address, length: m.length) }
         var none = v4l2_requestbuffers()
         none.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
@@ -260,7 +269,7 @@ final class V4L2Stream: Sendable {
         do throws(SystemCallError) {
             try handle.rawErrnoIoctl(cv4l2_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", &none)
         } catch {
-            return "the driver kept its buffers: \(error)"
+            return .systemCall(path: handle.path, error)
         }
         state.withLock { $0.released = true }
         return nil

@@ -14,7 +14,9 @@ import Synchronization
 /// `discontinuity` drop per missing frame. A live stream that fails, ends or stays silent past
 /// the timeout posts `wasInterrupted(.streamDisconnected)`, is reopened with back-off, and posts
 /// `interruptionEnded` when it is back; when the attempts run out, capture ends with
-/// `CaptureError.streamUnavailable`.
+/// `CaptureError.streamUnavailable`. A live stream that ended cleanly and, reopened, begins
+/// with the very frame it began with before is a recording served again (an http response with
+/// no length, a server sending a file to each client): it ends there, as a file does.
 final class MediaSource: FrameSource {
     let configuration: SourceConfiguration
     let description: MediaSourceDescription
@@ -33,6 +35,8 @@ final class MediaSource: FrameSource {
     private var startInstant = Timestamp.now()
     /// Not real-time: how long no buffer has been free (a consumer keeping frames).
     private var starvation = StarvationGuard()
+    /// Live: how a recording served again is told from a stream that came back (`Replay`).
+    private var replay = Replay()
 
     /// The open input, shared with the thread that stops the session (which interrupts it).
     final class InputSlot: Sendable {
@@ -79,6 +83,8 @@ final class MediaSource: FrameSource {
         reconnection = nil
         startInstant = Timestamp.now()
         starvation = StarvationGuard()
+        replay = Replay()
+        attemptsSoFar = 0
     }
 
     private func open() throws(CaptureError) -> MediaInput {
@@ -117,7 +123,10 @@ final class MediaSource: FrameSource {
         case .corrupt:
             return drop(.corrupt)
         case .end:
-            return description.isLive ? try reconnect(after: "the stream ended") : .endOfStream
+            guard description.isLive else { return .endOfStream }
+            // Only where a server commonly writes a file to each client (`Replay`).
+            if description.judgesReplays { replay.endedCleanly() }
+            return try reconnect(after: "the stream ended")
         case .interrupted(let reason):
             if slot.stopping.load(ordering: .relaxed) { return .endOfStream }
             guard description.isLive else { throw description.failure(reason) }
@@ -178,9 +187,23 @@ final class MediaSource: FrameSource {
             pending.append(drop(.corrupt, at: time))
             return pending.removeFirst()
         }
+        var announceBack = false
+        if description.isLive {
+            switch replay.judge(buffer) {
+            case .replayed:
+                slot.input.withLock { $0 = nil }
+                return .endOfStream
+            case .cameBack: announceBack = true
+            case .goesOn: break
+            }
+        }
         let sequence = index
         index += 1
         let frame = SampleBuffer(pixelBuffer: buffer, presentationTime: time, sequenceNumber: sequence, captureInstant: .now())
+        if announceBack {
+            held = frame
+            return .notice(.interruptionEnded)
+        }
         if !pending.isEmpty {
             held = frame
             return pending.removeFirst()
@@ -219,13 +242,20 @@ final class MediaSource: FrameSource {
     private var reconnection: Reconnection?
 
     /// A live stream dropped: say so at once, then try to reopen it on the following calls,
-    /// with back-off (each call waits at most 50 ms, so a stop is seen).
+    /// with back-off (each call waits at most 50 ms, so a stop is seen). A connection that
+    /// gave no frame goes on counting the attempts of the one before (a server that answers
+    /// and closes at once is retried `attempts` times, not for ever); one still waiting to say
+    /// it is back has said nothing since the interruption, so says nothing now.
     private func reconnect(after reason: String) throws(CaptureError) -> SourceEvent {
         slot.input.withLock { $0 = nil }
         let delay = description.reconnect.initialDelay
-        reconnection = Reconnection(delay: delay, nextTry: Timestamp.now().adding(seconds: delay), reason: reason)
+        let carried = replay.connectionGaveNoFrame ? attemptsSoFar : 0
+        reconnection = Reconnection(attempt: carried, delay: delay, nextTry: Timestamp.now().adding(seconds: delay), reason: reason)
+        if replay.connectionEnded() { return .idle }
         return .notice(.wasInterrupted(.streamDisconnected))
     }
+    /// The attempts the last reconnection took (carried to the next when its connection gave no frame).
+    private var attemptsSoFar = 0
 
     private func tryToReconnect(_ r: inout Reconnection) throws(CaptureError) -> SourceEvent {
         let policy = description.reconnect
@@ -246,7 +276,10 @@ final class MediaSource: FrameSource {
             lastTime = nil // a new connection starts a new timeline
             firstTime = nil
             reconnection = nil
-            return .notice(.interruptionEnded)
+            attemptsSoFar = r.attempt
+            // After a clean end, "back" waits for the first frame: it may be the recording's
+            // first again.
+            return replay.reopened() ? .idle : .notice(.interruptionEnded)
         } catch {
             r.reason = "\(error)"
             r.delay = min(policy.maxDelay, r.delay * 2)

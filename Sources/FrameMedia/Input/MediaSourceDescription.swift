@@ -11,6 +11,12 @@ struct MediaSourceDescription: Sendable {
     let location: String
     /// A network stream: real time, late frames dropped like a camera's, reconnected when it drops.
     let isLive: Bool
+    /// A live source that, ending cleanly and beginning again with its first frame, is a
+    /// recording served again (`Replay`): http(s) and tcp.
+    var judgesReplays: Bool {
+        guard isLive, let colon = location.firstIndex(of: ":") else { return false }
+        return ["http", "https", "tcp"].contains(location[..<colon].lowercased())
+    }
     /// Paced at the media's timestamps (always for a live stream).
     let realTime: Bool
     let info: MediaInput.Info
