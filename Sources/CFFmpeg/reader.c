@@ -56,11 +56,11 @@ struct cffm_media {
     AVIOContext *bounded_pb;
     // An http(s) response with no length: a body without chunks ends when the server closes
     // the connection (HTTP/1.0's rule), which FFmpeg's http reports as EIO (as it does a
-    // chunked body broken off: FFmpeg does not say which it read). Read as the end, as a
-    // tcp:// close is; for a live stream either is followed by a reconnection.
-    int close_delimited;
+    // chunked body broken off: FFmpeg does not say which it read). `close_is_end`
+    // (cffm_read_close_as_end, a live input's): read as the end, as a tcp:// close is.
+    int close_delimited, close_is_end;
     // The bound was passed while probing: the probe took what it read as the stream's end, and
-    // its parser handed on the unfinished frame as a packet (decoded as a damaged frame).
+    // its parser handed on the unfinished frame as a packet, which is then a corrupt drop.
     int overlong_in_probe;
 };
 
@@ -160,6 +160,10 @@ void cffm_close(cffm_media *m) {
     av_frame_free(&m->converted);
     sws_freeContext(m->sws);
     free(m);
+}
+
+void cffm_read_close_as_end(cffm_media *m) {
+    if (m) m->close_is_end = 1;
 }
 
 void cffm_interrupt(cffm_media *m) {
@@ -378,7 +382,7 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
             // the probe it was handed on already: the input just ends (CFFM_ERROR).
             return m->overlong_in_probe ? CFFM_ERROR : CFFM_OVERLONG;
         }
-        if (error == AVERROR_EOF || (error == AVERROR(EIO) && m->close_delimited)) {
+        if (error == AVERROR_EOF || (error == AVERROR(EIO) && m->close_delimited && m->close_is_end)) {
             check_truncation(m);
             m->draining = 1;
             avcodec_send_packet(m->codec, NULL);  // flush the frames the decoder still holds
@@ -396,6 +400,16 @@ cffm_status cffm_next(cffm_media *m, cffm_frame *frame, char *message, size_t me
         if (m->bounded_pb) m->packet_mark = m->bounded_pb->bytes_read;
         if (error < 0) { cffm_internal_describe(error, "reading", message, message_size); return CFFM_ERROR; }
         if (m->packet->stream_index != m->stream) { av_packet_unref(m->packet); continue; }
+        if (m->overlong_in_probe && m->packet->size > m->max_frame_bytes) {
+            // The frame that never ended, handed on by the probe's parser when the probe gave
+            // up on it: larger than any frame of this size can be, so a corrupt drop, not a
+            // frame (decoded, its first rows looked like a picture).
+            av_packet_unref(m->packet);
+            m->errors_reported++;
+            cffm_internal_say("a frame larger than any frame of its size can be (the stream's frame that never ended)", message,
+                              message_size);
+            return CFFM_CORRUPT;
+        }
         error = avcodec_send_packet(m->codec, m->packet);
         av_packet_unref(m->packet);
         m->packets_sent++;

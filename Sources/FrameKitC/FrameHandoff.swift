@@ -38,7 +38,8 @@ final class FrameHandoff: @unchecked Sendable {
         switch notification {
         case .sourceEnded: finish(.ended)
         case .runtimeError(let error): finish(.failed(error))
-        // A stream reconnects: interruptionEnded or a runtime error follows.
+        // A stream reconnects: interruptionEnded, a runtime error or (a recording served
+        // again) sourceEnded follows.
         case .wasInterrupted(.streamDisconnected): break
         case .wasInterrupted(.videoDeviceInUseByAnotherClient): finish(.failed(.deviceBusy(path: sourceName)))
         case .wasInterrupted(.videoDeviceNotAvailable): finish(.failed(.deviceLost(path: sourceName)))

@@ -90,7 +90,7 @@ extension PreviewServer {
     /// How long an H.264 viewer waits for the stream's first frame before a 503 ("no video
     /// yet"): the feed encodes only while someone watches, so the first viewer waits for a frame
     /// to come and be encoded.
-    static let firstVideoWait = 5.0
+    package static let firstVideoWait = 5.0
 
     /// The H.264 stream: its init segment, then its fragments from a key frame, as
     /// ``VideoFragmentRing`` hands them out. The codec string (known once the feed has made the

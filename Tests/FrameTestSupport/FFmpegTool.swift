@@ -103,8 +103,9 @@ public enum FFmpegTool {
     /// Starts a server that writes each of `files`, in order, to one client of
     /// tcp://127.0.0.1:PORT each (the next file to the next connection) and half-closes; after
     /// the last it exits, or with `thenForever`, writes that file to every later client.
-    /// Returns once it listens.
-    public static func serveFiles(_ files: [URL], thenForever: URL? = nil, port: Int) throws -> Process {
+    /// `readingRequests`: each client's request is read first (an HTTP server's files hold the
+    /// whole response). Returns once it listens.
+    public static func serveFiles(_ files: [URL], thenForever: URL? = nil, readingRequests: Bool = false, port: Int) throws -> Process {
         let script = """
             import itertools, signal, socket, sys
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
@@ -112,19 +113,23 @@ public enum FFmpegTool {
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             server.bind(("127.0.0.1", int(sys.argv[1])))
             server.listen(4)
-            paths = sys.argv[3:]
+            paths = sys.argv[4:]
             if sys.argv[2]:
                 paths = itertools.chain(paths, itertools.repeat(sys.argv[2]))
             for path in paths:
                 client, _ = server.accept()
                 try:
+                    if sys.argv[3] == "read":
+                        client.recv(65536)
                     client.sendall(open(path, "rb").read())
                     client.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass
                 client.close()
             """
-        return try serve(port: port, "/usr/bin/python3", ["-c", script, "\(port)", thenForever?.path ?? ""] + files.map(\.path))
+        return try serve(
+            port: port, "/usr/bin/python3",
+            ["-c", script, "\(port)", thenForever?.path ?? "", readingRequests ? "read" : ""] + files.map(\.path))
     }
 
     /// Starts an HTTP server that answers every request on 127.0.0.1:PORT with `file` and no

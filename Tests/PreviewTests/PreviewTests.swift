@@ -238,6 +238,31 @@ struct PreviewTests {
     }
 
     @Test(
+        "an H.264 viewer waits for the stream's header, woken when it comes (its codec in Content-Type); with no video within firstVideoWait, a 503 'no video yet', not a request held open"
+    )
+    func firstVideoWait() throws {
+        let server = try server()
+        defer { server.stop() }
+        // Nothing published: the documented bound, then 503.
+        let started = Date()
+        let none = try RawHTTP.request(port: server.port, "GET", "/stream.mp4")
+        let waited = Date().timeIntervalSince(started)
+        #expect(none.status == 503 && String(decoding: none.body, as: UTF8.self) == "no video yet\n", "\(none.status)")
+        #expect(waited >= PreviewServer.firstVideoWait - 0.2, "answered after \(waited) s")
+        // A viewer that asked first is answered once the header is published, well inside the bound.
+        let viewer = try RawHTTP(port: server.port)
+        viewer.send("GET /stream.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(eventually(timeout: 10) { server.connectedClients == 1 })
+        let asked = Date()
+        server.publish(videoHeader: [0, 0, 0, 8] + Array("ftyp".utf8), codec: "avc1.64001F")
+        let status = String(decoding: viewer.read(atMost: 12), as: UTF8.self)
+        let answered = Date().timeIntervalSince(asked)
+        let head = String(decoding: viewer.read(for: 0.5), as: UTF8.self)
+        #expect(status == "HTTP/1.1 200" && head.contains("codecs=\"avc1.64001F\""), "\(status)\(head)")
+        #expect(answered < PreviewServer.firstVideoWait, "the viewer was not woken by the header (\(answered) s)")
+    }
+
+    @Test(
         "a client that stops reading never stalls publishing, and is dropped (either stream)", arguments: ["/stream.mjpeg", "/stream.mp4"])
     func slowClient(stream: String) throws {
         let server = try server(sendTimeout: 0.5)

@@ -93,6 +93,11 @@ cffm_status cffm_next(cffm_media *media, cffm_frame *frame, char *message, size_
 /// skipped by the caller.
 cffm_status cffm_seek(cffm_media *media, double seconds, char *message, size_t message_size);
 
+/// A live input: an http(s) response with no length that the server closes (FFmpeg says EIO)
+/// has ended, as a tcp:// stream that closes has (CFFM_END). For a file it stays an error: a
+/// chunked body cut off says EIO too.
+void cffm_read_close_as_end(cffm_media *media);
+
 /// Makes a blocking read return CFFM_INTERRUPTED soon (any thread may call it).
 void cffm_interrupt(cffm_media *media);
 

@@ -9,7 +9,8 @@ public enum SessionNotification: Sendable {
     case processingFailed(DroppedFrame)
     /// Capture was interrupted: the session has stopped, except for `.streamDisconnected`
     /// (a network stream dropped; the session reconnects and posts ``interruptionEnded`` when
-    /// it is back, or `runtimeError(.streamUnavailable)` when it gives up).
+    /// it is back, `runtimeError(.streamUnavailable)` when it gives up, or ``sourceEnded`` when
+    /// the stream, reopened, turned out to be a recording served again from its start).
     case wasInterrupted(InterruptionReason)
     /// A session that was interrupted is capturing again.
     case interruptionEnded
@@ -19,7 +20,8 @@ public enum SessionNotification: Sendable {
     /// capture went on — no stop or start is posted, sequence numbers continue — and the
     /// input's `activeFormat` may differ now.
     case inputsChanged
-    /// A file source has delivered its last frame (the session has stopped).
+    /// A file source has delivered its last frame, or a stream that ended was found to be a
+    /// recording served again (the session has stopped).
     case sourceEnded
     /// A control of the running device changed — set through FrameKit, by another program
     /// (v4l2-ctl), or by the driver itself (V4L2_EVENT_CTRL); capture goes on.

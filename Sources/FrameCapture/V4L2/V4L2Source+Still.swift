@@ -7,18 +7,20 @@ extension V4L2Source {
     /// format, and video restarts in its own; the next frames report the gap.
     func captureStill(format: CaptureDeviceFormat, flash: Bool) throws(CaptureError) -> SampleBuffer {
         let resume = last?.time ?? Timestamp.now()
-        // Queued frames borrow the driver's buffers, which the switch needs back: they are
-        // reported as photoCapture drops instead (the photo's moment is now).
+        // Every buffer must come back before the switch: consumers' frames are waited for while
+        // video still streams, so one that keeps a buffer fails the photo and video goes on as
+        // it was (its queued frames too).
+        let queued = pending.filter { if case .frame(let frame) = $0 { frame.pixelBuffer.isBorrowed } else { false } }.count
+        if let stream {
+            let held = stream.awaitBorrowedBuffers(beyond: queued) - queued
+            guard held <= 0 else { throw .buffersHeld(device: path, count: held, seconds: V4L2Stream.releaseWait) }
+        }
+        // Queued frames borrow the driver's buffers too: they are reported as photoCapture
+        // drops instead (the photo's moment is now).
         pending = pending.map { event in
             guard case .frame(let frame) = event else { return event }
             return .dropped(
                 DroppedFrame(sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime, reason: .photoCapture))
-        }
-        // Every buffer must come back before the switch: waited for while video still streams,
-        // so a consumer that keeps one fails the photo and video goes on as it was.
-        if let stream {
-            let held = stream.awaitBorrowedBuffers()
-            guard held == 0 else { throw .buffersHeld(device: path, count: held, seconds: V4L2Stream.releaseWait) }
         }
         let released = stream?.stop(releasingBuffers: true)
         stream = nil
@@ -46,8 +48,11 @@ extension V4L2Source {
         }
         if flash { try? still.setFlash(on: false) }
         let stillReleased = still.stop(releasingBuffers: true)
-        do { try start() } catch .deviceBusy(let busy) { // video again, in its own format
-            throw stillReleased ?? .deviceBusy(path: busy)
+        do { try start() } catch { // video again, in its own format
+            let failure: CaptureError
+            if case .deviceBusy(let busy) = error { failure = stillReleased ?? .deviceBusy(path: busy) } else { failure = error }
+            restartFailure = failure
+            throw failure
         }
         resumeAfterStill = resume
         sequence = SequenceTracker() // the driver's numbers start again

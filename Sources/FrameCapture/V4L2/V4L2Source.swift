@@ -25,6 +25,9 @@ final class V4L2Source: FrameSource {
     var last: (sequence: UInt64, time: Timestamp)?
     var resumeAfterStill: Timestamp?
     var stream: V4L2Stream?
+    /// Video could not restart in its own format after a still: capture ends with this error
+    /// (the photo had its own), not as if the camera's frames had simply ended.
+    var restartFailure: CaptureError?
     var sequence = SequenceTracker()
     var pending: [SourceEvent] = []
     private var decoder: JPEG.Decoder?
@@ -51,6 +54,7 @@ final class V4L2Source: FrameSource {
     }
 
     func start() throws(CaptureError) {
+        restartFailure = nil
         let handle = try V4L2Handle(path: path, kernel: kernel)
         let format = configuration.format
         // S_FMT: the driver may adjust what it cannot do, so read back and check.
@@ -103,7 +107,10 @@ final class V4L2Source: FrameSource {
 
     func next() throws(CaptureError) -> SourceEvent {
         if !pending.isEmpty { return pending.removeFirst() }
-        guard let stream else { return .endOfStream }
+        guard let stream else {
+            if let restartFailure { throw restartFailure }
+            return .endOfStream
+        }
         var events: [V4L2Stream.ControlEvent] = []
         let dequeued = try stream.dequeue(timeoutMilliseconds: 200, events: &events)
         for event in events {

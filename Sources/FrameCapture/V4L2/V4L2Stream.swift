@@ -189,13 +189,14 @@ final class V4L2Stream: Sendable {
             hasError: buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0, starvedBefore: starved)
     }
 
-    /// Waits for frames borrowing the driver's buffers, woken as each comes back, for at most
-    /// ``releaseWait`` seconds; returns how many are still out.
+    /// Waits until at most `allowed` frames borrow the driver's buffers (the caller's own, which
+    /// it lets go next), woken as each comes back, for at most ``releaseWait`` seconds; returns
+    /// how many are still out.
     @discardableResult
-    func awaitBorrowedBuffers() -> Int {
+    func awaitBorrowedBuffers(beyond allowed: Int = 0) -> Int {
         let deadline = Date().addingTimeInterval(Self.releaseWait)
         returned.lock()
-        while state.withLock({ $0.borrowed > 0 }) && returned.wait(until: deadline) {}
+        while state.withLock({ $0.borrowed > allowed }) && returned.wait(until: deadline) {}
         returned.unlock()
         return state.withLock { $0.borrowed }
     }

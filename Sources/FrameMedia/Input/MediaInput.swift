@@ -112,6 +112,11 @@ final class MediaInput: @unchecked Sendable {
         guard cffm_seek(handle, seconds, &message, message.count) == CFFM_OK else { throw .failed(String(cffmMessage: message)) }
     }
 
+    /// A live input: an http response with no length that the server closes has ended (FFmpeg
+    /// calls it an I/O error), as a tcp stream that closes has. Not for files: a chunked body
+    /// cut off looks the same.
+    func readCloseAsEnd() { cffm_read_close_as_end(handle) }
+
     /// Makes a blocking read return soon (any thread).
     func interrupt() { cffm_interrupt(handle) }
 

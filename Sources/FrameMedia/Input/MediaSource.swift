@@ -65,7 +65,12 @@ final class MediaSource: FrameSource {
     func start() throws(CaptureError) {
         slot.stopping.store(false, ordering: .relaxed)
         let input: MediaInput
-        if let probed = description.probed.take() { input = probed } else { input = try open() }
+        if let probed = description.probed.take() {
+            input = probed
+            if description.isLive { input.readCloseAsEnd() }
+        } else {
+            input = try open()
+        }
         if description.start > 0 {
             do { try input.seek(to: description.start) } catch {
                 switch error {
@@ -85,13 +90,15 @@ final class MediaSource: FrameSource {
         starvation = StarvationGuard()
         replay = Replay()
         attemptsSoFar = 0
+        delaySoFar = 0
+        gaveFrame = false
     }
 
     private func open() throws(CaptureError) -> MediaInput {
         do {
-            return try MediaInput(
-                description.location, threads: description.decoderThreads,
-                timeout: description.timeout)
+            let input = try MediaInput(description.location, threads: description.decoderThreads, timeout: description.timeout)
+            if description.isLive { input.readCloseAsEnd() }
+            return input
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason), .rejected(let reason):
@@ -187,8 +194,9 @@ final class MediaSource: FrameSource {
             pending.append(drop(.corrupt, at: time))
             return pending.removeFirst()
         }
+        gaveFrame = true
         var announceBack = false
-        if description.isLive {
+        if description.judgesReplays {
             switch replay.judge(buffer) {
             case .replayed:
                 slot.input.withLock { $0 = nil }
@@ -249,13 +257,20 @@ final class MediaSource: FrameSource {
     private func reconnect(after reason: String) throws(CaptureError) -> SourceEvent {
         slot.input.withLock { $0 = nil }
         let delay = description.reconnect.initialDelay
-        let carried = replay.connectionGaveNoFrame ? attemptsSoFar : 0
-        reconnection = Reconnection(attempt: carried, delay: delay, nextTry: Timestamp.now().adding(seconds: delay), reason: reason)
+        // A connection that gave no frame goes on where the last reconnection left off: its
+        // attempts and its back-off.
+        let (attempt, wait) = gaveFrame ? (0, delay) : (attemptsSoFar, max(delay, delaySoFar))
+        gaveFrame = false
+        reconnection = Reconnection(attempt: attempt, delay: wait, nextTry: Timestamp.now().adding(seconds: wait), reason: reason)
         if replay.connectionEnded() { return .idle }
         return .notice(.wasInterrupted(.streamDisconnected))
     }
-    /// The attempts the last reconnection took (carried to the next when its connection gave no frame).
+    /// The attempts the last reconnection took and its back-off then (carried to the next when
+    /// its connection gave no frame).
     private var attemptsSoFar = 0
+    private var delaySoFar = 0.0
+    /// The connection under way gave a frame (delivered or not).
+    private var gaveFrame = false
 
     private func tryToReconnect(_ r: inout Reconnection) throws(CaptureError) -> SourceEvent {
         let policy = description.reconnect
@@ -277,6 +292,7 @@ final class MediaSource: FrameSource {
             firstTime = nil
             reconnection = nil
             attemptsSoFar = r.attempt
+            delaySoFar = min(policy.maxDelay, r.delay * 2)
             // After a clean end, "back" waits for the first frame: it may be the recording's
             // first again.
             return replay.reopened() ? .idle : .notice(.interruptionEnded)

@@ -6,8 +6,8 @@ import FrameCore
 /// the same recording from its start: an http response with no length, a server that writes
 /// a file to each client. A camera's frames differ after a pause (sensor noise, a clock in
 /// the picture), and a stream that broke off with an error is never judged. Nor is one whose
-/// first `framesToSeeMotion` frames are all the same bytes (a still picture served live as
-/// MJPEG): a live still and a recording of one cannot be told apart, and ending a live one
+/// first frame and the `framesToSeeMotion` after it are all the same bytes (a still picture
+/// served live as MJPEG): a live still and a recording of one cannot be told apart, and ending a live one
 /// would be the worse mistake. What it cannot tell: a generator restarted on the same frames
 /// (a test pattern, moving or encoded by an inter-frame codec, whose first frames are
 /// refined) is taken for a recording. So only sources where a server commonly writes a file

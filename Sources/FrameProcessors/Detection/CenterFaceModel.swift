@@ -47,6 +47,15 @@ package final class CenterFaceModel: Sendable {
     private struct FileKey: Hashable {
         var path: String
         var device: UInt64, inode: UInt64, size: Int64, modified: Int, modifiedNanoseconds: Int
+
+        /// The file at `path` as it is now; nil (errno set) if it cannot be read.
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            self.path = path
+            (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
+            (modified, modifiedNanoseconds) = (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+        }
     }
 
     private struct WeakModel {
@@ -58,20 +67,17 @@ package final class CenterFaceModel: Sendable {
     /// `shippedAs`: the file was found by that name, as the shipped model, and is checked against
     /// its SHA-256 when it is read.
     static func shared(path: String, shippedAs shipped: String? = nil) throws(FaceDetectorError) -> CenterFaceModel {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard let key = FileKey(path: path) else {
             throw .modelLoadFailed(path: path, message: String(cString: strerror(errno)))
         }
-        let key = FileKey(
-            path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modified: info.st_mtim.tv_sec, modifiedNanoseconds: info.st_mtim.tv_nsec)
         // Loading under the lock: a second tracker asking at the same moment waits for this
         // load (~50 ms) rather than making a copy of its own.
         return try loaded.withLock { (models) throws(FaceDetectorError) -> CenterFaceModel in
             if let model = models[key]?.model { return model }
             if let shipped, !digestsChecked.withLock({ $0.contains(key) }) {
                 try checkShippedDigest(URL(fileURLWithPath: path), named: shipped)
-                digestsChecked.withLock { _ = $0.insert(key) }
+                // Remembered only if the file is still the one hashed (not replaced meanwhile).
+                if FileKey(path: path) == key { digestsChecked.withLock { _ = $0.insert(key) } }
             }
             let model = try CenterFaceModel(path: path)
             models = models.filter { $0.value.model != nil }
