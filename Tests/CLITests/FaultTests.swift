@@ -495,6 +495,53 @@ struct FaultTests {
     }
 
     @Test(
+        "raw H.264 over tcp whose last NAL unit never ends, and an IP camera's multipart MJPEG over http whose part never ends (no length, no boundary): the frames before, then the stream dropped (75); memory bounded (3.5 GB and 'Cannot allocate memory' before)",
+        .enabled(if: FFmpegTool.isInstalled), arguments: ["h264", "multipart"])
+    func endlessFrameInOtherForms(form: String) throws {
+        let h264 = Fixtures.temporaryFolder("endless-forms").appendingPathComponent("good.h264")
+        try FFmpegTool.clip(h264, frames: 10, codec: ["-c:v", "libx264", "-g", "30", "-f", "h264"])
+        // Python serves the stream (the good frames, then a frame's start and 300 MB in which
+        // no start code or boundary can appear: no zero byte, no '-') and runs framekit as its
+        // only child: RUSAGE_CHILDREN's peak is framekit's own.
+        let script = """
+            import json, resource, socket, subprocess, sys, threading
+            form, h264, jpeg = sys.argv[2], open(sys.argv[3], "rb").read(), open(sys.argv[4], "rb").read()
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
+            port = server.getsockname()[1]
+            junk = bytes(b for b in range(1, 255) if b != 0x2D) * 4096
+            def serve():
+                connection, _ = server.accept()
+                try:
+                    if form == "h264":
+                        connection.sendall(h264 + b"\\x00\\x00\\x00\\x01\\x65\\x88")
+                    else:
+                        connection.recv(65536)
+                        connection.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Type: multipart/x-mixed-replace; boundary=frame\\r\\n\\r\\n")
+                        for _ in range(5):
+                            connection.sendall(b"--frame\\r\\nContent-Type: image/jpeg\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(jpeg) + jpeg + b"\\r\\n")
+                        connection.sendall(b"--frame\\r\\nContent-Type: image/jpeg\\r\\n\\r\\n" + jpeg[: len(jpeg) // 2])
+                    for _ in range(300 * 1024 * 1024 // len(junk)): connection.sendall(junk)
+                except OSError:
+                    pass
+                connection.close()
+            threading.Thread(target=serve, daemon=True).start()
+            url = ("tcp://127.0.0.1:%d" if form == "h264" else "http://127.0.0.1:%d/video.cgi") % port
+            run = subprocess.run([sys.argv[1], "detect", "--input", url, "--reconnect", "0", "--detector", "haar"],
+                                 capture_output=True, text=True)
+            summary = [json.loads(l)["summary"] for l in run.stdout.splitlines() if l.startswith('{"summary"')]
+            captured = summary[0]["frames_captured"] if summary else -1
+            print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, captured,
+                  run.stderr.strip().replace("\\n", " | "))
+            """
+        let run = try BinaryRunner.runTool("/usr/bin/python3", ["-c", script, Self.framekit, form, h264.path, Fixtures.astronaut.path])
+        let fields = run.stdout.split(separator: " ", maxSplits: 3)
+        try #require(fields.count == 4, "\(run.stdout) \(run.stderr)")
+        #expect(fields[0] == "75" && (Int(fields[2]) ?? 0) >= 1, "\(run.stdout)")
+        #expect(fields[3].contains("without completing a frame"), "\(run.stdout)")
+        #expect(Int(fields[1]) ?? .max < 250, "peak RSS \(fields[1]) MB")
+    }
+
+    @Test(
         "an RTSP stream (H.264 over interleaved RTP) whose IDR frame never ends after 10 good ones: its frames, then the stream's end, exit 75; memory bounded though FFmpeg reads RTSP itself (1 GiB sent: 255 MB at peak, 2.2 GB unbounded)",
         .enabled(if: FFmpegTool.isInstalled))
     func endlessFrameOverRTSP() throws {
