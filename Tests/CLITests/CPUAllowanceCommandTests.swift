@@ -8,7 +8,7 @@ import Testing
 @Suite("framekit detect on the CPUs it is given")
 struct CPUAllowanceCommandTests {
     static func summary(_ run: BinaryRun) throws -> [String: Any] {
-        try #require(try run.jsonLines().compactMap { $0["summary"] as? [String: Any] }.first, "\(run.stderr)")
+        try #require(try run.summary(), "\(run.stderr)")
     }
 
     static let framekit = BinaryRunner.productsFolder.appendingPathComponent("framekit").path

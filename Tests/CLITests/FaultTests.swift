@@ -693,9 +693,7 @@ struct FaultTests {
         try FFmpegTool.clip(other, frames: 20, codec: ["-c:v", "mjpeg", "-f", "mjpeg"], filter: "negate")
         // Frames come at a live stream's pace (all at once here): late ones drop, so the count
         // is the summary's captured frames, not the frame lines.
-        func captured(_ run: BinaryRun) throws -> Int? {
-            (try run.jsonLines().last?["summary"] as? [String: Any])?["frames_captured"] as? Int
-        }
+        func captured(_ run: BinaryRun) throws -> Int? { try run.summary()?["frames_captured"] as? Int }
         // http with no length: the body ends when the server closes, as a live stream's would.
         let log = folder.appendingPathComponent("requests.log")
         let httpPort = FreePort.next()
@@ -736,7 +734,7 @@ struct FaultTests {
         let run = try BinaryRunner.run(
             "framekit", ["detect", "--detector", "haar", "--input", "tcp://127.0.0.1:\(port)", "--reconnect", "2"], timeout: 60)
         // At a live stream's pace late frames drop: the summary's captured frames are the count.
-        let captured = (try run.jsonLines().last?["summary"] as? [String: Any])?["frames_captured"] as? Int
+        let captured = try run.summary()?["frames_captured"] as? Int
         #expect(
             run.status == 75 && captured == 10 && run.stderr.contains("gave up after 2 attempts"),
             "\(run.status) \(String(describing: captured)) \(run.stderr)")

@@ -8,7 +8,7 @@ import Testing
 @Suite("framekit detect: --model and stills")
 struct ModelAndStillsTests {
     static func summary(_ run: BinaryRun) throws -> [String: Any] {
-        try #require(try run.jsonLines().last?["summary"] as? [String: Any], "\(run.stdout) \(run.stderr)")
+        try #require(try run.summary(), "\(run.stdout) \(run.stderr)")
     }
 
     @Test("--model: another file of CenterFace's form runs; a missing file, a non-model or another form exits 65 naming why")

@@ -17,6 +17,11 @@ public struct BinaryRun: Sendable {
             return object
         }
     }
+
+    /// The run's summary (`framekit detect`'s `{"summary": …}` line), if it printed one.
+    public func summary() throws -> [String: Any]? {
+        try jsonLines().lazy.compactMap { $0["summary"] as? [String: Any] }.first
+    }
 }
 
 public enum BinaryRunner {

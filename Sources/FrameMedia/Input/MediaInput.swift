@@ -31,8 +31,10 @@ final class MediaInput: @unchecked Sendable {
     }
 
     /// Opens `location` (a path or a URL), its demuxer probed; `timeout`: how long one open or
-    /// read may block.
-    init(_ location: String, threads: Int, timeout: Double) throws(Failure) {
+    /// read may block. `isLive`: an http response with no length that the server closes has
+    /// ended (FFmpeg calls it an I/O error), as a tcp stream that closes has; not for files: a
+    /// chunked body cut off looks the same.
+    init(_ location: String, threads: Int, timeout: Double, isLive: Bool) throws(Failure) {
         var raw: OpaquePointer?
         var info = cffm_info()
         var message = [CChar](repeating: 0, count: 512)
@@ -43,6 +45,7 @@ final class MediaInput: @unchecked Sendable {
             throw status == CFFM_INTERRUPTED ? .interrupted(text) : status == CFFM_REJECTED ? .rejected(text) : .failed(text)
         }
         handle = raw
+        if isLive { cffm_read_close_as_end(raw) }
         self.info = Info(
             size: FrameSize(width: Int(info.width), height: Int(info.height)), frameRate: info.frame_rate, duration: info.duration,
             byteSize: info.byte_size > 0 ? Int(info.byte_size) : nil, pixelFormat: Self.pixelFormat(info.layout),
@@ -111,11 +114,6 @@ final class MediaInput: @unchecked Sendable {
         var message = [CChar](repeating: 0, count: 512)
         guard cffm_seek(handle, seconds, &message, message.count) == CFFM_OK else { throw .failed(String(cffmMessage: message)) }
     }
-
-    /// A live input: an http response with no length that the server closes has ended (FFmpeg
-    /// calls it an I/O error), as a tcp stream that closes has. Not for files: a chunked body
-    /// cut off looks the same.
-    func readCloseAsEnd() { cffm_read_close_as_end(handle) }
 
     /// Makes a blocking read return soon (any thread).
     func interrupt() { cffm_interrupt(handle) }

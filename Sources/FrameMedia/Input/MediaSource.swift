@@ -65,12 +65,7 @@ final class MediaSource: FrameSource {
     func start() throws(CaptureError) {
         slot.stopping.store(false, ordering: .relaxed)
         let input: MediaInput
-        if let probed = description.probed.take() {
-            input = probed
-            if description.isLive { input.readCloseAsEnd() }
-        } else {
-            input = try open()
-        }
+        if let probed = description.probed.take() { input = probed } else { input = try open() }
         if description.start > 0 {
             do { try input.seek(to: description.start) } catch {
                 switch error {
@@ -89,16 +84,14 @@ final class MediaSource: FrameSource {
         startInstant = Timestamp.now()
         starvation = StarvationGuard()
         replay = Replay()
-        attemptsSoFar = 0
-        delaySoFar = 0
+        carried = (0, 0)
         gaveFrame = false
     }
 
     private func open() throws(CaptureError) -> MediaInput {
         do {
-            let input = try MediaInput(description.location, threads: description.decoderThreads, timeout: description.timeout)
-            if description.isLive { input.readCloseAsEnd() }
-            return input
+            return try MediaInput(
+                description.location, threads: description.decoderThreads, timeout: description.timeout, isLive: description.isLive)
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason), .rejected(let reason):
@@ -251,24 +244,21 @@ final class MediaSource: FrameSource {
 
     /// A live stream dropped: say so at once, then try to reopen it on the following calls,
     /// with back-off (each call waits at most 50 ms, so a stop is seen). A connection that
-    /// gave no frame goes on counting the attempts of the one before (a server that answers
-    /// and closes at once is retried `attempts` times, not for ever); one still waiting to say
+    /// gave no frame goes on with the attempts and back-off of the one before (a server that
+    /// answers and closes at once is retried `attempts` times, not for ever); one still waiting to say
     /// it is back has said nothing since the interruption, so says nothing now.
     private func reconnect(after reason: String) throws(CaptureError) -> SourceEvent {
         slot.input.withLock { $0 = nil }
         let delay = description.reconnect.initialDelay
-        // A connection that gave no frame goes on where the last reconnection left off: its
-        // attempts and its back-off.
-        let (attempt, wait) = gaveFrame ? (0, delay) : (attemptsSoFar, max(delay, delaySoFar))
+        let (attempt, wait) = gaveFrame ? (0, delay) : (carried.attempts, max(delay, carried.delay))
         gaveFrame = false
         reconnection = Reconnection(attempt: attempt, delay: wait, nextTry: Timestamp.now().adding(seconds: wait), reason: reason)
         if replay.connectionEnded() { return .idle }
         return .notice(.wasInterrupted(.streamDisconnected))
     }
-    /// The attempts the last reconnection took and its back-off then (carried to the next when
-    /// its connection gave no frame).
-    private var attemptsSoFar = 0
-    private var delaySoFar = 0.0
+    /// The attempts the last reconnection took and its next back-off (where the next goes on
+    /// from when its connection gave no frame).
+    private var carried: (attempts: Int, delay: Double) = (0, 0)
     /// The connection under way gave a frame (delivered or not).
     private var gaveFrame = false
 
@@ -291,8 +281,7 @@ final class MediaSource: FrameSource {
             lastTime = nil // a new connection starts a new timeline
             firstTime = nil
             reconnection = nil
-            attemptsSoFar = r.attempt
-            delaySoFar = min(policy.maxDelay, r.delay * 2)
+            carried = (r.attempt, min(policy.maxDelay, r.delay * 2))
             // After a clean end, "back" waits for the first frame: it may be the recording's
             // first again.
             return replay.reopened() ? .idle : .notice(.interruptionEnded)

@@ -69,7 +69,7 @@ struct MediaSourceDescription: Sendable {
         let probe: MediaInput
         do {
             probe = try MediaInput(
-                location, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30)
+                location, threads: Self.decoderThreads(isLive: isLive), timeout: isLive ? 10 : 30, isLive: isLive)
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason):
