@@ -23,6 +23,8 @@ struct Report: Codable {
     var contention: [ContentionResult]? = nil
     /// Absent from baselines made before #51.
     var fleet_memory: [FleetMemoryResult]? = nil
+    /// `--suite ablation`'s rows, one per rule, kind and split (never in a baseline).
+    var ablation: [Ablation.Row]? = nil
 }
 
 /// framekit-bench's options, declared with the CLI's own parser (FrameKitCommands): one
@@ -54,6 +56,9 @@ enum BenchOptions {
         help:
             "detection: extra arguments for framekit detect, one string; give it inline when it starts with dashes (--detect-args='--input-size 800')."
     )
+    static let rules = Option.text(
+        "rules", "R,...",
+        help: "ablation: only the rules whose name contains one of R (the product's row and its repeat always run).")
     static let minutes = Option.number(
         "minutes", "M", 1...10_000, help: "soak: how long preview and detect run side by side, RSS sampled every 10 s (default 60).")
     static let json = Option.text("json", "FILE", help: "Write every figure as JSON (the baseline file's format).")
@@ -66,6 +71,7 @@ enum BenchOptions {
         "tolerance", "X", 0...100, help: "X for --compare (default 1.5, what CI uses: a ratio may move by 2.5x before it fails).")
     static let specs = [
         quick.spec, paced.spec, suite.spec, filter.spec, split.spec, kinds.spec, keepClips.spec, detectors.spec, detectArgs.spec,
+        rules.spec,
         minutes.spec,
         json.spec,
         compare.spec,
@@ -374,8 +380,11 @@ do {
             "ablation: each tracker rule off in turn, \(options[BenchOptions.paced] ? "paced" : "as read"), \(kinds.count) kinds x \(seeds) seeds x \(quick ? 30 : 60) frames"
         )
         let paced = options[BenchOptions.paced]
-        let rows = try Ablation.run(corpus: corpus, splits: splits, kinds: kinds, seeds: seeds, frames: quick ? 30 : 60, paced: paced)
+        let rules = options[BenchOptions.rules].map { $0.split(separator: ",").map(String.init) }
+        let rows = try Ablation.run(
+            corpus: corpus, splits: splits, kinds: kinds, seeds: seeds, frames: quick ? 30 : 60, paced: paced, rules: rules)
         Ablation.print(rows)
+        report.ablation = rows
     }
 
     var soakProblems: [String] = []

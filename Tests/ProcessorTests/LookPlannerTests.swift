@@ -117,17 +117,6 @@ struct LookPlannerTests {
         #expect(!one.sweep && one.looks == [.region(tiles[0])])
     }
 
-    @Test("a cut restarts the sweep only past its first turns and a sweep spacing after the last")
-    func sweepSpacing() {
-        var planner = planner()
-        #expect(!planner.sweepMayRestart(frame: 5), "the sweep has only begun")
-        for _ in 0..<4 { _ = planner.nextRegion() }
-        #expect(!planner.sweepMayRestart(frame: 20), "within the spacing of the last start")
-        #expect(planner.sweepMayRestart(frame: 1 + TrackerPolicy.standard.sweepSpacing))
-        planner.restartSweep(frame: 40)
-        #expect(planner.turns == 0 && planner.sweepFrom == 40)
-    }
-
     @Test("another policy changes the plan: tiles at every third pass while sweeping")
     func policyIsHonoured() {
         var policy = TrackerPolicy.standard

@@ -74,33 +74,58 @@ struct TrackerThreadingTests {
     }
 
     @Test(
-        "a scheduler's jobs start in the order they were asked for: with one of two lanes held, the rest run one after another, first asked first"
+        "a scheduler's jobs start in the order they were asked for, on no more lanes than it has: with one lane held inside its job, the other runs the rest one after another, first asked first"
     )
     func schedulerIsFIFO() throws {
-        let scheduler = PassScheduler(lanes: 2)
+        let lanes = LanesByHand()
+        let scheduler = PassScheduler(lanes: 2, budget: nil, startLane: lanes.starter)
         let admission = try #require(scheduler.admit(waitingSince: .now, now: .now))
-        let held = DispatchSemaphore(value: 0)
-        let heldStarted = DispatchSemaphore(value: 0)
         let order = Mutex<[Int]>([])
-        let heldDone = DispatchGroup()
-        let rest = DispatchGroup()
-        heldDone.enter()
-        scheduler.run(
-            admission,
-            {
-                heldStarted.signal()
-                held.wait()
-            }, done: { heldDone.leave() })
-        try #require(heldStarted.wait(timeout: .now() + 60) == .success)
-        for job in 1...20 {
-            rest.enter()
-            scheduler.run(admission, { order.withLock { $0.append(job) } }, done: { rest.leave() })
+        let done = Mutex(0)
+        @Sendable func ask(_ job: Int, then: @escaping @Sendable () -> Void = {}) {
+            scheduler.run(
+                admission,
+                {
+                    order.withLock { $0.append(job) }
+                    then()
+                }, done: { done.withLock { $0 += 1 } })
         }
-        // The other lane runs them all while the first is held.
-        let ran = rest.wait(timeout: .now() + 60)
-        held.signal()
-        try #require(ran == .success, "the other lane ran them all while the first was held")
-        try #require(heldDone.wait(timeout: .now() + 60) == .success)
-        #expect(order.withLock { $0 } == Array(1...20))
+        ask(0) {
+            // The first lane, held inside job 0: every other job is asked for now, and the
+            // second lane runs them all before job 0 ends.
+            for job in 1...20 { ask(job) }
+            #expect(lanes.started == 2, "a second lane for the jobs waiting, never a third")
+            #expect(lanes.runNext())
+            #expect(order.withLock { $0 } == Array(0...20), "the other lane ran them, first asked first")
+        }
+        #expect(lanes.started == 1)
+        #expect(lanes.runNext())
+        #expect(done.withLock { $0 } == 21 && !lanes.runNext())
+        // Both lanes ended with the queue empty: the next job starts one again.
+        ask(21)
+        #expect(lanes.started == 3 && lanes.runNext())
+        #expect(order.withLock { $0 } == Array(0...21) && done.withLock { $0 } == 22)
+    }
+}
+
+/// The lanes a ``PassScheduler`` starts, run by the test on its own thread when it says.
+final class LanesByHand: Sendable {
+    private let lanes = Mutex((pending: [@Sendable () -> Void](), started: 0))
+    /// Lanes the scheduler has started so far (run or not).
+    var started: Int { lanes.withLock { $0.started } }
+    var starter: PassScheduler.LaneStarter {
+        { lane in
+            self.lanes.withLock {
+                $0.pending.append(lane)
+                $0.started += 1
+            }
+        }
+    }
+
+    /// Runs the oldest lane started and not yet run (false: none).
+    func runNext() -> Bool {
+        guard let lane = lanes.withLock({ $0.pending.isEmpty ? nil : $0.pending.removeFirst() }) else { return false }
+        lane()
+        return true
     }
 }

@@ -22,6 +22,9 @@ enum Ablation {
 
     static let variants: [Variant] = [
         Variant(name: "(the product)") { _, _ in },
+        // The product again, later in the same run: how far a row moves with nothing changed
+        // (paced above all, where passes land on other frames); a smaller change says nothing.
+        Variant(name: "(the product, again)") { _, _ in },
         Variant(name: "tiles (+ closer, edge looks)") { o, _ in o.tiles = false },
         Variant(name: "closer looks") { o, _ in o.closerLooks = false },
         Variant(name: "edge looks under a pan") { o, _ in o.edgeLooks = 0 },
@@ -32,12 +35,9 @@ enum Ablation {
         Variant(name: "coasting") { o, _ in o.coastFrames = 0 },
         Variant(name: "cut seen in the image") { o, _ in o.cutsFromImage = false },
         Variant(name: "cut after a still scene") { _, p in p.cutJump = .infinity },
-        Variant(name: "cut from faces lost") { _, p in p.cutLostFaces = .max },
         Variant(name: "patch grows/shrinks") { _, p in p.growths = [] },
         Variant(name: "no coasting after weak box") { _, p in p.sureConfidence = 0 },
         Variant(name: "leaving faces need no tile") { _, p in p.leavingSpeed = .infinity },
-        Variant(name: "weak box on a face") { _, p in p.onAFaceShare = .infinity },
-        Variant(name: "weak box of another size") { _, p in p.resizedRatio = .infinity },
         Variant(name: "second box on a head") { _, p in p.secondBoxBelow = 0 },
         Variant(name: "part of a face") { _, p in p.partShare = .infinity },
         Variant(name: "lost face overlapping another") { _, p in p.liesOnOverlap = .infinity },
@@ -57,12 +57,15 @@ enum Ablation {
         var results_per_s: Double
     }
 
-    static func run(corpus: Corpus, splits: [Corpus.Split], kinds: [ClipKind], seeds: Int, frames count: Int, paced: Bool) throws
-        -> [Row]
-    {
+    static func run(
+        corpus: Corpus, splits: [Corpus.Split], kinds: [ClipKind], seeds: Int, frames count: Int, paced: Bool,
+        rules: [String]? = nil
+    ) throws -> [Row] {
         if paced { InferenceThreads.set(1) } // as `framekit detect` sets it for a live source
         let detector = try FaceDetector()
-        let variants = self.variants.filter { paced || !$0.pacedOnly }
+        let variants = self.variants.enumerated().filter { n, variant in
+            (paced || !variant.pacedOnly) && (n < 2 || rules.map { $0.contains { variant.name.contains($0) } } ?? true)
+        }.map(\.element)
         var rows: [Row] = []
         for split in splits {
             for kind in kinds where kind != .photos {
@@ -119,7 +122,7 @@ enum Ablation {
                 "\n" + pad(paced ? "paced" : "as read", 8) + pad("rule off", 32) + pad("recall", 8) + pad("prec.", 8)
                     + pad(paced ? "cpu/f x" : "res/s x", 9)
                     + "kinds it changes (recall / precision against the product's)")
-            for variant in variants where paced || !variant.pacedOnly {
+            for variant in variants where ofSplit.contains(where: { $0.rule == variant.name }) {
                 let mine = ofSplit.filter { $0.rule == variant.name }
                 let recall = mine.map(\.recall).reduce(0, +) / Double(max(1, mine.count))
                 let precision = mine.map(\.precision).reduce(0, +) / Double(max(1, mine.count))

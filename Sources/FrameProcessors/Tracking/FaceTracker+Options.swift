@@ -76,8 +76,8 @@ extension FaceTracker {
         /// idle and with two busy loops (docs/performance.md). nil: never.
         public var firstPassOnFrameWithin: Duration? = .milliseconds(50)
         /// On the background schedule with tiles (``tiles``), whether the tiles' sweep (after
-        /// the first whole-frame pass, after ``reset()``, and after a cut: half or more of three
-        /// or more faces lost in one frame, at most once a second) runs as one job: every tile
+        /// the first whole-frame pass, after ``reset()``, and after a cut seen in the image,
+        /// ``cutsFromImage``) runs as one job: every tile
         /// in turn on the same frame, back to back on the worker, each tile's faces reported as
         /// soon as its pass ends. Without it the tiles take turns with whole-frame passes, one
         /// tile every other pass (at 720p, six tiles: twelve passes, a second or more). The job
@@ -109,8 +109,8 @@ extension FaceTracker {
         /// For how many frames a face the correlation lost is still looked for, carried on by
         /// its last motion (a face passing behind someone or something), and taken up again,
         /// with no pass, where it matches its patch by at least ``revivalCorrelation``. Not
-        /// reported meanwhile; not looked for after a cut (half or more of three or more
-        /// faces lost in one frame), nor where the detector's last box for it was weak (0.6).
+        /// reported meanwhile; not looked for after a cut (the tracker starts over), nor where
+        /// the detector's last box for it was weak (0.6).
         /// 0: a lost face is dropped, and a pass finds it anew.
         public var coastFrames: Int = 30
         /// The correlation (−1…1) at which a lost face is taken up again (see ``coastFrames``):

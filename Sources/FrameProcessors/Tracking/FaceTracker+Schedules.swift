@@ -33,13 +33,6 @@ extension FaceTracker {
         throws(FaceDetectorError)
     {
         guard let worker else { return }
-        // A cut told from faces lost: the new scene's small faces are looked for as at the
-        // start, the tiles' sweep again — unless it is under way or began lately.
-        var sweepRestarted = false
-        if options.sweepAtOnce, carried.cut, s.planner.sweepMayRestart(frame: s.frame) {
-            s.planner.restartSweep(frame: s.frame)
-            sweepRestarted = true
-        }
         s.history.remember(gray, frame: s.frame)
         let still = s.cameraStill // before a result renews the tracks, as inline
         var changed = !carried.lost.isEmpty
@@ -62,11 +55,10 @@ extension FaceTracker {
             if result.endsSweep { s.planner.sweepDone(passFrame: result.frame) }
         }
         // The first pass on the first frame itself, where it is quick enough
-        // (``Options/firstPassOnFrameWithin``), and the first of a cut's sweep on the cut frame
-        // itself (the new scene's large faces from that frame: paced `cuts`, report and tune,
-        // idle and with two busy loops, +0.007 to +0.019); the next pass, the sweep's first
-        // turn, goes to the worker from the next frame on.
-        if s.planner.isFirst || sweepRestarted, !busy, firstPassRunsOnFrame {
+        // (``Options/firstPassOnFrameWithin``): a cut seen in the image starts over, so its
+        // frame is a first frame (the new scene's large faces from that frame); the next pass,
+        // the sweep's first turn, goes to the worker from the next frame on.
+        if s.planner.isFirst, !busy, firstPassRunsOnFrame {
             let look = PassLook.region(s.planner.nextRegion().region)
             if try pass(look, on: image, gray: gray, state: &s) { changed = true }
             wholeFramePass = wholeFramePass || look == .region(nil)

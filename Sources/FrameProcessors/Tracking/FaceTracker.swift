@@ -127,7 +127,6 @@ public final class FaceTracker: Sendable {
             var carried = Carried()
             for i in s.tracks.indices {
                 let wasFound = s.tracks[i].isFound
-                if wasFound { carried.foundBefore += 1 }
                 let found = s.tracks[i].step(
                     in: gray, margin: options.searchMargin, minCorrelation: options.minCorrelation, coast: options.coastFrames,
                     revival: options.revivalCorrelation, policy: policy)
@@ -139,8 +138,7 @@ public final class FaceTracker: Sendable {
                 }
                 if found, !wasFound { carried.revived.append(i) }
             }
-            carried.cut = s.isCut(lost: carried.lost.count, foundBefore: carried.foundBefore)
-            s.endCoasting(revived: carried.revived, cut: carried.cut, coast: options.coastFrames)
+            s.endCoasting(revived: carried.revived, coast: options.coastFrames)
 
             if options.quietStretches { s.camera.step(in: gray, minCorrelation: options.minCorrelation) }
 
@@ -173,14 +171,11 @@ public final class FaceTracker: Sendable {
     }
 
     /// What carrying the tracks into a frame found: the faces lost in it (`lostInView`: those
-    /// not leaving at an edge), how many were found the frame before, the lost faces found
-    /// again, and whether the losses make a cut.
+    /// not leaving at an edge) and the lost faces found again.
     struct Carried {
         var lost: [Box] = []
         var lostInView: [Box] = []
-        var foundBefore = 0
         var revived: [Int] = []
-        var cut = false
     }
 
     /// Runs `look` on this frame and merges its faces at once (the inline schedule's passes,

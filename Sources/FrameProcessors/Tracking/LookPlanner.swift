@@ -150,11 +150,6 @@ struct LookPlanner {
         sweepFrom = frame
     }
 
-    /// Whether a cut on `frame` restarts the sweep: it has gone past its first passes and the
-    /// last began at least ``TrackerPolicy/sweepSpacing`` frames ago (a shaking camera, a
-    /// flash: not a sweep after every pass).
-    func sweepMayRestart(frame: Int) -> Bool { turns > policy.tileTurnWhileSweeping && frame - sweepFrom >= policy.sweepSpacing }
-
     // MARK: Pace
 
     /// Sets the frames to the next pass after this frame's: `base` again on any change (a new

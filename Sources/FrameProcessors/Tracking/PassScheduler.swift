@@ -21,7 +21,8 @@ public final class PassScheduler: Sendable {
     public let lanes: Int
     /// The ceiling on the process's CPU, in cores' worth; nil: none.
     public var cpuBudget: Double? { budget?.cores }
-    private let queue: DispatchQueue
+    /// Starts a lane: `drain` run where lanes run (a thread of the scheduler's dispatch queue).
+    private let startLane: LaneStarter
     /// Passes asked for and not started, oldest first, and how many lanes are draining them.
     private let waiting = Mutex(Waiting())
     private let budget: CPUBudget?
@@ -46,13 +47,23 @@ public final class PassScheduler: Sendable {
         self.init(lanes: lanes, budget: cpuBudget.map { CPUBudget(cores: $0) })
     }
 
+    /// How a scheduler starts a lane: runs the lane's loop, now or later, on some thread.
+    package typealias LaneStarter = @Sendable (_ lane: @escaping @Sendable () -> Void) -> Void
+
     /// A scheduler keeping its passes under `budget` (a test's, with its own clocks: `passCPU`
-    /// is a pass's lane thread's CPU time).
-    package init(lanes: Int, budget: CPUBudget?, passCPU: @escaping @Sendable () -> Duration = CPUBudget.threadCPUTime) {
+    /// is a pass's lane thread's CPU time). `startLane`: where its lanes run (nil: a dispatch
+    /// queue's threads; a test's runs them on its own thread when it says, so the test needs no
+    /// thread, wait or timeout to see what a lane does).
+    package init(
+        lanes: Int, budget: CPUBudget?, passCPU: @escaping @Sendable () -> Duration = CPUBudget.threadCPUTime,
+        startLane: LaneStarter? = nil
+    ) {
         self.budget = budget
         self.passCPU = passCPU
         self.lanes = max(1, lanes)
-        queue = DispatchQueue(label: "framekit.face-tracker.passes", qos: .userInitiated, attributes: self.lanes > 1 ? .concurrent : [])
+        let queue = DispatchQueue(
+            label: "framekit.face-tracker.passes", qos: .userInitiated, attributes: self.lanes > 1 ? .concurrent : [])
+        self.startLane = startLane ?? { lane in queue.async(execute: lane) }
     }
 
     /// Whether a pass a tracker has wanted since `since` may start at `now` (nil: not yet): the
@@ -88,7 +99,7 @@ public final class PassScheduler: Sendable {
             w.lanes += 1
             return true
         }
-        if startsLane { queue.async { [self] in drain() } }
+        if startsLane { startLane { [self] in drain() } }
     }
 
     /// One lane: runs the oldest job waiting until none is left.

@@ -56,15 +56,9 @@ struct TrackAssociation {
         var trackTaken = Set<Int>()
         let found = pass.faces
         let faceTaken = confirm(&tracks, with: found, trackTaken: &trackTaken, reported: true)
-        // Established tracks no face confirmed may be confirmed by a weaker box, unless that box
-        // lies partly on one of this pass's faces: then it is evidence for that face, not for a
-        // second one beside it (the network scores parts of a large face weakly, and such a box
-        // overlaps the face too little for suppression to remove it).
-        let candidates = pass.candidates.filter { c in
-            !found.contains { Double($0.bounds.intersection(c.bounds).area) > policy.onAFaceShare * Double(c.bounds.area) }
-        }
+        // Established tracks no face confirmed may be confirmed by a weaker box.
         let established = Set(tracks.indices.filter { tracks[$0].reports >= options.establishedAfter })
-        _ = confirm(&tracks, with: candidates, only: established.subtracting(trackTaken), trackTaken: &trackTaken, reported: false)
+        _ = confirm(&tracks, with: pass.candidates, only: established.subtracting(trackTaken), trackTaken: &trackTaken, reported: false)
         // A face lost and looked for where its motion carries it is not judged: the pass not
         // seeing it says no more than the correlation did (it may be behind something); it ends
         // unless found again (``FaceTracker/Options/coastFrames``).
@@ -126,27 +120,13 @@ struct TrackAssociation {
 
     /// Renews each track from its closest box, each box once, and returns the boxes taken.
     /// `reported`: the boxes are faces the detector reported (they count towards establishing);
-    /// else weaker boxes, which renew a track of another size where it is.
+    /// else weaker boxes, which renew a track from the box but do not count towards establishing.
     func confirm(
         _ tracks: inout [Track], with boxes: [Face], only: Set<Int>? = nil, trackTaken: inout Set<Int>, reported: Bool
     ) -> Set<Int> {
         var taken = Set<Int>()
         for pair in pairs(tracks, boxes, only: only) where !trackTaken.contains(pair.track) && !taken.contains(pair.face) {
             taken.insert(pair.face)
-            if !reported, Self.resized(tracks[pair.track].box, boxes[pair.face].bounds, ratio: policy.resizedRatio) {
-                // A weaker box of another size says the face is still there, not where: the
-                // track stays where the correlation has it, with the box's confidence (report
-                // `crowd-sweep-101`, as read: a 26x34 box at 0.06 took over a 16x18 track at
-                // 0.86, and its box no longer overlapped the face by 0.4 for the last 12
-                // frames). Nor does such a box bring back a track the correlation has lost:
-                // letting it do so gave report `cuts` as read precision 0.989 against 0.999 (a
-                // track of the scene before a cut, on clutter). One of the track's size renews
-                // it from the box, as a face does: it corrects a track that drifted.
-                tracks[pair.track].missedPasses = 0
-                tracks[pair.track].detected.confidence = boxes[pair.face].confidence
-                trackTaken.insert(pair.track)
-                continue
-            }
             guard var renewed = reacquire(boxes[pair.face]) else { continue }
             renewed.reports = tracks[pair.track].reports + (reported ? 1 : 0)
             renewed.seenByTile = tracks[pair.track].seenByTile || (reported && judgedAsTiles)
@@ -157,14 +137,6 @@ struct TrackAssociation {
             tracks[pair.track] = renewed
         }
         return taken
-    }
-
-    /// Whether a weaker box is of another size than the track it renews (its longer side more
-    /// than `ratio` times longer or shorter).
-    static func resized(_ track: Box, _ box: Rect, ratio: Double) -> Bool {
-        let a = max(track.width, track.height)
-        let b = Double(max(box.width, box.height))
-        return max(a, b) > ratio * min(a, b)
     }
 
     /// A barely confident box partly on a stronger face's head, in the same pass, is the

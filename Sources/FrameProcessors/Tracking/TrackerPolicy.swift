@@ -32,16 +32,8 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// (docs/performance.md, "Memory of a fleet").
     package var historyLength = 8
 
-    // MARK: Cuts and sweeps
+    // MARK: Sweeps
 
-    /// A cut told from faces lost: at least this many, and at least this share of those found
-    /// the frame before, lost in one frame. It ends coasting and (background) restarts the
-    /// tiles' sweep.
-    package var cutLostFaces = 3
-    package var cutLostShare = 0.5
-    /// Frames from one restarted sweep to the next, at least (a shaking camera, a flash: not a
-    /// sweep after every pass).
-    package var sweepSpacing = 30
     /// Background schedule: a tile every this many passes until each has been looked at once,
     /// then every `tileTurnAfterSweep` (whole-frame passes, which follow large and moving faces,
     /// stay frequent). Tiles back to back found a still crowd's small faces sooner on a busy
@@ -96,12 +88,6 @@ package struct TrackerPolicy: Sendable, Equatable {
 
     // MARK: Joining a pass's faces with the tracks (`TrackAssociation`)
 
-    /// A weaker box lying this much (share of its area) on one of the pass's faces is evidence
-    /// for that face, not for a second one beside it.
-    package var onAFaceShare = 0.1
-    /// A weaker box whose longer side is more than this many times the track's, or less than
-    /// its inverse, is of another size: it says the face is there, not where.
-    package var resizedRatio = 1.25
     /// Below this confidence, a box lying at least `secondBoxOnHead` of its area on a stronger
     /// face's head is that face's second box (report `moving`, paced: precision 0.932 → 1.000).
     package var secondBoxBelow = 0.5

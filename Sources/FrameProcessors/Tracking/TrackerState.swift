@@ -41,18 +41,10 @@ struct TrackerState: ~Copyable {
         (self.frame, self.statistics, startedOver, passWantedSince, self.sceneCut) = (frame, statistics, frame, wanted, sceneCut)
     }
 
-    /// Whether the faces lost in this frame make a cut (``TrackerPolicy/cutLostFaces``, of
-    /// ``TrackerPolicy/cutLostShare`` or more of those found the frame before).
-    func isCut(lost: Int, foundBefore: Int) -> Bool {
-        lost >= policy.cutLostFaces && Double(lost) >= policy.cutLostShare * Double(foundBefore)
-    }
-
     /// Faces lost earlier and found again this frame (`revived`) end where they lie on a face
     /// that is followed (the patch matched a neighbour, or the face it lies on is this one,
-    /// found again by a pass; of two revived onto one face, the later in the list stays);
-    /// after a cut no lost face is looked for again (the scene it was in has gone): they are
-    /// judged by the next pass, as any lost face.
-    mutating func endCoasting(revived: [Int], cut: Bool, coast: Int) {
+    /// found again by a pass; of two revived onto one face, the later in the list stays).
+    mutating func endCoasting(revived: [Int], coast: Int) {
         for i in revived {
             let r = tracks[i].box.rect
             let onAnother = tracks.indices.contains { j in
@@ -62,9 +54,6 @@ struct TrackerState: ~Copyable {
                 tracks[i].isFound = false
                 tracks[i].lostFrames = coast // it ends (its box is on the other face now)
             }
-        }
-        if cut {
-            for i in tracks.indices where !tracks[i].isFound { tracks[i].coasting = false }
         }
     }
 
