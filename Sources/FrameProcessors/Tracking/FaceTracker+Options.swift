@@ -64,9 +64,9 @@ extension FaceTracker {
         /// On the background schedule, after ``FaceTracker/prepare(width:height:)``: when a
         /// whole-frame pass took at most this long there, the first pass (and the first after
         /// ``FaceTracker/reset()``) runs on the first frame itself, before its faces are
-        /// returned — and so does the first pass after a cut (three or more tracked faces, half
-        /// or more, lost in one frame) that starts the tiles' sweep again, when no pass is
-        /// under way: the only times the frame path waits for the network. Their faces are
+        /// returned — and so does the first pass after a cut seen in the image
+        /// (``cutsFromImage``), which starts the tracker over, when no pass is under way: the
+        /// only times the frame path waits for the network. Their faces are
         /// then reported from that frame, and the tiles' sweep starts a pass sooner; the quick
         /// first look (``quickFirstLook``) is then not needed and not taken.
         /// A slower pass (or no `prepare`) keeps the first pass off the frame path. The default,

@@ -18,8 +18,9 @@ struct LookPlanner {
     var lastPass = 0
     /// Background: passes scheduled since the sweep (re)started.
     var turns = 0
-    /// The frame the tiles' sweep last (re)started on: a sweep's job from before it (a cut while
-    /// it ran) does not end the new one.
+    /// The frame the tiles' sweep last started on: a sweep's job from before it does not end
+    /// the new one (a guard only: a new scene or frame size starts the tracker over, with a
+    /// planner of its own, and a start over lets go of the results of passes from before it).
     var sweepFrom = 0
     var nextTile = 0
     /// Inline: the frame of the last tile's turn.
