@@ -10,7 +10,7 @@ struct LookPlannerTests {
     /// 1280x720 shrunk by half for a whole-frame pass (faces from 64 px are its to see), tiled.
     func planner() -> LookPlanner {
         var planner = LookPlanner(policy: .standard)
-        planner.planTiles(width: 1280, height: 720, scale: 0.5, frame: 1)
+        planner.planTiles(width: 1280, height: 720, scale: 0.5)
         return planner
     }
 
@@ -122,7 +122,7 @@ struct LookPlannerTests {
         var policy = TrackerPolicy.standard
         policy.tileTurnWhileSweeping = 3
         var planner = LookPlanner(policy: policy)
-        planner.planTiles(width: 1280, height: 720, scale: 0.5, frame: 1)
+        planner.planTiles(width: 1280, height: 720, scale: 0.5)
         let turns = (1...9).filter { _ in planner.nextRegion().region != nil }
         #expect(turns == [3, 6, 9])
     }

@@ -52,7 +52,7 @@ extension FaceTracker {
             // the scene's anchors as a whole-frame pass does. The sweep's last tile: every tile
             // has been looked at, the tiles' first sweep is over.
             if result.look == PassLook.region(nil) { wholeFramePass = true }
-            if result.endsSweep { s.planner.sweepDone(passFrame: result.frame) }
+            if result.endsSweep { s.planner.sweepDone() }
         }
         // The first pass on the first frame itself, where it is quick enough
         // (``Options/firstPassOnFrameWithin``): a cut seen in the image starts over, so its

@@ -145,10 +145,8 @@ public final class FaceTracker: Sendable {
             // 2. Passes: over the whole frame, and (where the detector shrinks the frame) over
             //    its tiles in turn, for faces too small to be seen in the whole.
             if options.tiles {
-                let frame = s.frame
                 s.planner.planTiles(
-                    width: image.width, height: image.height, scale: detector.passScale(width: image.width, height: image.height),
-                    frame: frame)
+                    width: image.width, height: image.height, scale: detector.passScale(width: image.width, height: image.height))
             }
             switch options.schedule {
             case .inline(let interval): try inlinePasses(interval: interval, image: image, gray: gray, carried: carried, state: &s)

@@ -16,12 +16,9 @@ struct LookPlanner {
     var plan: TilePlan? = nil
     /// The frame of the last pass on schedule (0: none yet).
     var lastPass = 0
-    /// Background: passes scheduled since the sweep (re)started.
+    /// Background: passes scheduled since the sweep started (a new scene or frame size starts
+    /// the tracker over, with a planner of its own, and so a new sweep).
     var turns = 0
-    /// The frame the tiles' sweep last started on: a sweep's job from before it does not end
-    /// the new one (a guard only: a new scene or frame size starts the tracker over, with a
-    /// planner of its own, and a start over lets go of the results of passes from before it).
-    var sweepFrom = 0
     var nextTile = 0
     /// Inline: the frame of the last tile's turn.
     var lastTilePass = 0
@@ -39,11 +36,11 @@ struct LookPlanner {
     var isFirst: Bool { lastPass == 0 }
 
     /// Plans the tiles for frames of this size (the detector shrinks the whole frame by `scale`)
-    /// and starts the sweep again; nothing if they are planned already.
-    mutating func planTiles(width: Int, height: Int, scale: @autoclosure () -> Double, frame: Int) {
+    /// and starts the sweep; nothing if they are planned already.
+    mutating func planTiles(width: Int, height: Int, scale: @autoclosure () -> Double) {
         guard plan?.width != width || plan?.height != height else { return }
         plan = TilePlan(width: width, height: height, scale: scale(), policy: policy)
-        restartSweep(frame: frame)
+        turns = 0
     }
 
     // MARK: Inline
@@ -128,7 +125,7 @@ struct LookPlanner {
     /// ``TrackerPolicy/tileTurnWhileSweeping`` passes until each has been looked at once (small
     /// faces found soon after the start), then every ``TrackerPolicy/tileTurnAfterSweep``.
     /// `sweepStarts`: this is the sweep's first tile, where every tile may be looked at in one
-    /// job instead (``sweepDone(passFrame:)``).
+    /// job instead (``sweepDone()``).
     mutating func nextRegion() -> (region: Rect?, sweepStarts: Bool) {
         guard let tiles = plan?.tiles, !tiles.isEmpty else { return (nil, false) }
         turns &+= 1
@@ -138,17 +135,10 @@ struct LookPlanner {
         return (tiles[nextTile % tiles.count], turns == policy.tileTurnWhileSweeping)
     }
 
-    /// After a sweep's job on `passFrame` (every tile looked at): tiles at their after-sweep turn
-    /// from now on, unless the sweep has started again since that frame.
-    mutating func sweepDone(passFrame: Int) {
-        guard let tiles = plan?.tiles, passFrame >= sweepFrom else { return }
+    /// After a sweep's job (every tile looked at): tiles at their after-sweep turn from now on.
+    mutating func sweepDone() {
+        guard let tiles = plan?.tiles else { return }
         turns = max(turns, policy.tileTurnWhileSweeping * tiles.count)
-    }
-
-    /// The sweep again from the next pass: a whole-frame pass, then the tiles.
-    mutating func restartSweep(frame: Int) {
-        turns = 0
-        sweepFrom = frame
     }
 
     // MARK: Pace
