@@ -6,10 +6,11 @@ import FrameKitCommands
 /// split is tracked as `framekit detect --input CLIP` tracks it (the inline schedule, the CNN,
 /// tiles), once with the product's settings and once with each rule off in turn (a
 /// `TrackerPolicy` or `FaceTracker.Options` value changed, nothing else), in this process:
-/// recall, precision and results/s of tracking (frames decoded beforehand). `paced`: as
-/// `--realtime` tracks it instead (the background schedule, one inference thread, frames given
-/// at 30 fps), with the background schedule's own rules too, and results per CPU second for
-/// results/s. A rule whose row is no worse than the product's on any kind buys nothing on this
+/// recall, precision, the detector's passes a frame (exact as read, where results/s moves by
+/// ±5% a kind with nothing changed) and results/s of tracking (frames decoded beforehand).
+/// `paced`: as `--realtime` tracks it instead (the background schedule, one inference thread,
+/// frames given at 30 fps), with the background schedule's own rules too, and results per CPU
+/// second for results/s. A rule whose row is no worse than the product's on any kind buys nothing on this
 /// split. Some rules cannot be turned off alone: a row's name says what else goes with it.
 enum Ablation {
     /// A rule turned off: its name and how.
@@ -39,7 +40,6 @@ enum Ablation {
         Variant(name: "no coasting after weak box") { _, p in p.sureConfidence = 0 },
         Variant(name: "leaving faces need no tile") { _, p in p.leavingSpeed = .infinity },
         Variant(name: "second box on a head") { _, p in p.secondBoxBelow = 0 },
-        Variant(name: "part of a face") { _, p in p.partShare = .infinity },
         Variant(name: "lost face overlapping another") { _, p in p.liesOnOverlap = .infinity },
         Variant(name: "quick first look", off: { o, _ in o.quickFirstLook = false }, pacedOnly: true),
         Variant(name: "sweep in one job", off: { o, _ in o.sweepAtOnce = false }, pacedOnly: true),
@@ -55,6 +55,8 @@ enum Ablation {
         var recall: Double
         var precision: Double
         var results_per_s: Double
+        /// The detector's passes (whole frame, tiles, edges, closer looks) a frame.
+        var passes_per_frame: Double
     }
 
     static func run(
@@ -71,6 +73,7 @@ enum Ablation {
             for kind in kinds where kind != .photos {
                 var accuracy = [Accuracy](repeating: Accuracy(), count: variants.count)
                 var seconds = [Double](repeating: 0, count: variants.count)
+                var passes = [Int](repeating: 0, count: variants.count)
                 var frameCount = 0
                 for seed in corpus.seeds[split, default: []].prefix(seeds) {
                     let clip = try ClipRenderer.render(kind: kind, seed: seed, frames: count, corpus: corpus, split: split)
@@ -95,6 +98,7 @@ enum Ablation {
                             found.append(try tracker.faces(in: frame).map(\.bounds))
                         }
                         tracker.shutdown()
+                        passes[v] += tracker.statistics.passes
                         seconds[v] += paced ? (CPUBudget.processCPUTime() - cpu).seconds : (ContinuousClock.now - start).seconds
                         for (n, boxes) in found.enumerated() { accuracy[v].add(found: boxes, truth: clip.truth[n]) }
                     }
@@ -104,7 +108,8 @@ enum Ablation {
                     rows.append(
                         Row(
                             split: split.rawValue, paced: paced, rule: variant.name, kind: kind.rawValue, recall: accuracy[v].recall,
-                            precision: accuracy[v].precision, results_per_s: Double(frameCount) / max(1e-9, seconds[v])))
+                            precision: accuracy[v].precision, results_per_s: Double(frameCount) / max(1e-9, seconds[v]),
+                            passes_per_frame: Double(passes[v]) / Double(max(1, frameCount))))
                 }
             }
         }
@@ -112,7 +117,8 @@ enum Ablation {
     }
 
     /// One line a rule: over every kind, recall and precision (all faces counted together),
-    /// results/s against the product's, and the kinds where the rule off lost or gained most.
+    /// passes a frame, results/s against the product's, and the kinds where the rule off lost or
+    /// gained most (recall or precision by 0.005, passes a frame by 0.02).
     static func print(_ rows: [Row]) {
         for split in Set(rows.map(\.split)).sorted() {
             let ofSplit = rows.filter { $0.split == split }
@@ -120,12 +126,13 @@ enum Ablation {
             let product = Dictionary(uniqueKeysWithValues: ofSplit.filter { $0.rule == variants[0].name }.map { ($0.kind, $0) })
             Swift.print(
                 "\n" + pad(paced ? "paced" : "as read", 8) + pad("rule off", 32) + pad("recall", 8) + pad("prec.", 8)
-                    + pad(paced ? "cpu/f x" : "res/s x", 9)
-                    + "kinds it changes (recall / precision against the product's)")
+                    + pad("passes/f", 10) + pad(paced ? "cpu/f x" : "res/s x", 9)
+                    + "kinds it changes (recall / precision, passes a frame, against the product's)")
             for variant in variants where ofSplit.contains(where: { $0.rule == variant.name }) {
                 let mine = ofSplit.filter { $0.rule == variant.name }
                 let recall = mine.map(\.recall).reduce(0, +) / Double(max(1, mine.count))
                 let precision = mine.map(\.precision).reduce(0, +) / Double(max(1, mine.count))
+                let passes = mine.map(\.passes_per_frame).reduce(0, +) / Double(max(1, mine.count))
                 // Paced: CPU a frame against the product's (results per CPU second, inverted).
                 let speed = mine.map { r in
                     let ratio = r.results_per_s / max(1e-9, product[r.kind]?.results_per_s ?? r.results_per_s)
@@ -134,21 +141,22 @@ enum Ablation {
                 let changes = mine.compactMap { r -> String? in
                     guard let p = product[r.kind] else { return nil }
                     let (dr, dp) = (r.recall - p.recall, r.precision - p.precision)
-                    guard abs(dr) >= 0.005 || abs(dp) >= 0.005 else { return nil }
-                    return "\(r.kind) \(signed(dr))/\(signed(dp))"
+                    let dpf = r.passes_per_frame - p.passes_per_frame
+                    guard abs(dr) >= 0.005 || abs(dp) >= 0.005 || abs(dpf) >= 0.02 else { return nil }
+                    return "\(r.kind) \(signed(dr))/\(signed(dp))" + (abs(dpf) >= 0.02 ? " passes/f \(signed(dpf, 2))" : "")
                 }
                 Swift.print(
-                    pad(split, 8) + pad(variant.name, 32) + pad(f(recall), 8) + pad(f(precision), 8)
+                    pad(split, 8) + pad(variant.name, 32) + pad(f(recall), 8) + pad(f(precision), 8) + pad(f(passes, 2), 10)
                         + pad(f(speed.reduce(0, +) / Double(max(1, speed.count)), 2), 9)
                         + (changes.isEmpty ? "-" : changes.joined(separator: ", ")))
             }
             Swift.print(
                 paced
-                    ? "(recall and precision: the mean over kinds; cpu/f x: the process's CPU a frame against the product's, the mean over kinds)"
-                    : "(recall and precision: the mean over kinds; res/s x: tracking's results/s against the product's, the mean over kinds)"
+                    ? "(recall, precision and passes a frame: the mean over kinds; cpu/f x: the process's CPU a frame against the product's, the mean over kinds)"
+                    : "(recall, precision and passes a frame: the mean over kinds; res/s x: tracking's results/s against the product's, the mean over kinds)"
             )
         }
     }
 
-    private static func signed(_ x: Double) -> String { (x >= 0 ? "+" : "") + f(x) }
+    private static func signed(_ x: Double, _ digits: Int = 3) -> String { (x >= 0 ? "+" : "") + f(x, digits) }
 }

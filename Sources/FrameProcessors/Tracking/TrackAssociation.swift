@@ -165,34 +165,25 @@ struct TrackAssociation {
         return Rect(x: box.x - side, y: box.y - top, width: box.width + 2 * side, height: box.height + top)
     }
 
-    /// Two tracks on one face: keep the one confirmed most recently. A track lying mostly
-    /// inside a larger one is a part of that face (the network scores parts of a large face
-    /// weakly, and a small track is judged only by the tiles): the face is kept.
+    /// Two tracks on one face: keep the one confirmed most recently.
     static func withoutDuplicates(_ tracks: [Track], policy: TrackerPolicy = .standard) -> [Track] {
         var kept: [Track] = []
         // Found faces first: a lost face's box (where its motion carried it) never hides one.
         for t in tracks.sorted(by: { ($0.isFound ? 0 : 1, $0.missedPasses) < ($1.isFound ? 0 : 1, $1.missedPasses) }) {
             let r = t.box.rect
             if kept.contains(where: { $0.box.rect.iou(r) > policy.duplicateOverlap }) { continue }
-            if kept.contains(where: { isPart(r, of: $0.box.rect, policy: policy) }) { continue }
             if !t.isFound {
                 // A lost face lying on a followed one is that face, or gone.
                 if kept.contains(where: { $0.isFound && lies(r, on: $0.box.rect, policy: policy) }) { continue }
             }
-            kept.removeAll { isPart($0.box.rect, of: r, policy: policy) }
             kept.append(t)
         }
         return kept
     }
 
     /// Whether a lost face's box `r` lies on a followed face's `other` (overlapping by more than
-    /// ``TrackerPolicy/liesOnOverlap``, or either mostly inside the other): it is that face, or gone.
+    /// ``TrackerPolicy/liesOnOverlap``): it is that face, or gone.
     static func lies(_ r: Rect, on other: Rect, policy: TrackerPolicy = .standard) -> Bool {
-        other.iou(r) > policy.liesOnOverlap || isPart(r, of: other, policy: policy) || isPart(other, of: r, policy: policy)
-    }
-
-    /// Whether `part` lies mostly (``TrackerPolicy/partShare`` of its area) inside the larger `whole`.
-    static func isPart(_ part: Rect, of whole: Rect, policy: TrackerPolicy) -> Bool {
-        part.area < whole.area && Double(part.intersection(whole).area) > policy.partShare * Double(max(1, part.area))
+        other.iou(r) > policy.liesOnOverlap
     }
 }

@@ -100,8 +100,6 @@ package struct TrackerPolicy: Sendable, Equatable {
     package var duplicateOverlap = 0.5
     /// A lost face's box overlapping a followed face's by more than this IoU lies on it.
     package var liesOnOverlap = 0.3
-    /// A box lying this share of its area inside a larger one is a part of that face.
-    package var partShare = 0.6
 
     // MARK: The scene behind the faces (`CameraMotion`)
 
