@@ -113,15 +113,18 @@ struct TrackAssociationTests {
     }
 
     @Test(
-        "two tracks on one face (IoU over TrackerPolicy.duplicateOverlap): the one confirmed most recently stays; a face beside it overlapping less is kept"
+        "two tracks on one face (IoU over TrackerPolicy.duplicateOverlap): the one missed by fewer passes stays; a face beside it overlapping less, and a small one inside a larger one, are kept"
     )
     func duplicates() {
         var stale = track(100, 100, 100)
         stale.missedPasses = 1
         let fresh = track(110, 105, 100)
         let beside = track(180, 100, 100) // IoU 0.17 with the fresh one
-        let kept = TrackAssociation.withoutDuplicates([stale, fresh, beside])
-        #expect(kept.count == 2)
+        let small = track(520, 320, 40)
+        let large = track(500, 300, 120) // holds all of the small one: IoU 0.11
+        let kept = TrackAssociation.withoutDuplicates([stale, fresh, beside, small, large])
+        #expect(kept.count == 4)
         #expect(kept.contains { $0.box.rect.x == 110 } && kept.contains { $0.box.rect.x == 180 })
+        #expect(kept.contains { $0.box.rect.x == 520 } && kept.contains { $0.box.rect.x == 500 })
     }
 }

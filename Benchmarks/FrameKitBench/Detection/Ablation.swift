@@ -7,11 +7,11 @@ import FrameKitCommands
 /// tiles), once with the product's settings and once with each rule off in turn (a
 /// `TrackerPolicy` or `FaceTracker.Options` value changed, nothing else), in this process:
 /// recall, precision, the detector's passes a frame (exact as read, where results/s moves by
-/// ±5% a kind with nothing changed) and results/s of tracking (frames decoded beforehand).
+/// up to ~15% on one kind with nothing changed) and results/s of tracking (frames decoded beforehand).
 /// `paced`: as `--realtime` tracks it instead (the background schedule, one inference thread,
 /// frames given at 30 fps), with the background schedule's own rules too, and results per CPU
-/// second for results/s. A rule whose row is no worse than the product's on any kind buys nothing on this
-/// split. Some rules cannot be turned off alone: a row's name says what else goes with it.
+/// second for results/s. A rule whose row is no worse than the product's on any kind, in recall, precision
+/// or passes a frame, buys nothing on this split. Some rules cannot be turned off alone: a row's name says what else goes with it.
 enum Ablation {
     /// A rule turned off: its name and how.
     struct Variant: Sendable {
@@ -55,7 +55,8 @@ enum Ablation {
         var recall: Double
         var precision: Double
         var results_per_s: Double
-        /// The detector's passes (whole frame, tiles, edges, closer looks) a frame.
+        /// The detector's passes a frame (whole frame, tile, edge strip; a tile's closer looks
+        /// count within its pass).
         var passes_per_frame: Double
     }
 
@@ -117,8 +118,8 @@ enum Ablation {
     }
 
     /// One line a rule: over every kind, recall and precision (all faces counted together),
-    /// passes a frame, results/s against the product's, and the kinds where the rule off lost or
-    /// gained most (recall or precision by 0.005, passes a frame by 0.02).
+    /// passes a frame, results/s against the product's, and every kind whose recall or precision
+    /// moved by 0.005 or passes a frame by 0.02.
     static func print(_ rows: [Row]) {
         for split in Set(rows.map(\.split)).sorted() {
             let ofSplit = rows.filter { $0.split == split }

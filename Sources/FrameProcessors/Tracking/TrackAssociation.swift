@@ -165,7 +165,9 @@ struct TrackAssociation {
         return Rect(x: box.x - side, y: box.y - top, width: box.width + 2 * side, height: box.height + top)
     }
 
-    /// Two tracks on one face: keep the one confirmed most recently.
+    /// Tracks overlapping by more than ``TrackerPolicy/duplicateOverlap`` are one face: found
+    /// faces are kept first, then those missed by fewer passes; a lost face lying on a kept
+    /// found one goes too.
     static func withoutDuplicates(_ tracks: [Track], policy: TrackerPolicy = .standard) -> [Track] {
         var kept: [Track] = []
         // Found faces first: a lost face's box (where its motion carried it) never hides one.
