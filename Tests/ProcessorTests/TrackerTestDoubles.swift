@@ -169,28 +169,37 @@ final class TiledScriptDetector: ScriptedPasses {
     func passScale(width: Int, height: Int) -> Double { scale }
 }
 
+/// Where a test double's passes are held until the test lets each one through, or all of them.
+final class PassHold: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let isOpen = Mutex(false)
+    /// Waits for the test, unless the gate is open.
+    func pass() { if !isOpen.withLock({ $0 }) { semaphore.wait() } }
+    /// Lets one waiting (or the next) pass through.
+    func release() { semaphore.signal() }
+    /// Lets every pass through from now on.
+    func open() {
+        isOpen.withLock { $0 = true }
+        semaphore.signal()
+    }
+}
+
 /// A detector whose passes wait until the test lets each one through: a pass as slow as the
 /// test wants, with no clock involved.
 final class GatedDetector: FaceDetecting {
     let inner: any FaceDetecting
-    private let gate = DispatchSemaphore(value: 0)
-    private let isOpen = Mutex(false)
+    private let gate = PassHold()
     init(_ inner: any FaceDetecting) { self.inner = inner }
     var name: String { inner.name }
     var modelURL: URL { inner.modelURL }
     func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
-        if !isOpen.withLock({ $0 }) { gate.wait() }
+        gate.pass()
         return try inner.pass(in: image, region: region, scale: scale, candidatesDownTo: floor)
     }
-    /// Lets one waiting (or the next) pass through.
-    func release() { gate.signal() }
-    /// Lets every pass through from now on.
-    func open() {
-        isOpen.withLock { $0 = true }
-        gate.signal()
-    }
+    func release() { gate.release() }
+    func open() { gate.open() }
 }
 
 /// A detector that shrinks frames (so a tracker takes its quick look) whose quick look finds
@@ -198,8 +207,7 @@ final class GatedDetector: FaceDetecting {
 final class QuickLookDetector: ScriptedPasses {
     let quick: [Face]
     let full: [Face]
-    private let gate = DispatchSemaphore(value: 0)
-    private let isOpen = Mutex(false)
+    private let gate = PassHold()
     private let counts = Mutex((quick: 0, full: 0))
     init(quick: [Face], full: [Face]) { (self.quick, self.full) = (quick, full) }
     var quickLooks: Int { counts.withLock { $0.quick } }
@@ -216,18 +224,13 @@ final class QuickLookDetector: ScriptedPasses {
             return DetectionPass(faces: quick)
         }
         passBegan.signal()
-        if !isOpen.withLock({ $0 }) { gate.wait() }
+        gate.pass()
         counts.withLock { $0.full += 1 }
         return DetectionPass(faces: region == nil ? full : [])
     }
     func passScale(width: Int, height: Int) -> Double { 0.5 }
-    /// Lets one waiting (or the next) pass through.
-    func release() { gate.signal() }
-    /// Lets every pass through from now on.
-    func open() {
-        isOpen.withLock { $0 = true }
-        gate.signal()
-    }
+    func release() { gate.release() }
+    func open() { gate.open() }
 }
 
 /// A detector that shrinks frames by half (so a tracker plans tiles, six at 720p, and sweeps

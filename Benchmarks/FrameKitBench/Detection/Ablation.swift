@@ -7,11 +7,12 @@ import FrameKitCommands
 /// tiles), once with the product's settings and once with each rule off in turn (a
 /// `TrackerPolicy` or `FaceTracker.Options` value changed, nothing else), in this process:
 /// recall, precision, the detector's passes a frame (exact as read, where results/s moves by
-/// up to ~15% on one kind with nothing changed) and results/s of tracking (frames decoded beforehand).
-/// `paced`: as `--realtime` tracks it instead (the background schedule, one inference thread,
-/// frames given at 30 fps), with the background schedule's own rules too, and results per CPU
-/// second for results/s. A rule whose row is no worse than the product's on any kind, in recall, precision
-/// or passes a frame, buys nothing on this split. Some rules cannot be turned off alone: a row's name says what else goes with it.
+/// up to ~15% on one kind with nothing changed) and results/s of tracking (frames decoded
+/// beforehand). `paced`: as `--realtime` tracks it instead (the background schedule, one
+/// inference thread, frames given at 30 fps), with the background schedule's own rules too,
+/// and results per CPU second for results/s. A rule whose row is no worse than the product's on
+/// any kind, in recall, precision or passes a frame, buys nothing on this split. Some rules
+/// cannot be turned off alone: a row's name says what else goes with it.
 enum Ablation {
     /// A rule turned off: its name and how.
     struct Variant: Sendable {
@@ -131,11 +132,10 @@ enum Ablation {
                     + "kinds it changes (recall / precision, passes a frame, against the product's)")
             for variant in variants where ofSplit.contains(where: { $0.rule == variant.name }) {
                 let mine = ofSplit.filter { $0.rule == variant.name }
-                let recall = mine.map(\.recall).reduce(0, +) / Double(max(1, mine.count))
-                let precision = mine.map(\.precision).reduce(0, +) / Double(max(1, mine.count))
-                let passes = mine.map(\.passes_per_frame).reduce(0, +) / Double(max(1, mine.count))
+                func mean(_ value: (Row) -> Double) -> Double { mine.map(value).reduce(0, +) / Double(max(1, mine.count)) }
+                let (recall, precision, passes) = (mean(\.recall), mean(\.precision), mean(\.passes_per_frame))
                 // Paced: CPU a frame against the product's (results per CPU second, inverted).
-                let speed = mine.map { r in
+                let speed = mean { r in
                     let ratio = r.results_per_s / max(1e-9, product[r.kind]?.results_per_s ?? r.results_per_s)
                     return paced ? 1 / max(1e-9, ratio) : ratio
                 }
@@ -143,12 +143,13 @@ enum Ablation {
                     guard let p = product[r.kind] else { return nil }
                     let (dr, dp) = (r.recall - p.recall, r.precision - p.precision)
                     let dpf = r.passes_per_frame - p.passes_per_frame
-                    guard abs(dr) >= 0.005 || abs(dp) >= 0.005 || abs(dpf) >= 0.02 else { return nil }
-                    return "\(r.kind) \(signed(dr))/\(signed(dp))" + (abs(dpf) >= 0.02 ? " passes/f \(signed(dpf, 2))" : "")
+                    let passesMoved = abs(dpf) >= 0.02
+                    guard abs(dr) >= 0.005 || abs(dp) >= 0.005 || passesMoved else { return nil }
+                    return "\(r.kind) \(signed(dr))/\(signed(dp))" + (passesMoved ? " passes/f \(signed(dpf, 2))" : "")
                 }
                 Swift.print(
                     pad(split, 8) + pad(variant.name, 32) + pad(f(recall), 8) + pad(f(precision), 8) + pad(f(passes, 2), 10)
-                        + pad(f(speed.reduce(0, +) / Double(max(1, speed.count)), 2), 9)
+                        + pad(f(speed, 2), 9)
                         + (changes.isEmpty ? "-" : changes.joined(separator: ", ")))
             }
             Swift.print(

@@ -174,10 +174,8 @@ struct TrackAssociation {
         for t in tracks.sorted(by: { ($0.isFound ? 0 : 1, $0.missedPasses) < ($1.isFound ? 0 : 1, $1.missedPasses) }) {
             let r = t.box.rect
             if kept.contains(where: { $0.box.rect.iou(r) > policy.duplicateOverlap }) { continue }
-            if !t.isFound {
-                // A lost face lying on a followed one is that face, or gone.
-                if kept.contains(where: { $0.isFound && lies(r, on: $0.box.rect, policy: policy) }) { continue }
-            }
+            // A lost face lying on a followed one is that face, or gone.
+            if !t.isFound, kept.contains(where: { $0.isFound && lies(r, on: $0.box.rect, policy: policy) }) { continue }
             kept.append(t)
         }
         return kept
