@@ -45,64 +45,6 @@ struct BackgroundScheduleTests {
     }
 
     @Test(
-        "the first background pass starts with the detector's quick look: its faces are reported while the pass is still running, and the pass's faces join the same tracks (once each); not again after, again after reset()"
-    )
-    func quickFirstLook() throws {
-        let video = try astronautVideo(Array(repeating: (100, 80), count: 60))
-        let large = Face(bounds: video.faces[0]!, confidence: 0.9)
-        // The pass's box for the same face, 40 px aside: IoU 0.43 with the look's, enough to
-        // renew its track (0.3) and too little for two tracks on it to count as one (0.5), so
-        // only matching the look's track where it was in the pass's frame keeps one track.
-        var moved = large
-        moved.bounds.x += 40
-        let small = Face(bounds: Rect(x: 420, y: 220, width: 40, height: 44), confidence: 0.8) // on the coffee photo's texture
-        let detector = QuickLookDetector(quick: [large], full: [moved, small])
-        var options = FaceTracker.Options(schedule: .background)
-        options.tiles = false
-        let tracker = try FaceTracker(detector: detector, options: options)
-        defer {
-            detector.open()
-            tracker.waitUntilIdle()
-        }
-        var frames = video.frames.makeIterator()
-        func next() throws -> [Rect] { try tracker.faces(in: frames.next()!).map(\.bounds) }
-        #expect(try next().isEmpty, "frame 1: nothing known yet")
-        // The quick look's face arrives while the pass is held: the lane has given the look's
-        // result before it begins the pass.
-        try #require(detector.passBegan.wait(timeout: .now() + 60) == .success)
-        let seen = try next()
-        #expect(seen.count == 1 && seen[0].iou(large.bounds) > 0.8, "\(seen)")
-        #expect(detector.passes == 0 && detector.quickLooks == 1)
-        // The pass, on the same frame, finds both faces: the large one renews the quick look's track.
-        detector.release()
-        tracker.waitUntilIdle()
-        let both = try next()
-        #expect(both.count == 2, "\(both)")
-        #expect(both.contains { $0.iou(moved.bounds) > 0.8 } && both.contains { $0.iou(small.bounds) > 0.8 }, "\(both)")
-        #expect(tracker.statistics.passes == 2, "the quick look and the pass: \(tracker.statistics)")
-        detector.open()
-        for _ in 0..<5 { _ = try next() }
-        tracker.waitUntilIdle()
-        #expect(detector.quickLooks == 1, "the quick look is for the first pass only")
-        tracker.reset()
-        _ = try next()
-        tracker.waitUntilIdle()
-        #expect(detector.quickLooks == 2, "a reset starts with a quick look again")
-
-        // Off: the first faces are the pass's.
-        options.quickFirstLook = false
-        let off = QuickLookDetector(quick: [large], full: [moved, small])
-        let plain = try FaceTracker(detector: off, options: options)
-        _ = try plain.faces(in: video.frames[0])
-        off.release()
-        plain.waitUntilIdle()
-        #expect(try plain.faces(in: video.frames[1]).count == 2)
-        #expect(off.quickLooks == 0)
-        off.open()
-        plain.waitUntilIdle()
-    }
-
-    @Test(
         "after prepare(), a detector quick enough has the first background pass on the first frame itself (again after reset()); one slower than the limit, or no limit, leaves that frame to the worker"
     )
     func firstPassOnFrame() throws {

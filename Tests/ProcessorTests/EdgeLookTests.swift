@@ -21,16 +21,14 @@ final class EdgeLookRecorder: ScriptedPasses {
     var looks: [Look] { log.withLock { $0 } }
     var name: String { "edge-look-recorder" }
     func passScale(width: Int, height: Int) -> Double { scale }
-    /// A region at a scale of its own is the edge (or a closer look); the whole frame at one,
-    /// the quick look (not noted).
+    /// A region at a scale of its own is the edge (or a closer look).
     func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
-        guard let scale else {
+        guard let scale, let region else {
             log.withLock { $0.append(region.map { .tile($0) } ?? .whole) }
             return DetectionPass(faces: [])
         }
-        guard let region else { return DetectionPass(faces: []) }
         let first = log.withLock { log in
             defer { log.append(.edge(region, scale: scale)) }
             return !log.contains { if case .edge = $0 { true } else { false } }

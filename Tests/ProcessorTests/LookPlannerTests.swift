@@ -102,18 +102,18 @@ struct LookPlannerTests {
     }
 
     @Test(
-        "background: the sweep's first job is every tile where the scene may hide small faces, one tile where it may not; a quick look leads the first pass"
+        "background: the sweep's first job is every tile where the scene may hide small faces, one tile where it may not; the first job is the whole frame"
     )
     func backgroundJobs() throws {
         var planner = planner()
         let tiles = try #require(planner.plan?.tiles)
-        let first = planner.backgroundLooks(frame: 1, quickFirst: true, sweepAtOnce: true, mayHideSmallFaces: true, pan: nil, edgeLooks: 2)
-        #expect(first.looks == [.quick, .region(nil)] && !first.sweep)
-        let sweep = planner.backgroundLooks(frame: 2, quickFirst: true, sweepAtOnce: true, mayHideSmallFaces: true, pan: nil, edgeLooks: 2)
+        let first = planner.backgroundLooks(frame: 1, sweepAtOnce: true, mayHideSmallFaces: true, pan: nil, edgeLooks: 2)
+        #expect(first.looks == [.region(nil)] && !first.sweep)
+        let sweep = planner.backgroundLooks(frame: 2, sweepAtOnce: true, mayHideSmallFaces: true, pan: nil, edgeLooks: 2)
         #expect(sweep.sweep && sweep.looks == tiles.map { .region($0) })
         var large = self.planner()
-        _ = large.backgroundLooks(frame: 1, quickFirst: false, sweepAtOnce: true, mayHideSmallFaces: false, pan: nil, edgeLooks: 2)
-        let one = large.backgroundLooks(frame: 2, quickFirst: false, sweepAtOnce: true, mayHideSmallFaces: false, pan: nil, edgeLooks: 2)
+        _ = large.backgroundLooks(frame: 1, sweepAtOnce: true, mayHideSmallFaces: false, pan: nil, edgeLooks: 2)
+        let one = large.backgroundLooks(frame: 2, sweepAtOnce: true, mayHideSmallFaces: false, pan: nil, edgeLooks: 2)
         #expect(!one.sweep && one.looks == [.region(tiles[0])])
     }
 

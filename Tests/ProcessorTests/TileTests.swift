@@ -164,15 +164,27 @@ struct TileTests {
         #expect(try feed(scene, frames: 40).count == 3)
         tracker.waitUntilIdle()
         #expect(detector.sweeps == 0 && detector.tilePasses > 0)
-        let before = detector.wholeFramePasses
-        // The cut (frame 41), and 13 frames of the new scene: the sweep again.
+        // On until the next pass in turn is a tile's (the last passes whole-frame ones), so
+        // that a whole-frame pass at the cut is the cut's own.
+        let turn = TrackerPolicy.standard.tileTurnAfterSweep
+        for _ in 0..<turn where !detector.regions.suffix(turn - 1).allSatisfy({ $0 == nil }) { _ = try feed(scene, frames: 1) }
+        try #require(detector.regions.suffix(turn - 1).allSatisfy { $0 == nil })
+        let start = detector.regions.count
+        // The cut, and 13 frames of the new scene: the sweep again.
         #expect(try feed(wall, frames: 10).isEmpty)
         tracker.waitUntilIdle()
         _ = try feed(wall, frames: 3)
         tracker.waitUntilIdle()
         #expect(detector.sweeps == (cutsFromImage ? 1 : 0), "every tile back to back after the cut")
-        #expect(detector.wholeFramePasses > before, "a whole-frame pass after it")
-        // Back to the faces and away again (frame 61): each scene is new and is swept.
+        // The cut frame's pass is the whole frame, not the tile in turn; then every tile back
+        // to back.
+        let after = Array(detector.regions[start...])
+        if cutsFromImage {
+            #expect(after.first == .some(nil) && backToBackSweeps(Array(after.prefix(7)), tiles: 6) == 1, "\(after.prefix(8))")
+        } else {
+            #expect(after.first != .some(nil), "\(after.prefix(8))")
+        }
+        // Back to the faces and away again: each scene is new and is swept.
         #expect(try feed(scene, frames: 6).count == 3)
         _ = try feed(wall, frames: 10)
         tracker.waitUntilIdle()

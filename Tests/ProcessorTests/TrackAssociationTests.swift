@@ -127,4 +127,35 @@ struct TrackAssociationTests {
         #expect(kept.contains { $0.box.rect.x == 110 } && kept.contains { $0.box.rect.x == 180 })
         #expect(kept.contains { $0.box.rect.x == 520 } && kept.contains { $0.box.rect.x == 500 })
     }
+
+    @Test(
+        "two tiles of one sweep see the same small face: the second renews the track the first started, matched where it was in the sweep's frame (one track, reported twice)"
+    )
+    func sweepTilesShareAFace() throws {
+        // The sweep ran on frame 1; its tiles' results join the tracks on frame 3, each face
+        // carried there by correlation through the frames since.
+        // The coffee photo's texture carries the box; it lies where the first two tiles overlap.
+        var gray = try PixelBuffer(width: 1280, height: 720, format: .gray8)
+        try ColorConversion.convertToGray(try smallFaceScene().empty, into: &gray)
+        let history = [(frame: 1, gray: gray), (frame: 2, gray: gray), (frame: 3, gray: gray)]
+        let options = FaceTracker.Options()
+        let overlap = plan.tiles[0].intersection(plan.tiles[1])
+        let truth = Rect(x: overlap.x + overlap.width / 2 - 13, y: overlap.y + overlap.height / 2 - 15, width: 26, height: 30)
+        let tiles = plan.tiles.filter { plan.seesWhole($0, Box(truth)) }
+        try #require(tiles.count >= 2, "\(plan.tiles) \(truth)")
+        func tilePass(_ tile: Rect, _ tracks: [Track]) -> [Track] {
+            TrackAssociation(
+                whole: DetectionPass(faces: [Face(bounds: truth, confidence: 0.9)]), look: .region(tile), plan: plan, passFrame: 1,
+                frame: 3, options: options,
+                reacquire: { face in
+                    TrackerState.reacquire(
+                        face, passFrame: 1, frame: 3, gray: gray, history: history, options: options, policy: .standard)
+                }
+            ).merge(tracks)
+        }
+        let first = tilePass(tiles[0], [])
+        try #require(first.count == 1)
+        let second = tilePass(tiles[1], first)
+        #expect(second.count == 1 && second[0].reports == 2, "\(second.map { ($0.box.rect, $0.reports) })")
+    }
 }

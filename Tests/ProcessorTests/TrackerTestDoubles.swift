@@ -120,7 +120,7 @@ final class ScriptedDetector: FaceDetecting {
     }
 }
 
-/// A detector that notes the region of every pass but the quick look (nil: the whole frame);
+/// A detector that notes the region of every pass (nil: the whole frame);
 /// `scale`: the shrink it claims instead of its own (so that a tracker plans tiles).
 final class RegionRecorder: FaceDetecting {
     let inner: any FaceDetecting
@@ -135,8 +135,7 @@ final class RegionRecorder: FaceDetecting {
     func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
-        // The quick look (the whole frame at a scale of its own) is not noted.
-        if region != nil || scale == nil { log.withLock { $0.append(region) } }
+        log.withLock { $0.append(region) }
         return try inner.pass(in: image, region: region, scale: scale, candidatesDownTo: floor)
     }
     func passScale(width: Int, height: Int) -> Double { scale ?? inner.passScale(width: width, height: height) }
@@ -202,37 +201,6 @@ final class GatedDetector: FaceDetecting {
     func open() { gate.open() }
 }
 
-/// A detector that shrinks frames (so a tracker takes its quick look) whose quick look finds
-/// `quick` and whose whole-frame passes, each held until the test lets it through, find `full`.
-final class QuickLookDetector: ScriptedPasses {
-    let quick: [Face]
-    let full: [Face]
-    private let gate = PassHold()
-    private let counts = Mutex((quick: 0, full: 0))
-    init(quick: [Face], full: [Face]) { (self.quick, self.full) = (quick, full) }
-    var quickLooks: Int { counts.withLock { $0.quick } }
-    var passes: Int { counts.withLock { $0.full } }
-    /// Signalled as each whole-frame pass begins (before it waits to be let through).
-    let passBegan = DispatchSemaphore(value: 0)
-    var name: String { "quick-look" }
-    /// The quick look is the whole frame at a scale of its own; the rest are passes.
-    func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
-        -> DetectionPass
-    {
-        if region == nil, scale != nil {
-            counts.withLock { $0.quick += 1 }
-            return DetectionPass(faces: quick)
-        }
-        passBegan.signal()
-        gate.pass()
-        counts.withLock { $0.full += 1 }
-        return DetectionPass(faces: region == nil ? full : [])
-    }
-    func passScale(width: Int, height: Int) -> Double { 0.5 }
-    func release() { gate.release() }
-    func open() { gate.open() }
-}
-
 /// A detector that shrinks frames by half (so a tracker plans tiles, six at 720p, and sweeps
 /// them) whose whole-frame passes find `faces` where the frame is not plain (a cut to a blank
 /// wall: none), and whose tiles find nothing; it notes the region of every pass.
@@ -241,15 +209,15 @@ final class SweepCounter: ScriptedPasses {
     private let log = Mutex<[Rect?]>([])
     init(faces: [Face]) { self.faces = faces }
     /// The sweeps in one job so far (``backToBackSweeps(_:tiles:)``), for 1280x720 frames.
-    var sweeps: Int { backToBackSweeps(log.withLock { $0 }, tiles: 6) }
+    var sweeps: Int { backToBackSweeps(regions, tiles: 6) }
+    /// The regions of the passes so far, in order (nil: the whole frame).
+    var regions: [Rect?] { log.withLock { $0 } }
     var wholeFramePasses: Int { log.withLock { $0.filter { $0 == nil }.count } }
     var tilePasses: Int { log.withLock { $0.filter { $0 != nil }.count } }
     var name: String { "sweep-counter" }
     func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
-        // The quick look (the whole frame at a scale of its own) is not counted.
-        if region == nil && scale != nil { return DetectionPass(faces: []) }
         log.withLock { $0.append(region) }
         guard region == nil else { return DetectionPass(faces: []) }
         // A plain frame (a uniform wall) has no face.

@@ -42,7 +42,6 @@ enum Ablation {
         Variant(name: "leaving faces need no tile") { _, p in p.leavingSpeed = .infinity },
         Variant(name: "second box on a head") { _, p in p.secondBoxBelow = 0 },
         Variant(name: "lost face overlapping another") { _, p in p.liesOnOverlap = .infinity },
-        Variant(name: "quick first look", off: { o, _ in o.quickFirstLook = false }, pacedOnly: true),
         Variant(name: "sweep in one job", off: { o, _ in o.sweepAtOnce = false }, pacedOnly: true),
         Variant(name: "first pass on the frame", off: { o, _ in o.firstPassOnFrameWithin = nil }, pacedOnly: true)
     ]

@@ -26,7 +26,7 @@ package final class CenterFaceModel: Sendable {
     static let outputChannels: [Int32] = [1, 2, 2, 10]
 
     /// Idle networks kept across every size: a tracker's passes alternate between a handful of
-    /// sizes (the frame, a tile, its quick look, an edge strip, a closer look).
+    /// sizes (the frame, a tile, an edge strip, a closer look).
     package static let networksKept = 6
 
     private struct Pool {

@@ -5,7 +5,7 @@ import FrameModels
 /// What a face detector is: a pass over a region of an image at a scale, giving the faces it
 /// finds and the weaker boxes below its threshold. The chain stage (``FaceDetectionProcessor``),
 /// the video tracker (``FaceTracker``) and the CLI take any of them; everything else they ask
-/// (``detect(in:region:)``, the tracker's quick look) is built on the pass.
+/// (``detect(in:region:)``) is built on the pass.
 public protocol FaceDetecting: Sendable {
     /// A short name for summaries and reports ("cnn", "haar").
     var name: String { get }
@@ -69,16 +69,6 @@ extension FaceDetecting {
         -> DetectionPass
     {
         try pass(in: image, region: region, scale: nil, candidatesDownTo: floor)
-    }
-
-    /// A quicker look than a pass: the whole image shrunk twice as much, which finds the larger
-    /// faces only (CenterFace at 720p: ~3 ms against ~13 ms). A tracker on the background
-    /// schedule takes it before its first pass, so a live source's first frames get their faces
-    /// while that pass is still running. nil where the detector does not shrink the image.
-    public func quickPass(in image: PixelBuffer, candidatesDownTo floor: Double) throws(FaceDetectorError) -> DetectionPass? {
-        let scale = passScale(width: image.width, height: image.height)
-        guard scale < 1 else { return nil }
-        return try pass(in: image, region: nil, scale: scale / 2, candidatesDownTo: floor)
     }
 }
 

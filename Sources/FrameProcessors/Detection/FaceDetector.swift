@@ -153,7 +153,7 @@ struct NetworkInput {
 struct CenterFaceWorkspace: Sendable {
     // The region in RGB24 (when the source is not RGB24) and at the network's scale, a few
     // sizes of each kept (the most recently used last): a tracker's looks alternate between
-    // sizes (the whole frame, a tile, an edge strip, the quick look), and a buffer made again
+    // sizes (the whole frame, a tile, an edge strip, a closer look), and a buffer made again
     // at each change was page-faulted in again (the CLI maps every allocation over 64 KB
     // afresh, GlibcMalloc).
     var rgbKept: [PixelBuffer] = []

@@ -52,23 +52,13 @@ extension FaceTracker {
         /// (they are tracked); the price is that a face appearing meanwhile waits for the next
         /// pass. 1 (or the inline interval): never stretched.
         public var quietInterval: Int = 12
-        /// On the background schedule, whether the first pass (and the first after ``reset()``)
-        /// starts with the detector's quick look (``FaceDetecting/quickPass(in:candidatesDownTo:)``),
-        /// where its passes shrink the frame: the larger faces of a live source are reported
-        /// from its second frame rather than once a full pass is over (~70–100 ms at 720p here,
-        /// the fourth frame at 30 fps). The pass follows on the same frame, about as much later
-        /// as the look took (~20 ms): on the tune and report splits, paced, faces of 100 px and
-        /// more gained 0.02–0.04 of recall and scenes of only small faces lost up to 0.03
-        /// (docs/performance.md).
-        public var quickFirstLook: Bool = true
         /// On the background schedule, after ``FaceTracker/prepare(width:height:)``: when a
         /// whole-frame pass took at most this long there, the first pass (and the first after
         /// ``FaceTracker/reset()``) runs on the first frame itself, before its faces are
         /// returned — and so does the first pass after a cut seen in the image
         /// (``cutsFromImage``), which starts the tracker over, when no pass is under way: the
         /// only times the frame path waits for the network. Their faces are
-        /// then reported from that frame, and the tiles' sweep starts a pass sooner; the quick
-        /// first look (``quickFirstLook``) is then not needed and not taken.
+        /// then reported from that frame, and the tiles' sweep starts a pass sooner.
         /// A slower pass (or no `prepare`) keeps the first pass off the frame path. The default,
         /// 50 ms, is a frame and a half at 30 fps: the second frame waits for the first, none is
         /// dropped. CenterFace at 720p takes ~20 ms on one thread here, ~40 ms with two busy

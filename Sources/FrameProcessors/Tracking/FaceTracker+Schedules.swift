@@ -48,9 +48,8 @@ extension FaceTracker {
             if s.merge(result.pass, look: result.look, passFrame: result.frame, gray: gray, history: s.history.frames, options: options) {
                 changed = true
             }
-            // A quick look sees only the larger faces: it neither quiets the pace nor places
-            // the scene's anchors as a whole-frame pass does. The sweep's last tile: every tile
-            // has been looked at, the tiles' first sweep is over.
+            // Only a whole-frame pass quiets the pace and places the scene's anchors. The
+            // sweep's last tile: every tile has been looked at, the tiles' first sweep is over.
             if result.look == PassLook.region(nil) { wholeFramePass = true }
             if result.endsSweep { s.planner.sweepDone() }
         }
@@ -80,12 +79,9 @@ extension FaceTracker {
         } else if let admission = worker.scheduler.admit(waitingSince: wanted, now: now) {
             s.passWantedSince = nil
             s.statistics.recordBudgetWait(now - wanted)
-            // The first pass starts with a quick look where the detector has one
-            // (``Options/quickFirstLook``); the tiles' first turn is every tile, back to back
-            // (``Options/sweepAtOnce``).
-            let shrinks = detector.passScale(width: image.width, height: image.height) < policy.shrinkingScale
+            // The tiles' first turn is every tile, back to back (``Options/sweepAtOnce``).
             let job = s.planner.backgroundLooks(
-                frame: s.frame, quickFirst: options.quickFirstLook && shrinks, sweepAtOnce: options.sweepAtOnce,
+                frame: s.frame, sweepAtOnce: options.sweepAtOnce,
                 mayHideSmallFaces: s.mayHideSmallFaces, pan: s.camera.pan, edgeLooks: options.edgeLooks)
             s.beginPass()
             worker.submit(

@@ -181,15 +181,14 @@ public final class FaceTracker: Sendable {
     /// what is tracked.
     func pass(_ look: PassLook, on image: PixelBuffer, gray: PixelBuffer, state s: inout TrackerState) throws(FaceDetectorError) -> Bool {
         let started = ContinuousClock.now
-        guard let found = try look.run(detector, on: image, candidatesDownTo: options.candidateFloor, closer: s.closerLooks(options))
-        else { return false }
+        let found = try look.run(detector, on: image, candidatesDownTo: options.candidateFloor, closer: s.closerLooks(options))
         let changed = s.merge(found, look: look, passFrame: s.frame, gray: gray, history: nil, options: options)
         s.statistics.recordPass(latency: ContinuousClock.now - started, age: 0)
         return changed
     }
 
     /// Gets the detector ready for frames of this size: its network for the whole frame, for a
-    /// tile, for the edge a pan brings into view and for the quick look, as this tracker's
+    /// tile and for the edge a pan brings into view, as this tracker's
     /// passes will use them (a CNN sets a network up on its first run, which would otherwise
     /// delay the first passes of each kind and the first faces). On the background schedule it
     /// also times a whole-frame pass, which decides whether the first pass may run on the first
@@ -214,9 +213,6 @@ public final class FaceTracker: Sendable {
                 let edge = Rect(x: 0, y: 0, width: strip, height: blank.height)
                 _ = try detector.pass(in: blank, region: edge, scale: plan.tileScale, candidatesDownTo: options.candidateFloor)
             }
-        }
-        if options.schedule == .background && options.quickFirstLook {
-            _ = try detector.quickPass(in: blank, candidatesDownTo: options.candidateFloor)
         }
     }
 

@@ -1,5 +1,5 @@
-/// What a ``FaceTracker`` looks at next, for both schedules: the whole frame, a tile, the edge a
-/// pan brings into view, or the quick look (``PassLook``), decided from the frame count, the
+/// What a ``FaceTracker`` looks at next, for both schedules: the whole frame, a tile, or the edge
+/// a pan brings into view (``PassLook``), decided from the frame count, the
 /// tiles, what was lost and what the scene behind the faces does. A value with no pixels and no
 /// detector: tests drive it frame by frame.
 ///
@@ -97,25 +97,22 @@ struct LookPlanner {
     // MARK: Background
 
     /// The background schedule's next job on `frame`: its looks, and whether it is the tiles'
-    /// sweep in one job. `quickFirst`: the first pass starts with the quick look
-    /// (``FaceTracker/Options/quickFirstLook``, where the detector shrinks the frame);
-    /// `sweepAtOnce`: the sweep's first tile may be every tile
+    /// sweep in one job. `sweepAtOnce`: the sweep's first tile may be every tile
     /// (``FaceTracker/Options/sweepAtOnce``) where the scene may hide small faces.
     mutating func backgroundLooks(
-        frame: Int, quickFirst: Bool, sweepAtOnce: Bool, mayHideSmallFaces: Bool, pan: (dx: Double, dy: Double)?, edgeLooks: Int
+        frame: Int, sweepAtOnce: Bool, mayHideSmallFaces: Bool, pan: (dx: Double, dy: Double)?, edgeLooks: Int
     ) -> (looks: [PassLook], sweep: Bool) {
-        let quick = isFirst && quickFirst
         let (region, sweepStarts) = nextRegion()
         let sweep = sweepStarts && sweepAtOnce && mayHideSmallFaces
         // Under a pan, a whole-frame pass may look only at the entering edge, as inline — not
         // the sweep's first (after a cut, the new scene's large faces first) — if the strip
         // holds what came in since the edge's last look.
         var look = PassLook.region(region)
-        if region == nil, !quick {
+        if region == nil {
             look =
                 edgeInsteadOfWholeFrame(frame: frame, gap: edgeGap(frame: frame), most: turns > 1 ? edgeLooks : 0, pan: pan) ?? look
         }
-        var looks = quick ? [.quick, look] : [look]
+        var looks = [look]
         if sweep, let tiles = plan?.tiles { looks = tiles.map { .region($0) } }
         lastPass = frame
         return (looks, sweep)

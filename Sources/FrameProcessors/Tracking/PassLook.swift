@@ -4,25 +4,22 @@ import FrameCore
 enum PassLook: Equatable {
     /// A tile, or the whole frame (nil), at the detector's own scale.
     case region(Rect?)
-    /// The detector's quick look: the whole frame, shrunk further.
-    case quick
     /// A strip along the edge a panning camera brings into view, shrunk by `scale` (the
     /// tiles'): judged as a tile is (``LookPlanner/enteringEdge(gap:pan:)``).
     case edge(Rect, scale: Double)
 
     var isEdge: Bool { if case .edge = self { true } else { false } }
 
-    /// Runs this look's pass with `detector` (nil: a quick look the detector does not offer).
-    /// `closer`: a tile's pass takes closer looks at its weak small boxes.
+    /// Runs this look's pass with `detector`. `closer`: a tile's pass takes closer looks at
+    /// its weak small boxes.
     func run(_ detector: any FaceDetecting, on image: PixelBuffer, candidatesDownTo floor: Double, closer: CloserLooks? = nil)
         throws(FaceDetectorError)
-        -> DetectionPass?
+        -> DetectionPass
     {
         switch (self, closer) {
         case (.region(let region), let closer?): try closer.pass(detector, on: image, region: region, candidatesDownTo: floor)
         case (.region(let region), _): try detector.pass(in: image, region: region, candidatesDownTo: floor)
         case (.edge(let strip, let scale), _): try detector.pass(in: image, region: strip, scale: scale, candidatesDownTo: floor)
-        case (.quick, _): try detector.quickPass(in: image, candidatesDownTo: floor)
         }
     }
 }

@@ -39,11 +39,9 @@ final class PassWorker: Sendable {
     }
 
     /// Runs `looks` over `image` in turn, back to back on one lane, when the scheduler lets
-    /// them: each look's result is given as soon as it is ready. A quick look then the pass
-    /// (``FaceTracker/Options/quickFirstLook``: on a frame of ~70 ms passes, the faces it sees
-    /// ~50 ms sooner, the pass's own ~20 ms later), or every tile (`sweep`: the tiles' sweep in
-    /// one job, ``FaceTracker/Options/sweepAtOnce``; its last result ends the sweep, and its
-    /// CPU is not what the next pass is expected to cost).
+    /// them: each look's result is given as soon as it is ready. Every tile in one job is the
+    /// tiles' sweep (`sweep`, ``FaceTracker/Options/sweepAtOnce``): its last result ends the
+    /// sweep, and its CPU is not what the next pass is expected to cost.
     func submit(
         _ image: PixelBuffer, frame: Int, looks: [PassLook], sweep: Bool = false, closer: CloserLooks? = nil,
         admission: PassScheduler.Admission
@@ -73,7 +71,7 @@ final class PassWorker: Sendable {
                 }
                 guard wanted else { break }
                 let started = ContinuousClock.now
-                let outcome = Result { () throws(FaceDetectorError) -> DetectionPass? in
+                let outcome = Result { () throws(FaceDetectorError) -> DetectionPass in
                     try look.run(detector, on: image, candidatesDownTo: floor, closer: closer)
                 }
                 let latency = ContinuousClock.now - started
@@ -82,10 +80,8 @@ final class PassWorker: Sendable {
                     if s.generation == generation {
                         switch outcome {
                         case .success(let pass):
-                            if let pass {
-                                s.results.append(
-                                    PassResult(frame: frame, look: look, pass: pass, latency: latency, endsSweep: sweep && last))
-                            }
+                            s.results.append(
+                                PassResult(frame: frame, look: look, pass: pass, latency: latency, endsSweep: sweep && last))
                             goOn = true
                         case .failure(let error): s.failure = error
                         }

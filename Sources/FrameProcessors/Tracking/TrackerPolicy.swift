@@ -49,7 +49,7 @@ package struct TrackerPolicy: Sendable, Equatable {
     /// The side (px at the network's input) from which a whole-frame pass is trusted to see a face.
     package var trustedSide = 32.0
     /// Below this scale a whole-frame pass shrinks a frame enough to leave faces it cannot see
-    /// (tiles) and to cost much more than a look at half its input (the quick look).
+    /// (tiles).
     package var shrinkingScale = 0.9
     /// Tiles deal with faces up to this many times the small-face side (a little over it, so a
     /// face growing past it is judged by both kinds of pass for a while).

@@ -166,7 +166,7 @@ struct TrackerState: ~Copyable {
     ) -> Track? {
         let patchSize = options.patchSize
         // Where the track was in the pass's frame is the face's box: a second result from that
-        // frame (the pass after a quick look) is matched with it there.
+        // frame (the sweep's next tile) is matched with it there.
         if passFrame == frame {
             var track = Track(face: face, gray: gray, patchSize: patchSize, policy: policy)
             track.passBox = (passFrame, Box(face.bounds))
