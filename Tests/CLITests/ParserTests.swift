@@ -4,7 +4,7 @@ import Testing
 @testable import FrameKitCommands
 
 /// The parser and the command table, called directly (the binary's behaviour is in
-/// CommandLineTests and FaultTests).
+/// CommandLineTests and the fault suites, FaultSuite).
 @Suite("framekit's parser, in process")
 struct ParserTests {
     @Test("every command has a unique name, unique options, and a --help that lists each of them")
