@@ -100,6 +100,21 @@ struct TrackAssociationTests {
     }
 
     @Test(
+        "a weak box lying partly on a face the same pass reported still renews the established track beside that face, from the box"
+    )
+    func weakBoxOnAReportedFace() {
+        // The track at x 200…300, the reported face at x 300…400 beside it (no overlap); the
+        // weak box at x 240…340: IoU 0.43 with the track, 0.25 with the face.
+        var beside = track(200, 100, 100, reports: 3)
+        beside.missedPasses = 1
+        let pass = DetectionPass(faces: [face(300, 100, 100, 0.95)], candidates: [face(240, 100, 100, 0.2)])
+        let after = association(pass).merge([beside])
+        #expect(after.count == 2, "\(after.map(\.box))")
+        let renewed = after.first { $0.box.rect.x == 240 }
+        #expect(renewed?.missedPasses == 0 && renewed?.face.confidence == 0.2, "\(after.map(\.box))")
+    }
+
+    @Test(
         "a lost face's box lying on a followed face (IoU over TrackerPolicy.liesOnOverlap, though no duplicate) goes; with the rule off it stayed"
     )
     func lostFaceLyingOnAnother() {

@@ -10,20 +10,20 @@ import Testing
 /// starts, `ended` counts the passes that returned. No face.
 final class PassGate: FaceDetecting {
     let entered = DispatchSemaphore(value: 0)
-    private let gate = DispatchSemaphore(value: 0)
+    private let gate = PassHold()
     private let counts = Mutex((calls: 0, ended: 0))
     var calls: Int { counts.withLock { $0.calls } }
     var ended: Int { counts.withLock { $0.ended } }
     var name: String { "gated" }
     var modelURL: URL { URL(fileURLWithPath: "/") }
     /// Lets one waiting pass (or the next to come) through.
-    func open() { gate.signal() }
+    func open() { gate.release() }
     func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
     {
         counts.withLock { $0.calls += 1 }
         entered.signal()
-        gate.wait()
+        gate.pass()
         counts.withLock { $0.ended += 1 }
         return DetectionPass(faces: [])
     }

@@ -165,8 +165,6 @@ struct TrackerState: ~Copyable {
         options: FaceTracker.Options, policy: TrackerPolicy
     ) -> Track? {
         let patchSize = options.patchSize
-        // Where the track was in the pass's frame is the face's box: a second result from that
-        // frame (the sweep's next tile) is matched with it there.
         if passFrame == frame {
             var track = Track(face: face, gray: gray, patchSize: patchSize, policy: policy)
             track.passBox = (passFrame, Box(face.bounds))
@@ -174,6 +172,8 @@ struct TrackerState: ~Copyable {
         }
         guard let history, let start = history.firstIndex(where: { $0.frame == passFrame }) else { return nil }
         var track = Track(face: face, gray: history[start].gray, patchSize: patchSize, policy: policy)
+        // Where the track was in the pass's frame is the face's box: a later result from that
+        // frame (the sweep's next tile) is matched with it there.
         track.passBox = (passFrame, Box(face.bounds))
         var previous = passFrame
         var span = 1
