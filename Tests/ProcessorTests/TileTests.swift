@@ -167,8 +167,9 @@ struct TileTests {
         // On until the next pass in turn is a tile's (the last passes whole-frame ones), so
         // that a whole-frame pass at the cut is the cut's own.
         let turn = TrackerPolicy.standard.tileTurnAfterSweep
-        for _ in 0..<turn where !detector.regions.suffix(turn - 1).allSatisfy({ $0 == nil }) { _ = try feed(scene, frames: 1) }
-        try #require(detector.regions.suffix(turn - 1).allSatisfy { $0 == nil })
+        func tileIsNext() -> Bool { detector.regions.suffix(turn - 1).allSatisfy { $0 == nil } }
+        for _ in 0..<turn where !tileIsNext() { _ = try feed(scene, frames: 1) }
+        try #require(tileIsNext())
         let start = detector.regions.count
         // The cut, and 13 frames of the new scene: the sweep again.
         #expect(try feed(wall, frames: 10).isEmpty)

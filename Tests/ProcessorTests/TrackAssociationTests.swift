@@ -23,11 +23,15 @@ struct TrackAssociationTests {
         Face(bounds: Rect(x: x, y: y, width: side, height: side), confidence: confidence)
     }
 
-    /// A pass run on the current frame (faces placed where the detector put them).
-    func association(_ pass: DetectionPass, region: Rect? = nil, policy: TrackerPolicy = .standard) -> TrackAssociation {
+    /// A pass run on the current frame (faces placed where the detector put them), or on an
+    /// earlier one (`passFrame`, its faces brought to `frame` by `reacquire`).
+    func association(
+        _ pass: DetectionPass, region: Rect? = nil, policy: TrackerPolicy = .standard, passFrame: Int = 7, frame: Int = 7,
+        reacquire: ((Face) -> Track?)? = nil
+    ) -> TrackAssociation {
         TrackAssociation(
-            whole: pass, look: .region(region), plan: plan, passFrame: 7, frame: 7, options: FaceTracker.Options(), policy: policy,
-            reacquire: { [gray] face in Track(face: face, gray: gray, patchSize: 24) })
+            whole: pass, look: .region(region), plan: plan, passFrame: passFrame, frame: frame, options: FaceTracker.Options(),
+            policy: policy, reacquire: reacquire ?? { [gray] face in Track(face: face, gray: gray, patchSize: 24) })
     }
 
     @Test("a whole-frame pass renews the track its box overlaps, starts one for a new face, and counts a large unseen one missed")
@@ -159,14 +163,10 @@ struct TrackAssociationTests {
         let tiles = plan.tiles.filter { plan.seesWhole($0, Box(truth)) }
         try #require(tiles.count >= 2, "\(plan.tiles) \(truth)")
         func tilePass(_ tile: Rect, _ tracks: [Track]) -> [Track] {
-            TrackAssociation(
-                whole: DetectionPass(faces: [Face(bounds: truth, confidence: 0.9)]), look: .region(tile), plan: plan, passFrame: 1,
-                frame: 3, options: options,
-                reacquire: { face in
-                    TrackerState.reacquire(
-                        face, passFrame: 1, frame: 3, gray: gray, history: history, options: options, policy: .standard)
-                }
-            ).merge(tracks)
+            association(DetectionPass(faces: [Face(bounds: truth, confidence: 0.9)]), region: tile, passFrame: 1, frame: 3) { face in
+                TrackerState.reacquire(face, passFrame: 1, frame: 3, gray: gray, history: history, options: options, policy: .standard)
+            }
+            .merge(tracks)
         }
         let first = tilePass(tiles[0], [])
         try #require(first.count == 1)

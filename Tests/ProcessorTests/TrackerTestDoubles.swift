@@ -212,8 +212,8 @@ final class SweepCounter: ScriptedPasses {
     var sweeps: Int { backToBackSweeps(regions, tiles: 6) }
     /// The regions of the passes so far, in order (nil: the whole frame).
     var regions: [Rect?] { log.withLock { $0 } }
-    var wholeFramePasses: Int { log.withLock { $0.filter { $0 == nil }.count } }
-    var tilePasses: Int { log.withLock { $0.filter { $0 != nil }.count } }
+    var wholeFramePasses: Int { regions.filter { $0 == nil }.count }
+    var tilePasses: Int { regions.filter { $0 != nil }.count }
     var name: String { "sweep-counter" }
     func pass(in image: PixelBuffer, region: Rect?, scale: Double?, candidatesDownTo floor: Double) throws(FaceDetectorError)
         -> DetectionPass
