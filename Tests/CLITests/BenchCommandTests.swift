@@ -37,13 +37,18 @@ struct BenchCommandTests {
             try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("all.json"))) as? [String: Any])
         let rounds = try #require(((all["inputs"] as? [[String: Any]])?.first?["rounds"]) as? [[String: Any]])
         #expect(rounds.count == 2 && rounds.allSatisfy { $0["frames_captured"] as? Int == 20 && $0["drops"] != nil }, "\(rounds)")
-        // Against itself, with a tolerance wide enough for any machine's round-to-round change.
-        let compare = try Self.bench(["--input", "clip.mp4", "--rounds", "2", "--compare", "base.json", "--tolerance", "3"], in: folder)
+        // Against itself, with a tolerance wide enough for any machine's round-to-round change
+        // (a short run beside the rest of the suite moved 2.2x once: see `regression`).
+        let compare = try Self.bench(["--input", "clip.mp4", "--rounds", "2", "--compare", "base.json", "--tolerance", "100"], in: folder)
         #expect(
             compare.status == 0 && compare.stdout.contains("compare: clip.mp4:") && compare.stdout.contains(": ok"), "\(compare.stdout)")
     }
 
-    @Test("a baseline ten times faster than now is a regression: exit 3, the input named REGRESSION; one within the noise is not")
+    /// The exact rule (beyond both the tolerance and the noise) is `BenchmarkTests.compares`;
+    /// here the file's figures reach it through the binary. A one-round run of 20 frames beside
+    /// the rest of the suite moves its relative speed by up to 2.2x from run to run (CI, under
+    /// load: a 10x baseline read as 22.4x), so both cases sit a thousandfold from the line.
+    @Test("a baseline a thousand times faster than now is a regression: exit 3, the input named REGRESSION; one within the noise is not")
     func regression() throws {
         try #require(FFmpegTool.isInstalled, "scripts/bootstrap --tests installs ffmpeg")
         let folder = try Self.clip().deletingLastPathComponent()
@@ -53,13 +58,13 @@ struct BenchCommandTests {
         var baseline = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         var entry = try #require((baseline["inputs"] as? [[String: Any]])?.first)
         let speed = try #require(entry["relative_speed"] as? Double)
-        entry["relative_speed"] = speed * 10
+        entry["relative_speed"] = speed * 1000
         baseline["inputs"] = [entry]
         try JSONSerialization.data(withJSONObject: baseline).write(to: url)
         let slower = try Self.bench(["--input", "clip.mp4", "--rounds", "1", "--compare", "base.json"], in: folder)
         #expect(slower.status == 3 && slower.stdout.contains("REGRESSION"), "\(slower.status) \(slower.stdout)")
-        // The same slowdown inside the baseline's own noise (a spread of 20x): not evidence.
-        entry["noise"] = 20.0
+        // The same slowdown inside the baseline's own noise (a spread of a million times): not evidence.
+        entry["noise"] = 1_000_000.0
         baseline["inputs"] = [entry]
         try JSONSerialization.data(withJSONObject: baseline).write(to: url)
         let noisy = try Self.bench(["--input", "clip.mp4", "--rounds", "1", "--compare", "base.json"], in: folder)
@@ -132,11 +137,11 @@ struct BenchCommandTests {
             ["--input", "photos", "--truth", "coco.json", "--rounds", "1", "--save-baseline", "base.json"], in: folder)
         try #require(save.status == 0, "\(save.stderr)")
         #expect(save.stdout.contains("1.000      1.000"), "\(save.stdout)")
-        // Against a baseline ten times faster: a regression in both reports.
+        // Against a baseline a thousand times faster: a regression in both reports.
         let url = folder.appendingPathComponent("base.json")
         var baseline = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         var entry = try #require((baseline["inputs"] as? [[String: Any]])?.first)
-        entry["relative_speed"] = (entry["relative_speed"] as? Double ?? 1) * 10
+        entry["relative_speed"] = (entry["relative_speed"] as? Double ?? 1) * 1000
         baseline["inputs"] = [entry]
         try JSONSerialization.data(withJSONObject: baseline).write(to: url)
         let run = try Self.bench(
