@@ -66,7 +66,7 @@ public struct BenchmarkBaseline: Sendable {
     /// Reads a baseline; a file that is missing or not one is a clear error (exit 65 or 66's
     /// kin: the data, not the usage).
     public static func read(_ path: String) throws(BenchmarkError) -> BenchmarkBaseline {
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path) }
+        let data = try BenchmarkError.contents(of: path)
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["framekit_bench_baseline"] as? Int == 1,
             let inputs = object["inputs"] as? [[String: Any]]
         else {

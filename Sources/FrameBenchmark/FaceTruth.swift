@@ -22,7 +22,7 @@ public struct FaceTruth: Sendable {
     /// Reads a truth file in any of the three formats; ``BenchmarkError`` names the file and
     /// what is wrong with it.
     public static func read(_ path: String) throws(BenchmarkError) -> FaceTruth {
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path) }
+        let data = try BenchmarkError.contents(of: path)
         do { return try parse(data) } catch { throw .notATruthFile(path: path, reason: error.text) }
     }
 

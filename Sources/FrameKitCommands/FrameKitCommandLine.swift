@@ -99,8 +99,12 @@ public enum FrameKitCommandLine {
         }
         if first == "help" && arguments.dropFirst().first == "--completion" {
             let valid = CompletionScript.Shell.allCases.map(\.rawValue).joined(separator: ", ")
-            guard let name = arguments.dropFirst(2).first, let shell = CompletionScript.Shell(rawValue: name) else {
+            guard let name = arguments.dropFirst(2).first else {
                 Console.err("framekit help: --completion needs a shell (valid: \(valid))")
+                return ExitCode.usage
+            }
+            guard let shell = CompletionScript.Shell(rawValue: name) else {
+                Console.err("framekit help: --completion: no completion for '\(name)' (valid: \(valid))")
                 return ExitCode.usage
             }
             return printed(CompletionScript.text(for: shell, commands: commands))

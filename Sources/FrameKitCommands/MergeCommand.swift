@@ -46,6 +46,17 @@ enum MergeCommand: Command {
         let failures = names.filter { $0.hasSuffix(".failed.json") }.compactMap(object).filter {
             !done.contains($0["input"] as? String ?? "")
         }
+        // Nothing to merge: no document (a summary of zero inputs on stdout or in --output would
+        // read as a batch that did nothing), and no file written.
+        guard !snapshots.isEmpty || !failures.isEmpty else {
+            // Every stats file refused is not the same as none there.
+            Console.err(
+                unreadable.isEmpty
+                    ? "framekit merge: \(folder) holds no batch results (*.stats.json, *.failed.json)"
+                    : "framekit merge: none of the \(unreadable.count) stats file(s) in \(folder) could be read: \(unreadable.joined(separator: ", "))"
+            )
+            return ExitCode.dataError
+        }
         let merged = StatsMerge.merge(snapshots, source: folder)
         let failureJSON = JSON.array(
             failures.map { f in
@@ -74,14 +85,6 @@ enum MergeCommand: Command {
             try OutputFile.write(
                 StatsReport.html(for: [merged] + snapshots, title: "framekit merge \(folder)", failures: failed, firstIsMerged: true),
                 to: path, replacing: true)
-        }
-        guard !snapshots.isEmpty || !failures.isEmpty else {
-            // Every stats file refused is not the same as none there.
-            Console.err(
-                unreadable.isEmpty
-                    ? "framekit merge: \(folder) holds no batch results (*.stats.json, *.failed.json)"
-                    : "framekit merge: none of the \(unreadable.count) stats file(s) in \(folder) could be read (listed as unreadable)")
-            return ExitCode.dataError
         }
         return ExitCode.success
     }

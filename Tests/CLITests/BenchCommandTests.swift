@@ -199,7 +199,8 @@ struct BenchCommandTests {
             .write(to: folder.appendingPathComponent("forged.json"))
         try FileManager.default.copyItem(at: Fixtures.astronaut, to: folder.appendingPathComponent("photo.jpg"))
         for (name, message) in [
-            ("missing.json", "cannot read"), ("other.json", "not a framekit bench baseline"), ("forged.json", "not a bench figure")
+            ("missing.json", "cannot read missing.json: no such file"), ("other.json", "not a framekit bench baseline"),
+            ("forged.json", "not a bench figure")
         ] {
             let run = try Self.bench(["--input", "photo.jpg", "--compare", name], in: folder)
             #expect(run.status == 65 && run.stderr.contains(message), "\(name): \(run.status) \(run.stderr)")

@@ -244,6 +244,11 @@ struct MetricsCommandTests {
         #expect(text.contains("# TYPE framekit_preview_viewer_skipped_frames_total counter"), "\(text.suffix(800))")
         #expect((value(text, "framekit_preview_viewer_bytes_per_second{stream=\"mjpeg\",viewer=\"1\"}") ?? 0) > 0)
         try lint(text, "preview's page")
+        // That port taken (by this preview's endpoint): exit 69, said of --metrics, not of a preview.
+        let taken = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--frames", "1", "--metrics", "127.0.0.1:\(port)"])
+        #expect(
+            taken.status == 69 && taken.stderr.contains("--metrics 127.0.0.1:\(port): bind") && !taken.stderr.contains("preview"),
+            "\(taken.status) \(taken.stderr)")
         let bad = try BinaryRunner.run("framekit", ["detect", "--device", "virtual", "--frames", "1", "--metrics", "host:port:x"])
         #expect(bad.status == 64)
         #expect(try BinaryRunner.run("framekit", ["preview", "--bitrate", "10"]).status == 64) // below 100 kbit/s

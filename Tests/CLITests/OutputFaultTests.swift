@@ -51,11 +51,19 @@ struct OutputFaultTests: FaultSuite {
         let merge = try BinaryRunner.run("framekit", ["merge", batch.path, "--output", stats.path])
         let kept = try String(contentsOf: stats, encoding: .utf8)
         #expect(merge.status == 73 && kept == "{}", "\(merge.status) \(merge.stderr)")
-        // Every stats file refused (this one is "{}") is said as such, not as an empty folder (#52).
-        let refused = try BinaryRunner.run("framekit", ["merge", batch.path])
+        // Every stats file refused (this one is "{}") is said as such, naming it, not as an empty
+        // folder (#52); nothing merged is no document: no summary of zero inputs on stdout, no
+        // --output or --report written.
+        let merged = folder.appendingPathComponent("merged.json")
+        let report = folder.appendingPathComponent("merged.html")
+        let refused = try BinaryRunner.run("framekit", ["merge", batch.path, "--output", merged.path, "--report", report.path])
         #expect(
-            refused.status == 65 && refused.stderr.contains("none of the 1 stats file(s)") && !refused.stderr.contains("holds no"),
-            "\(refused.status) \(refused.stderr)")
+            refused.status == 65 && refused.stderr.contains("none of the 1 stats file(s)") && refused.stderr.contains("a.mjpeg.stats.json")
+                && !refused.stderr.contains("holds no"), "\(refused.status) \(refused.stderr)")
+        #expect(refused.stdout.isEmpty, "\(refused.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: merged.path) && !FileManager.default.fileExists(atPath: report.path))
+        let none = try BinaryRunner.run("framekit", ["merge", Fixtures.temporaryFolder().path])
+        #expect(none.status == 65 && none.stderr.contains("holds no batch results") && none.stdout.isEmpty, "\(none.stdout) \(none.stderr)")
     }
 
     @Test("a stream's password never reaches stderr or a batch's lines: admin:s3cret@ is shown as admin:***@")

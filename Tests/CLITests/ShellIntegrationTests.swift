@@ -80,11 +80,13 @@ struct ShellIntegrationTests {
         #expect(parsed.status == 0, "zsh -n: \(parsed.stderr)")
     }
 
-    @Test("help --completion without a known shell is a usage error")
+    @Test("help --completion without a known shell is a usage error naming what was given")
     func unknownShell() throws {
-        for arguments in [["help", "--completion"], ["help", "--completion", "fish"]] {
+        for (arguments, words) in [
+            (["help", "--completion"], "needs a shell"), (["help", "--completion", "fish"], "no completion for 'fish'")
+        ] {
             let run = try BinaryRunner.run("framekit", arguments)
-            #expect(run.status == 64 && run.stderr.contains("valid: bash, zsh"))
+            #expect(run.status == 64 && run.stderr.contains("valid: bash, zsh") && run.stderr.contains(words), "\(run.stderr)")
         }
     }
 }

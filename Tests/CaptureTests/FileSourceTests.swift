@@ -251,6 +251,21 @@ struct FileSourceTests {
         #expect(one.frames[0].pixelBuffer.format == .gray8)
     }
 
+    @Test("a folder with no image is refused saying what it holds (a folder of videos: each is an input of its own), or that it is empty")
+    func folderWithoutImages() throws {
+        let videos = Fixtures.temporaryFolder()
+        for name in ["b.mkv", "a.mp4", ".hidden"] { try Data("x".utf8).write(to: videos.appendingPathComponent(name)) }
+        let empty = Fixtures.temporaryFolder()
+        for (folder, words) in [(videos, "its 2 other file(s), 'a.mp4' first, are not read"), (empty, "it is empty")] {
+            let error = thrownCaptureError { _ = try CaptureDevice.file(folder) }
+            guard case .unreadableFile(let path, let reason)? = error else {
+                Issue.record("\(String(describing: error))")
+                continue
+            }
+            #expect(path == folder.path && reason.contains("no JPEG, PNG, PGM or PPM images") && reason.contains(words), "\(reason)")
+        }
+    }
+
     @Test("a folder whose first image is gray delivers its colour images in colour (they came gray), the gray one with R = G = B")
     func grayFirstImageInFolder() throws {
         let folder = Fixtures.temporaryFolder()

@@ -70,7 +70,15 @@ struct FileSourceDescription: Sendable {
             let images = names.filter { Self.imageExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
                 .sorted().map { url.appendingPathComponent($0) }
             guard !images.isEmpty else {
-                throw .unreadableFile(path: url.path, reason: "no JPEG, PNG, PGM or PPM images in the folder")
+                // A folder of videos is the likeliest mistake: say what was there and what a folder is.
+                let others = names.filter { !$0.hasPrefix(".") }.sorted()
+                let found =
+                    others.first.map {
+                        "its \(others.count) other file(s), '\($0)' first, are not read: each video file is an input of its own"
+                    }
+                    ?? "it is empty"
+                throw .unreadableFile(
+                    path: url.path, reason: "no JPEG, PNG, PGM or PPM images in the folder (a folder is read as photos; \(found))")
             }
             try self.init(url: url, realTime: realTime, frameRate: frameRate, images: images)
             return
