@@ -27,7 +27,7 @@ enum DetectCommand: Command {
     static let annotate = Option.text(
         "annotate", "FILE.mjpeg",
         help:
-            "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (refuses an existing file; a name not ending .mjpeg or .mjpg is a usage error)."
+            "Write every delivered frame, faces boxed, as an MJPEG stream that detect --input reads back (at 30 fps: MJPEG carries no frame rate; refuses an existing file; a name not ending .mjpeg or .mjpg is a usage error)."
     )
     static let specs =
         [preset.spec] + DeviceChoice.specs + [frames.spec, duration.spec, stats.spec, report.spec, annotate.spec, progress.spec]

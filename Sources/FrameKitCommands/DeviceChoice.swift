@@ -171,7 +171,10 @@ enum DeviceChoice {
     /// `--preset NAME`, one of the session presets (checked when parsed); `help` says the
     /// command's default.
     static func preset(help: String) -> Option<SessionPreset> {
-        let spec = OptionSpec(name: "preset", valueName: "NAME", help: help, kind: .choice(SessionPreset.allCases.map(\.rawValue)))
+        let names = SessionPreset.allCases.map(\.rawValue)
+        // NAME in the usage line (the list is long); the names themselves in the help.
+        let spec = OptionSpec(
+            name: "preset", valueName: "NAME", help: help + " One of: " + names.joined(separator: ", ") + ".", kind: .choice(names))
         return Option(spec: spec) { SessionPreset(named: $0) }
     }
 

@@ -94,6 +94,11 @@ struct HostileFileTests: FaultSuite {
         try Data("YUV4MPEG2 W320 H240 F30:1 Ip A1:1 C420jpeg\n".utf8).write(to: header)
         let run = try BinaryRunner.run("framekit", ["detect", "--input", header.path])
         #expect(run.status == 65 && run.stderr.contains("no frame"), "\(run.status) \(run.stderr)")
+        // An empty file (FFmpeg's own word for it is "Invalid data"): said as empty.
+        let empty = folder.appendingPathComponent("empty.mp4")
+        try Data().write(to: empty)
+        let nothing = try BinaryRunner.run("framekit", ["detect", "--input", empty.path])
+        #expect(nothing.status == 65 && nothing.stderr.contains("empty.mp4: the file is empty"), "\(nothing.status) \(nothing.stderr)")
         try #require(FFmpegTool.isInstalled)
         let clip = folder.appendingPathComponent("short.mp4")
         try FFmpegTool.clip(clip, frames: 15, codec: ["-c:v", "libx264"])

@@ -73,7 +73,9 @@ struct MediaSourceDescription: Sendable {
         } catch {
             switch error {
             case .interrupted(let reason), .failed(let reason):
-                throw Self.failure(at: location, isLive: isLive, reason: reason)
+                // FFmpeg says "Invalid data" of an empty file: say what it is.
+                let empty = !isLive && (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int) == 0
+                throw Self.failure(at: location, isLive: isLive, reason: empty ? "the file is empty" : reason)
             case .rejected(let reason):
                 // The stream answered with something unusable: a data error (exit 65), not an
                 // unreachable stream that a retry may mend (75).
