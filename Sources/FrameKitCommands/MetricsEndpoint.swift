@@ -42,10 +42,7 @@ final class MetricsEndpoint: Sendable {
                 guard let endpoint else { return false }
                 return PrometheusText.isHealthy(endpoint.sources.withLock { $0 }, started: endpoint.started)
             })
-        do { try endpoint.server.start() } catch PreviewServer.ServerError.socket(let error) {
-            // The endpoint is the preview's server without its pages: its errors say "preview server".
-            throw RuntimeFailure("--metrics \(text): \(error)", exitCode: ExitCode.unavailable)
-        } catch { throw RuntimeFailure("--metrics \(text): \(error)", exitCode: ExitCode.unavailable) }
+        do { try endpoint.server.start() } catch { throw RuntimeFailure("--metrics \(text): \(error)", exitCode: ExitCode.unavailable) }
         Console.err("framekit: metrics at http://\(host):\(endpoint.server.port)/metrics")
         return endpoint
     }

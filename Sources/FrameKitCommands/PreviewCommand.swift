@@ -82,7 +82,7 @@ enum PreviewCommand: Command {
             try session.startRunning()
         } catch let error as PreviewServer.ServerError {
             // The port taken, or not ours to bind: as --metrics says it (EX_UNAVAILABLE).
-            throw RuntimeFailure("\(error)", exitCode: ExitCode.unavailable)
+            throw RuntimeFailure("preview server: \(error)", exitCode: ExitCode.unavailable)
         } catch {
             server.stop()
             throw RuntimeFailure(error)

@@ -67,8 +67,8 @@ public final class PreviewServer: Sendable {
         case badHost(String)
         public var description: String {
             switch self {
-            case .socket(let e): "preview server: \(e)"
-            case .badHost(let h): "preview server: '\(h)' is not an IPv4 address"
+            case .socket(let e): "\(e)"
+            case .badHost(let h): "'\(h)' is not an IPv4 address"
             }
         }
     }
