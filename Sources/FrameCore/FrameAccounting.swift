@@ -1,5 +1,7 @@
 /// Why a frame was not delivered.
-public enum DropReason: String, Sendable, CaseIterable, Codable {
+// CodingKeyRepresentable: a `[DropReason: Int]` encodes as an object keyed by the reason's
+// name (as the stats JSON names them), not as Codable's [key, value, …] array.
+public enum DropReason: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
     /// The consumer was still busy with an earlier frame; a newer one replaced this one.
     case frameWasLate = "frame_was_late"
     /// Every buffer was held by the consumer, so there was nowhere to put the frame.

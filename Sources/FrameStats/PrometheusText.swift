@@ -2,13 +2,13 @@ import FrameCore
 
 /// One source a metrics endpoint reports: its name (the `source` label), its recorder and its
 /// frame accounting.
-package struct MetricsSource: Sendable {
-    package var name: String
-    package var stats: StatsRecorder
-    package var counts: @Sendable () -> OutputCounts
+public struct MetricsSource: Sendable {
+    public var name: String
+    public var stats: StatsRecorder
+    public var counts: @Sendable () -> OutputCounts
     /// The face tracker's passes, where there is one.
-    package var passes: (@Sendable () -> DetectionPasses)?
-    package init(
+    public var passes: (@Sendable () -> DetectionPasses)?
+    public init(
         name: String, stats: StatsRecorder, counts: @escaping @Sendable () -> OutputCounts,
         passes: (@Sendable () -> DetectionPasses)? = nil
     ) {
@@ -22,11 +22,11 @@ package struct MetricsSource: Sendable {
 /// The Prometheus text exposition format (version 0.0.4) of FrameKit's figures: monotonic
 /// counters of frames captured, delivered and dropped by reason; capture → result latency and
 /// processing time as histograms; the last frame's age; the process's resident memory.
-package enum PrometheusText {
+public enum PrometheusText {
     /// `le` bounds in seconds: 1 ms … 2.5 s.
     static let bounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    package static func render(_ sources: [MetricsSource], now: Timestamp = .now()) -> String {
+    public static func render(_ sources: [MetricsSource], now: Timestamp = .now()) -> String {
         var out: [String] = []
         func family(_ name: String, _ type: String, _ help: String) {
             out.append("# HELP \(name) \(help)")
@@ -113,7 +113,7 @@ package enum PrometheusText {
 
     /// Healthy while every source has seen a frame within `stall` seconds (within `grace` of
     /// `started`, before the first frame, it is still starting).
-    package static func isHealthy(
+    public static func isHealthy(
         _ sources: [MetricsSource], started: Timestamp, now: Timestamp = .now(), stall: Double = 5, grace: Double = 10
     )
         -> Bool

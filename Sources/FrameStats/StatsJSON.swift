@@ -100,3 +100,13 @@ package enum StatsJSON {
         .object(counts(s) + [fps(s), ("faces", .int(faces)), latency(s), ("clients", .int(clients)), memory(s)])
     }
 }
+
+extension StatsSnapshot {
+    /// The snapshot as JSON text: the document `framekit detect --stats` writes (the same names
+    /// and roundings as every JSON FrameKit prints, docs/stats.md), for a program to save or send.
+    public var jsonDocument: String { StatsJSON.document(self).text }
+
+    /// The summary's fields alone as JSON text: what `framekit detect`'s `summary` line holds
+    /// of the run's figures.
+    public var jsonSummary: String { JSON.object(StatsJSON.summaryFields(self)).text }
+}

@@ -138,6 +138,20 @@ struct StatsTests {
         #expect(buckets.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 100)
     }
 
+    @Test(
+        "a program's JSON is the same mapping: jsonDocument is the --stats document, jsonSummary the summary; OutputCounts encodes drops keyed by reason"
+    )
+    func programJSON() throws {
+        let s = try Self.sampleSnapshot()
+        #expect(s.jsonDocument == StatsJSON.document(s).text && s.jsonSummary == JSON.object(StatsJSON.summaryFields(s)).text)
+        var counts = OutputCounts()
+        (counts.captured, counts.delivered, counts.dropped) = (5, 2, [.frameWasLate: 2, .corrupt: 1])
+        let encoded = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(counts)) as? [String: Any])
+        #expect(encoded["dropped"] as? [String: Int] == ["frame_was_late": 2, "corrupt": 1], "\(encoded)")
+        #expect(try JSONDecoder().decode(OutputCounts.self, from: JSONEncoder().encode(counts)) == counts)
+    }
+
     @Test("the timeline stays within its capacity over 100,000 frames and spans the whole run, drops kept")
     func boundedTimeline() throws {
         let recorder = StatsRecorder()
